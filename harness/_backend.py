@@ -1,0 +1,127 @@
+"""What a backend is: it realises environments and runs one cell in one of them.
+
+Two implementations: ``venv`` (``harness._venv``, the default) and ``docker`` (``harness.docker``).
+Both run the same stdlib-only child runner (``harness/_child.py``) and return the same
+:class:`ChildOutcome`, so results have one schema whatever ran them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from harness._cases import PatchFile
+
+CellStatus = Literal["passed", "raised", "exited", "crashed", "timeout", "oom", "infra-error", "skipped",
+                     "interrupted"]
+Progress = Callable[[str], None]
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHILD_RUNNER = Path(__file__).with_name("_child.py")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One distinct requirement set: realised once, shared by every cell that needs it."""
+
+    requires: tuple[str, ...]
+    patches: tuple[PatchFile, ...] = ()
+    python: str = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+    def key(self) -> str:
+        payload = json.dumps({"python": self.python, "requires": sorted(self.requires),
+                              "patches": [p.sha256 for p in self.patches]}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+    def describe(self) -> dict[str, Any]:
+        return {"python": self.python, "requires": list(self.requires),
+                "patches": [{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]}
+
+
+@dataclass(frozen=True)
+class PreparedEnv:
+    """A realised environment: where its interpreter is and what got installed."""
+
+    id: str
+    spec: EnvSpec
+    backend: str
+    python_path: str
+    installed: Mapping[str, str]
+    reused: bool
+    build_s: float
+    image: Mapping[str, str] | None = None
+    cuda: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class CellRequest:
+    """Everything needed to run one cell, independent of the backend."""
+
+    case_dir: Path
+    script: Path
+    shims: tuple[Path, ...]
+    argv: tuple[str, ...]
+    sim: bool
+    gpu: bool
+    env: Mapping[str, str]
+    timeout: float
+    cell_dir: Path
+    log_path: Path
+    label: str = ""
+
+    def child_spec(self, *, repo_root: Path = REPO_ROOT, case_dir: Path | None = None,
+                   cell_dir: Path | None = None) -> dict[str, Any]:
+        """The JSON the child runner reads; paths can be re-rooted (e.g. inside a container)."""
+        case = case_dir or self.case_dir
+        cell = cell_dir or self.cell_dir
+        return {
+            "script": str(case / self.script.relative_to(self.case_dir)),
+            "shims": [str(case / s.relative_to(self.case_dir)) for s in self.shims],
+            "argv": list(self.argv),
+            "sim": self.sim,
+            "repo_root": str(repo_root),
+            "outcome": str(cell / "outcome.json"),
+        }
+
+
+@dataclass
+class ChildOutcome:
+    status: CellStatus
+    duration_s: float = 0.0
+    exit_code: int | None = None
+    signal: str | None = None
+    exception: dict[str, Any] | None = None
+    imported: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+    image: Mapping[str, str] | None = None
+
+
+class Backend(Protocol):
+    name: str
+
+    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+        """Realise (or reuse) the environment; raise EnvBuildError when it cannot be done."""
+        ...
+
+    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+        """Does this environment see a real CUDA device? ``(False, reason)`` skips its cuda cells."""
+        ...
+
+    def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
+        """Run one cell to completion (or timeout); never raise for what the repro did."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop every running cell now (Ctrl-C); safe to call from another thread."""
+        ...
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)

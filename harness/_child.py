@@ -1,0 +1,120 @@
+"""Child runner: executes one repro script and records what it did as structured data.
+
+Runs inside the variant's environment (a venv or a container), so it uses the standard library
+only. Usage: ``python _child.py SPEC.json``. The spec names the script, its argv, the shims to run
+first, whether to turn on the cuda-sim lane, and where to write the outcome. The verdict never
+depends on scraping stderr: the exception type, message and traceback summary are written here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+_MAX_MESSAGE = 20_000
+_MAX_FRAMES = 40
+
+
+def _exception_record(error: BaseException) -> dict[str, Any]:
+    frames = traceback.extract_tb(error.__traceback__)
+    # Drop this runner's own frames (runpy plumbing) so the summary starts at the repro.
+    frames = [f for f in frames if not f.filename.endswith(("_child.py", "runpy.py", "<frozen runpy>"))]
+    try:
+        message = str(error)
+    except Exception as str_error:  # a broken __str__ must not lose the outcome
+        message = f"<unprintable {type(error).__name__}: {str_error!r}>"
+    return {
+        "type": type(error).__name__,
+        "module": type(error).__module__,
+        "message": message[:_MAX_MESSAGE],
+        "traceback": [
+            {"file": f.filename, "line": f.lineno, "function": f.name, "code": (f.line or "")[:300]}
+            for f in frames[-_MAX_FRAMES:]
+        ],
+    }
+
+
+def _imported_versions() -> dict[str, str]:
+    """Versions of the distributions whose top-level modules the repro actually imported."""
+    from importlib import metadata
+
+    try:
+        owners = metadata.packages_distributions()
+    except Exception:
+        return {}
+    versions: dict[str, str] = {}
+    for name in {m.partition(".")[0] for m in list(sys.modules)}:
+        for dist in owners.get(name, ()):
+            try:
+                versions[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue
+    return dict(sorted(versions.items(), key=lambda kv: kv[0].lower()))
+
+
+def _enter_simulation(repo_root: str) -> None:
+    sys.path.insert(0, repo_root)
+    try:
+        import harness.sim
+
+        harness.sim.install()
+    finally:
+        sys.path.remove(repo_root)
+
+
+def _run(spec: dict[str, Any]) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"status": "passed", "exit_code": 0, "exception": None, "sim": spec["sim"]}
+    script = spec["script"]
+    try:
+        if spec["sim"]:
+            _enter_simulation(spec["repo_root"])
+        for shim in spec["shims"]:
+            runpy.run_path(shim, run_name="__repro_shim__")
+        sys.argv = [script, *spec["argv"]]
+        sys.path.insert(0, str(Path(script).parent))
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code
+        if code is None or code == 0:
+            pass
+        elif isinstance(code, int):
+            outcome.update(status="exited", exit_code=code)
+        else:
+            print(code, file=sys.stderr)
+            outcome.update(status="exited", exit_code=1, exception={"type": "SystemExit", "module": "builtins",
+                                                                     "message": str(code), "traceback": []})
+    except BaseException as error:  # everything the repro raises is data, including KeyboardInterrupt
+        traceback.print_exc()
+        outcome.update(status="raised", exit_code=1, exception=_exception_record(error))
+    return outcome
+
+
+def _write_atomic(path: str, data: dict[str, Any]) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(tmp, path)
+
+
+def main() -> None:
+    spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    outcome = _run(spec)
+    outcome["duration_s"] = round(time.perf_counter() - started, 4)
+    outcome["imported"] = _imported_versions()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _write_atomic(spec["outcome"], outcome)
+    # Exit without interpreter teardown: library threads (process groups, gloo, dataloaders) must not
+    # be able to hang or change the result after it is recorded.
+    os._exit(outcome["exit_code"] if isinstance(outcome["exit_code"], int) else 1)
+
+
+if __name__ == "__main__":
+    main()

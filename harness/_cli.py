@@ -1,0 +1,189 @@
+"""Command line: ``python -m harness {cases,report,clean,validate,images}``.
+
+Argument parsing, output set-up and the single error boundary live here; the work is elsewhere.
+Exit codes: 0 every verdict confirmed or skipped, 1 some other verdict, 2 bad input (case file or
+arguments), 3 empty selection, 4 results could not be written, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from harness._cases import LANES
+from harness._exceptions import (
+    CaseFileError,
+    EmptySelectionError,
+    HarnessError,
+    ReportWriteError,
+    SelectionError,
+    UsageError,
+)
+from harness._listing import print_case_list
+from harness._plan import Selection, parse_shard
+from harness._results import CellRecord
+from harness._workflow import (
+    EXIT_BAD_INPUT,
+    EXIT_EMPTY,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_WRITE,
+    UI,
+    RunOptions,
+    load_step,
+    run_cases,
+)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "stale-repro": "yellow",
+          "failed-differently": "magenta", "infra-error": "red"}
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    cases = commands.add_parser("cases", help="run cases across lanes (nox -s cases)")
+    cases.add_argument("--case", action="append", default=[], metavar="ID", help="run this case (repeatable)")
+    cases.add_argument("--lane", action="append", default=[], choices=LANES, help="run this lane (repeatable)")
+    cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
+    cases.add_argument("--output", type=Path, default=REPO_ROOT / "reports", help="run output folder (reports/)")
+    cases.add_argument("--list", action="store_true", help="list cases without running anything")
+    cases.add_argument("--backend", choices=("venv", "docker"), default="venv")
+    cases.add_argument("--jobs", "-j", type=int, default=_usable_cores(), help="cells run in parallel")
+    cases.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic, balanced shards")
+    cases.add_argument("--memory-limit", type=float, metavar="GB", help="per-cell address-space limit")
+    cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                       help="folder of case folders (default: cases/; repeatable)")
+    validate = commands.add_parser("validate", help="validate case files against the schema")
+    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
+    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
+    report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
+    report.add_argument("--stale-days", type=int, default=7)
+    clean = commands.add_parser("clean", help="prune environments no case uses any more")
+    clean.add_argument("--dry-run", action="store_true")
+    clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    _add_images(commands)
+    return parser
+
+
+def _add_images(commands: Any) -> None:
+    try:
+        from harness.docker import add_images_parser
+    except ImportError:
+        return
+    add_images_parser(commands)
+
+
+def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
+    roots = tuple(p.resolve() for p in args.cases_dir) or (REPO_ROOT / "cases",)
+    missing = [str(p) for p in roots if not p.is_dir()]
+    if missing:
+        raise UsageError(f"cases folder not found: {', '.join(missing)}")
+    return roots
+
+
+def _console() -> Console:
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=160)
+
+
+def _ui(console: Console) -> UI:
+    def cell_done(index: int, total: int, record: CellRecord) -> None:
+        style = _STYLE.get(record.judgement, "")
+        width = len(str(total))
+        console.print(f"[{index + 1:>{width}}/{total}] [{style}]{record.judgement:<18}[/] "
+                      f"{record.case} · {record.lane} · {record.variant}  [dim]{record.status} "
+                      f"{record.duration_s:.1f}s — {record.reason}[/]")
+
+    def summary(results: dict[str, Any]) -> None:
+        from harness.report import terminal_summary
+
+        console.print(terminal_summary(results))
+
+    return UI(info=lambda text: console.print(f"[dim]{text}[/]"),
+              error=lambda text: console.print(f"[red]error:[/] {text}"), cell_done=cell_done, summary=summary)
+
+
+def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
+    roots = _case_roots(args)
+    if args.list:
+        loaded = load_step(roots, _ui(console))
+        print_case_list(console, loaded.cases)
+        return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
+                          shard=parse_shard(args.shard) if args.shard else None)
+    options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
+                         jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
+    return run_cases(options, _ui(console))
+
+
+def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    loaded = load_step(_case_roots(args), _ui(console))
+    console.print(f"{len(loaded.cases)} case file(s) valid, {len(loaded.errors)} invalid")
+    return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from harness.report import build_site
+
+    inputs = args.input or [REPO_ROOT / "reports"]
+    missing = [str(p) for p in inputs if not p.exists()]
+    if missing:
+        raise UsageError(f"--input not found: {', '.join(missing)}")
+    summary = build_site(inputs, args.output, stale_days=args.stale_days)
+    console.print(f"site: {args.output / 'index.html'}  ({summary})")
+    return EXIT_OK
+
+
+def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
+    from harness._clean import clean_environments
+
+    loaded = load_step(_case_roots(args), _ui(console))
+    removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=console.print)
+    console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
+    return EXIT_OK
+
+
+_COMMANDS = {"cases": _cmd_cases, "validate": _cmd_validate, "report": _cmd_report, "clean": _cmd_clean}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = _console()
+    # SIGTERM (CI cancelling a job) is handled like Ctrl-C: stop cells, keep finished results.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    handler = _COMMANDS.get(args.command) or args.handler
+    try:
+        return handler(args, console)
+    except EmptySelectionError as error:
+        console.print(f"[red]error:[/] {error}")
+        return EXIT_EMPTY
+    except (SelectionError, CaseFileError, UsageError) as error:
+        console.print(f"[red]error:[/] {error}")
+        return EXIT_BAD_INPUT
+    except ReportWriteError as error:
+        console.print(f"[red]error:[/] {error}")
+        return EXIT_WRITE
+    except HarnessError as error:
+        console.print(f"[red]error:[/] {error}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        console.print("[red]interrupted[/]")
+        return EXIT_INTERRUPTED

@@ -1,0 +1,217 @@
+"""Run planned cells: environments once each, cells in parallel, every failure kept as a record.
+
+Nothing a repro or an environment does stops the matrix: an install failure becomes ``infra-error``
+for the cells that needed it, a missing lane becomes ``skipped``, and Ctrl-C stops the running cells
+and marks the rest ``interrupted`` so the finished ones are still written.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness._backend import Backend, CellRequest, ChildOutcome, EnvSpec, PreparedEnv
+from harness._exceptions import EnvBuildError
+from harness._lanes import host_lane_status
+from harness._plan import Cell
+from harness._results import CellRecord, utc_now
+from harness._verdicts import judge_cell
+
+CellDone = Callable[[int, Cell, CellRecord], None]
+
+
+@dataclass
+class _EnvSlot:
+    """One environment's preparation, shared by every cell that needs it (built once per run)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    prepared: PreparedEnv | None = None
+    error: EnvBuildError | None = None
+    cuda: tuple[bool, str] | None = None
+
+
+class Executor:
+    def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int,
+                 progress: Callable[[str], None]) -> None:
+        self.backend = backend
+        self.run_dir = run_dir
+        self.jobs = max(1, jobs)
+        self.progress = progress
+        self.environments: dict[str, dict[str, Any]] = {}
+        self._slots: dict[EnvSpec, _EnvSlot] = {}
+        self._slots_lock = threading.Lock()
+        self._gpu_slots = threading.BoundedSemaphore(max(1, gpus))
+        self._stopping = threading.Event()
+        self._lane_status = {}
+
+    def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
+        records: list[CellRecord | None] = [None] * len(cells)
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cell")
+        futures: list[Future[CellRecord]] = [pool.submit(self._run_one, cell) for cell in cells]
+        try:
+            for index, future in enumerate(futures):
+                records[index] = future.result()
+                on_done(index, cells[index], records[index])
+        except KeyboardInterrupt:
+            self._stopping.set()
+            self.backend.cancel()
+            for future in futures:
+                future.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            for index, future in enumerate(futures):
+                if records[index] is None:
+                    records[index] = self._collect_interrupted(cells[index], future)
+            raise _Interrupted([r for r in records if r is not None]) from None
+        pool.shutdown(wait=True)
+        return [r for r in records if r is not None]
+
+    def _collect_interrupted(self, cell: Cell, future: Future[CellRecord]) -> CellRecord:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            return future.result()
+        record = _blank(cell)
+        record.status, record.judgement = "interrupted", "infra-error"
+        record.reason = "not finished: the run was interrupted"
+        return record
+
+    # -- one cell --------------------------------------------------------------------------------
+    def _run_one(self, cell: Cell) -> CellRecord:
+        record = _blank(cell)
+        if self._stopping.is_set():
+            record.status, record.judgement, record.reason = "interrupted", "infra-error", "run interrupted"
+            return record
+        expected = cell.variant.expect[cell.lane.name]
+        available, why = self._host_lane(cell)
+        if not available:
+            return self._skip(record, f"lane {cell.lane.name} unavailable: {why}")
+        if expected.kind == "unsupported":
+            return self._skip(record, f"unsupported on {cell.lane.name}: {expected.reason}")
+        spec = cell.env_spec()
+        slot = self._environment(spec)
+        if slot.error is not None or slot.prepared is None:
+            return self._env_failed(cell, record, spec, slot.error)
+        record.environment = slot.prepared.id
+        if cell.lane.gpu:
+            ok, why = self._cuda(slot)
+            if not ok:
+                return self._skip(record, f"lane cuda unavailable in {slot.prepared.id}: {why}")
+            with self._gpu_slots:
+                outcome = self._execute(cell, slot.prepared, record)
+        else:
+            outcome = self._execute(cell, slot.prepared, record)
+        return self._judge(cell, record, outcome)
+
+    def _env_failed(self, cell: Cell, record: CellRecord, spec: EnvSpec, error: EnvBuildError | None) -> CellRecord:
+        record.environment = f"{self.backend.name}-{spec.key()}"
+        record.status, record.judgement = "infra-error", "infra-error"
+        record.reason = f"environment could not be built: {error}"
+        log_path = self.run_dir / "logs" / cell.case.id / cell.lane.name / f"{cell.variant.name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(f"# repro-matrix cell {cell.key}\n# environment {record.environment} failed to build\n"
+                            f"{error}\n")
+        record.log = str(log_path.relative_to(self.run_dir))
+        return record
+
+    def _host_lane(self, cell: Cell) -> tuple[bool, str]:
+        name = cell.lane.name
+        if name not in self._lane_status:
+            self._lane_status[name] = host_lane_status(cell.lane)
+        return self._lane_status[name]
+
+    def _environment(self, spec: EnvSpec) -> _EnvSlot:
+        with self._slots_lock:
+            slot = self._slots.setdefault(spec, _EnvSlot())
+        with slot.lock:
+            if slot.prepared is None and slot.error is None:
+                try:
+                    slot.prepared = self.backend.prepare(spec, self.progress)
+                    self.environments[slot.prepared.id] = _describe_env(slot.prepared)
+                except EnvBuildError as error:
+                    slot.error = error
+                    env_id = f"{self.backend.name}-{spec.key()}"
+                    self.environments[env_id] = {"id": env_id, "backend": self.backend.name, **spec.describe(),
+                                                 "installed": {}, "reused": False, "build_s": 0.0, "image": None,
+                                                 "error": str(error)}
+                    self.progress(f"environment {env_id} failed: {error}")
+        return slot
+
+    def _cuda(self, slot: _EnvSlot) -> tuple[bool, str]:
+        with slot.lock:
+            if slot.cuda is None:
+                assert slot.prepared is not None
+                slot.cuda = self.backend.cuda_status(slot.prepared)
+            return slot.cuda
+
+    def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:
+        cell_dir = self.run_dir / "cells" / cell.case.id / cell.lane.name / cell.variant.name
+        log_path = self.run_dir / "logs" / cell.case.id / cell.lane.name / f"{cell.variant.name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(_log_header(cell, env))
+        request = CellRequest(
+            case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
+            argv=("--variant", cell.variant.name, "--device", cell.lane.device, *cell.variant.args),
+            sim=cell.lane.sim, gpu=cell.lane.gpu, env=dict(cell.variant.env), timeout=cell.variant.timeout,
+            cell_dir=cell_dir, log_path=log_path, label=cell.key,
+        )
+        record.started = utc_now()
+        record.log = str(log_path.relative_to(self.run_dir))
+        self.progress(f"start {cell.key}")
+        return self.backend.run_cell(env, request)
+
+    def _judge(self, cell: Cell, record: CellRecord, outcome: ChildOutcome) -> CellRecord:
+        judgement = judge_cell(
+            role=cell.variant.role, expected=cell.variant.expect[cell.lane.name], status=outcome.status,
+            exception=outcome.exception, signature=cell.case.signature, exception_type=cell.case.exception,
+            reason=outcome.reason,
+        )
+        record.status, record.duration_s = outcome.status, round(outcome.duration_s, 3)
+        record.exit_code, record.signal, record.exception = outcome.exit_code, outcome.signal, outcome.exception
+        record.imported, record.image = outcome.imported, dict(outcome.image) if outcome.image else None
+        record.judgement, record.reason = judgement.verdict.value, judgement.reason
+        record.signature_matched = judgement.signature_matched
+        return record
+
+    @staticmethod
+    def _skip(record: CellRecord, reason: str) -> CellRecord:
+        record.status, record.judgement, record.reason = "skipped", "skipped", reason
+        return record
+
+
+class _Interrupted(KeyboardInterrupt):
+    def __init__(self, records: list[CellRecord]) -> None:
+        super().__init__("interrupted")
+        self.records = records
+
+
+Interrupted = _Interrupted
+
+
+def _blank(cell: Cell) -> CellRecord:
+    return CellRecord(
+        case=cell.case.id, variant=cell.variant.name, role=cell.variant.role, lane=cell.lane.name,
+        expected=str(cell.variant.expect[cell.lane.name]),
+        shims=[_relative(p, cell.case.folder.parent.parent) for p in cell.variant.shims],
+        patches=[_relative(p.path, cell.case.folder.parent.parent) for p in cell.variant.patches],
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _describe_env(env: PreparedEnv) -> dict[str, Any]:
+    return {"id": env.id, "backend": env.backend, **env.spec.describe(), "installed": dict(env.installed),
+            "reused": env.reused, "build_s": env.build_s, "image": dict(env.image) if env.image else None,
+            "error": None}
+
+
+def _log_header(cell: Cell, env: PreparedEnv) -> str:
+    return (f"# repro-matrix cell {cell.key}\n# environment {env.id} ({env.backend}): "
+            f"{' '.join(env.spec.requires)}\n# started {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")

@@ -1,0 +1,58 @@
+"""Turn what a child process did into a :class:`ChildOutcome` (shared by every backend)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness._backend import ChildOutcome
+from harness._process import ProcessResult, signal_name
+
+_OOM_TYPES = {"MemoryError", "OutOfMemoryError"}
+
+
+def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: float) -> ChildOutcome:
+    """Combine the process's exit with the outcome record the child runner wrote (if it got that far)."""
+    duration = round(result.duration_s, 3)
+    if result.interrupted:
+        return ChildOutcome("interrupted", duration, result.returncode, reason="stopped by the user (interrupt)")
+    if result.timed_out:
+        return ChildOutcome("timeout", duration, result.returncode,
+                            reason=f"no result after the {timeout:g}s timeout; the process group was killed")
+    recorded = _read_record(outcome_path)
+    if recorded is None:
+        return _unrecorded(result, duration)
+    status = recorded["status"]
+    exception = recorded.get("exception")
+    reason = ""
+    if exception and _is_oom(exception):
+        status, reason = "oom", f"{exception['type']}: out of memory"
+    return ChildOutcome(status, duration, recorded.get("exit_code"), None, exception,
+                        recorded.get("imported", {}), reason)
+
+
+
+def _is_oom(exception: dict) -> bool:
+    message = str(exception.get("message", "")).lower()
+    return exception.get("type") in _OOM_TYPES or "can't allocate memory" in message
+
+
+def _read_record(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _unrecorded(result: ProcessResult, duration: float) -> ChildOutcome:
+    name = signal_name(result.returncode)
+    if name:
+        status = "oom" if name == "SIGKILL" else "crashed"
+        reason = (f"killed by {name} (likely the memory limit or the kernel's OOM killer)" if status == "oom"
+                  else f"the process died from {name}")
+        return ChildOutcome(status, duration, result.returncode, name, reason=reason)
+    if result.returncode == 0:
+        return ChildOutcome("passed", duration, 0, reason="exited with code 0 before the runner could record it")
+    return ChildOutcome("exited", duration, result.returncode,
+                        reason=f"exited with code {result.returncode} without a Python exception "
+                               "(os._exit, or the interpreter failed to start: see the log)")

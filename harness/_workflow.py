@@ -1,0 +1,149 @@
+"""The run as a visible pipeline: load -> select -> plan -> run -> judge -> report.
+
+Each step is a small function; :func:`run_cases` strings them together and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness._backend import Backend
+from harness._cases import Case, CaseLoad, load_cases
+from harness._exceptions import CaseFileError, EmptySelectionError
+from harness._execute import Executor, Interrupted
+from harness._host import describe_host
+from harness._lanes import gpu_count
+from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
+from harness._results import CellRecord, RunRecord, new_run_dir, utc_now, write_json_atomic
+from harness._verdicts import Judgement, Verdict, combine
+
+EXIT_OK, EXIT_VERDICTS, EXIT_BAD_INPUT, EXIT_EMPTY, EXIT_WRITE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    case_roots: tuple[Path, ...]
+    output: Path
+    selection: Selection = field(default_factory=Selection)
+    backend: str = "venv"
+    jobs: int = 1
+    argv: tuple[str, ...] = ()
+    memory_limit_gb: float | None = None
+
+
+@dataclass
+class UI:
+    """How the pipeline talks to the user (the CLI passes rich-backed callables; tests pass lists)."""
+
+    info: Callable[[str], None]
+    error: Callable[[str], None]
+    cell_done: Callable[[int, int, CellRecord], None] = lambda i, n, r: None
+    summary: Callable[[dict[str, Any]], None] = lambda results: None
+    messages: list[str] = field(default_factory=list)
+
+
+def load_step(roots: Sequence[Path], ui: UI) -> CaseLoad:
+    loaded = load_cases(roots)
+    for error in loaded.errors:
+        ui.error(f"case file error (this case is not run; the others are): {error}")
+    return loaded
+
+
+def select_step(loaded: CaseLoad, selection: Selection) -> tuple[list[Case], list[Cell]]:
+    broken = [e.path.parent.name for e in loaded.errors]
+    only_broken = selection.cases and all(name in broken for name in selection.cases)
+    if only_broken:
+        raise CaseFileError(loaded.errors[0].path, "the selected case file is invalid (see above)",
+                            fix="fix the case file, then run again")
+    cases = select_cases(loaded.cases, selection, broken)
+    cells = plan_cells(cases, select_lanes(selection), selection.variants)
+    if not cells:
+        raise EmptySelectionError("the selection matched no cell (no active case, or the --variant names none of "
+                             "the selected cases' variants)")
+    return cases, cells
+
+
+def judge_step(cases: Sequence[Case], records: Sequence[CellRecord]) -> list[dict[str, Any]]:
+    verdicts = []
+    lanes = list(dict.fromkeys(r.lane for r in records))
+    for case in cases:
+        for lane in lanes:
+            judged = [(r.variant, Judgement(Verdict(r.judgement), r.reason, r.signature_matched))
+                      for r in records if r.case == case.id and r.lane == lane]
+            if not judged:
+                continue
+            combined = combine(judged)
+            verdicts.append({"case": case.id, "lane": lane, "verdict": combined.verdict.value,
+                             "reason": combined.reason, "cells": list(combined.cells)})
+    return verdicts
+
+
+def exit_code_for(verdicts: Sequence[dict[str, Any]], load_errors: int) -> int:
+    if load_errors:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if all(Verdict(v["verdict"]).ok for v in verdicts) else EXIT_VERDICTS
+
+
+def report_step(run_dir: Path, record: RunRecord, ui: UI) -> dict[str, Any]:
+    results = record.serialize()
+    write_json_atomic(run_dir / "results.json", results)
+    from harness.report import write_run_reports
+
+    write_run_reports(run_dir, results)
+    return results
+
+
+def make_backend(options: RunOptions) -> Backend:
+    limit = int(options.memory_limit_gb * 1024**3) if options.memory_limit_gb else None
+    if options.backend == "docker":
+        from harness.docker import DockerBackend
+
+        return DockerBackend(memory_limit_bytes=limit)
+    from harness._venv import VenvBackend
+
+    return VenvBackend(memory_limit_bytes=limit)
+
+
+def run_cases(options: RunOptions, ui: UI) -> int:
+    loaded = load_step(options.case_roots, ui)
+    cases, cells = select_step(loaded, options.selection)
+    backend = make_backend(options)
+    run_id, run_dir = new_run_dir(options.output)
+    record = RunRecord(
+        id=run_id, started=utc_now(), host=describe_host(), harness_version=__version__,
+        selection=_selection_record(options, cases),
+        cases={case.id: case.describe() for case in cases}, load_errors=[str(e) for e in loaded.errors],
+    )
+    ui.info(f"run {run_id}: {len(cases)} case(s), {len(cells)} cell(s), backend {backend.name}, "
+            f"{options.jobs} job(s) -> {run_dir}")
+    write_json_atomic(run_dir / "results.json", record.serialize())
+    executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info)
+    interrupted = False
+    try:
+        record.cells = executor.run(cells, lambda i, cell, r: ui.cell_done(i, len(cells), r))
+    except Interrupted as stop:
+        interrupted, record.cells = True, stop.records
+    record.environments = executor.environments
+    record.verdicts = judge_step(cases, record.cells)
+    code = EXIT_INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(loaded.errors))
+    record.finished, record.exit_code = utc_now(), code
+    record.status = "interrupted" if interrupted else "completed"
+    results = report_step(run_dir, record, ui)
+    ui.summary(results)
+    ui.info(f"results: {run_dir / 'results.json'}  report: {run_dir / 'index.html'}")
+    return code
+
+
+def _selection_record(options: RunOptions, cases: Sequence[Case]) -> dict[str, Any]:
+    selection = options.selection
+    return {
+        "cases": [c.id for c in cases], "lanes": list(selection.lanes) or None,
+        "variants": list(selection.variants) or None, "backend": options.backend,
+        "shard": f"{selection.shard[0]}/{selection.shard[1]}" if selection.shard else None,
+        "jobs": options.jobs, "argv": list(options.argv), "cwd": os.getcwd(),
+    }

@@ -1,0 +1,73 @@
+"""repro-matrix sessions. Start with ``nox -s cases`` (the suite) and ``nox -s tests`` (its tests)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from harness import uv_index_environment  # noqa: E402 - stdlib-only; needs the repo on sys.path
+
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+DEPENDENCIES = PYPROJECT["project"]["dependencies"]
+DOCKER = PYPROJECT["project"]["optional-dependencies"]["docker"]
+TORCH = "torch==2.13.0"  # always pinned: an unpinned torch pulls a multi-GB CUDA build
+
+# uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
+os.environ.update(uv_index_environment())
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["cases"]
+
+
+def _harness(session: nox.Session, *args: str) -> None:
+    session.run("python", "-m", "harness", *args, external=False)
+
+
+@nox.session
+def cases(session: nox.Session) -> None:
+    """Run the cases: ``nox -s cases -- [--case ID] [--lane L] [--variant V] [--backend docker] [--list]``."""
+    session.install(*DEPENDENCIES, "uv", *DOCKER)
+    _harness(session, "cases", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
+    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH)
+    if "--no-system" not in session.posargs:
+        session.run("bash", str(ROOT / "scripts" / "ensure-system.sh"), external=True)
+    args = [a for a in session.posargs if a != "--no-system"]
+    session.run("python", "-m", "harness", "validate")
+    session.run("pytest", *args)
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """(Re)build the static site from stored runs: ``nox -s report -- [--input DIR]... [--output DIR]``."""
+    session.install(*DEPENDENCIES)
+    _harness(session, "report", *session.posargs)
+
+
+@nox.session
+def images(session: nox.Session) -> None:
+    """Build the case images for the docker backend: ``nox -s images -- [--case ID] [--lane cuda] [--list]``."""
+    session.install(*DEPENDENCIES, *DOCKER)
+    _harness(session, "images", *session.posargs)
+
+
+@nox.session
+def clean(session: nox.Session) -> None:
+    """Prune environments (and images) no case uses any more: ``nox -s clean -- [--dry-run]``."""
+    session.install(*DEPENDENCIES, *DOCKER)
+    _harness(session, "clean", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the harness, tests and cases."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")

@@ -1,0 +1,122 @@
+"""Case files: the published schema plus the checks it cannot express, with errors that name the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from harness._cases import SCHEMA_PATH, Expectation, load_case, load_cases, merge_requirements
+from harness._exceptions import CaseFileError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _edit(folder: Path, change) -> None:
+    path = folder / "case.yaml"
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_every_case_in_the_repo_validates_against_the_published_schema():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    folders = [p for p in (REPO / "cases").iterdir() if p.is_dir()]
+    assert folders, "cases/ holds no case"
+    for folder in folders:
+        jsonschema.validate(yaml.safe_load((folder / "case.yaml").read_text()), schema)
+        case = load_case(folder)
+        assert case.id == folder.name
+        assert {v.role for v in case.variants.values()} == {"buggy", "fix"}
+
+
+def test_fixture_cases_load(fixture_cases):
+    loaded = load_cases([fixture_cases])
+    assert not loaded.errors
+    assert {c.id for c in loaded.cases} == {"confirmed", "fix-regressed", "stale-repro", "failed-differently", "hangs"}
+    case = next(c for c in loaded.cases if c.id == "confirmed")
+    assert case.variants["buggy"].expect["cpu"] == Expectation("reproduces")
+    assert case.variants["buggy"].requires == ("torch==2.13.0",)
+
+
+def test_malformed_yaml_names_file_and_line(fixture_cases):
+    path = fixture_cases / "confirmed" / "case.yaml"
+    path.write_text(path.read_text() + "\n  bad: [unclosed\n")
+    with pytest.raises(CaseFileError) as info:
+        load_case(path.parent)
+    assert info.value.path == path and info.value.line is not None
+    assert "malformed YAML" in str(info.value)
+
+
+def test_unknown_key_suggests_the_right_one(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d.update(signatrue=d["signature"]))
+    with pytest.raises(CaseFileError) as info:
+        load_case(fixture_cases / "confirmed")
+    message = str(info.value)
+    assert "unknown key(s) 'signatrue'" in message and "'signatrue' -> 'signature'" in message
+    assert info.value.line is not None
+
+
+def test_wrong_type_and_missing_field(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d.update(timeout="soon"))
+    with pytest.raises(CaseFileError, match="timeout"):
+        load_case(fixture_cases / "confirmed")
+    _edit(fixture_cases / "stale-repro", lambda d: d.pop("summary"))
+    with pytest.raises(CaseFileError, match="'summary' is required"):
+        load_case(fixture_cases / "stale-repro")
+
+
+def test_bad_expectation_word_gets_the_allowed_words(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d["variants"]["buggy"]["expect"].update(cpu="fails"))
+    with pytest.raises(CaseFileError) as info:
+        load_case(fixture_cases / "confirmed")
+    assert "variants/buggy/expect/cpu" in str(info.value)
+    assert "unsupported: <why>" in info.value.fix
+
+
+def test_id_must_match_folder(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d.update(id="other-name"))
+    with pytest.raises(CaseFileError, match="does not match its folder 'confirmed'") as info:
+        load_case(fixture_cases / "confirmed")
+    assert "id: confirmed" in info.value.fix
+
+
+def test_missing_script_and_bad_regex(fixture_cases):
+    (fixture_cases / "confirmed" / "repro.py").unlink()
+    with pytest.raises(CaseFileError, match="script 'repro.py' not found"):
+        load_case(fixture_cases / "confirmed")
+    _edit(fixture_cases / "stale-repro", lambda d: d.update(signature="Expected (all"))
+    with pytest.raises(CaseFileError, match="not a valid regular expression"):
+        load_case(fixture_cases / "stale-repro")
+
+
+def test_torch_must_be_pinned():
+    with pytest.raises(CaseFileError, match="does not pin torch"):
+        merge_requirements(Path("case.yaml"), ["numpy"], ["torch>=2"], "buggy")
+    assert merge_requirements(Path("x"), ["torch==2.13.0", "numpy"], ["numpy<2"], "v") == ("numpy<2", "torch==2.13.0")
+
+
+def test_a_broken_case_does_not_stop_the_others(fixture_cases):
+    (fixture_cases / "confirmed" / "case.yaml").write_text("id: [")
+    (fixture_cases / "empty-folder").mkdir()
+    loaded = load_cases([fixture_cases])
+    assert len(loaded.cases) == 4
+    assert sorted(e.path.parent.name for e in loaded.errors) == ["confirmed", "empty-folder"]
+
+
+def test_duplicate_id_across_roots(fixture_cases, tmp_path):
+    other = tmp_path / "more"
+    other.mkdir()
+    (other / "confirmed").symlink_to(fixture_cases / "confirmed")
+    loaded = load_cases([fixture_cases, other])
+    assert any("duplicate case id 'confirmed'" in str(e) for e in loaded.errors)
+
+
+def test_retired_needs_reason(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d.update(status="retired"))
+    with pytest.raises(CaseFileError, match="retired_reason"):
+        load_case(fixture_cases / "confirmed")

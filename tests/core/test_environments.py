@@ -1,0 +1,47 @@
+"""Environment keying and uv index settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness._backend import EnvSpec
+from harness._cases import PatchFile
+from harness._index import uv_index_environment
+
+
+def test_key_is_stable_and_order_independent():
+    a = EnvSpec(requires=("torch==2.13.0", "numpy<2"), python="3.11")
+    b = EnvSpec(requires=("numpy<2", "torch==2.13.0"), python="3.11")
+    assert a.key() == b.key()
+    assert len(a.key()) == 12
+
+
+def test_key_changes_with_pins_python_and_patches(tmp_path: Path):
+    base = EnvSpec(requires=("torch==2.13.0",), python="3.11")
+    assert base.key() != EnvSpec(requires=("torch==2.1.2",), python="3.11").key()
+    assert base.key() != EnvSpec(requires=("torch==2.13.0",), python="3.12").key()
+    diff = tmp_path / "x.diff"
+    diff.write_text("--- a/x\n+++ b/x\n")
+    patched = EnvSpec(requires=("torch==2.13.0",), patches=(PatchFile.from_path(diff),), python="3.11")
+    assert patched.key() != base.key()
+    diff.write_text("--- a/x\n+++ b/y\n")
+    assert EnvSpec(requires=("torch==2.13.0",), patches=(PatchFile.from_path(diff),), python="3.11").key() \
+        != patched.key()
+
+
+def test_uv_settings_come_from_pip_variables():
+    env = uv_index_environment({"PIP_FIND_LINKS": "/a /b", "PIP_INDEX_URL": "https://idx.example/simple"})
+    assert env["UV_FIND_LINKS"] == "/a,/b"
+    assert env["UV_INDEX_URL"] == "https://idx.example/simple"
+
+
+def test_user_uv_settings_win():
+    env = uv_index_environment({"PIP_FIND_LINKS": "/a", "UV_FIND_LINKS": "/mine"})
+    assert env["UV_FIND_LINKS"] == "/mine"
+
+
+def test_pip_config_find_links_is_read_when_no_variable(monkeypatch):
+    import harness._index as index
+
+    monkeypatch.setattr(index, "_pip_config_value", lambda key: "/from/pip/config" if "find-links" in key else None)
+    assert uv_index_environment({})["UV_FIND_LINKS"] == "/from/pip/config"

@@ -1,0 +1,84 @@
+"""Cell processes: timeouts kill the whole group, logs stay bounded, leftovers are swept."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness import _process
+from harness._process import RunningProcess
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def _python(tmp_path: Path, source: str, timeout: float, **kw):
+    log = tmp_path / "cell.log"
+    proc = RunningProcess([sys.executable, "-c", source], env=dict(os.environ), cwd=tmp_path, log_path=log, **kw)
+    return proc.wait(timeout), log
+
+
+def test_timeout_kills_the_process_group_including_grandchildren(tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    source = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(600)\n"
+    )
+    result, _ = _python(tmp_path, source, timeout=2)
+    assert result.timed_out
+    grandchild = int(pidfile.read_text())
+    deadline = time.time() + 5
+    while _alive(grandchild) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(grandchild)
+
+
+def test_a_daemon_forked_by_a_clean_run_is_swept(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    source = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+    )
+    result, _ = _python(tmp_path, source, timeout=30)
+    assert result.returncode == 0 and not result.timed_out
+    daemon = int(pidfile.read_text())
+    deadline = time.time() + 5
+    while _alive(daemon) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(daemon)
+
+
+def test_huge_output_is_truncated_with_a_marker(tmp_path, monkeypatch):
+    monkeypatch.setattr(_process, "LOG_HEAD_BYTES", 10_000)
+    monkeypatch.setattr(_process, "LOG_TAIL_BYTES", 10_000)
+    source = "import sys\nfor i in range(200_000): sys.stdout.write(f'line {i}\\n')\nsys.stdout.write('THE END\\n')"
+    result, log = _python(tmp_path, source, timeout=60)
+    text = log.read_text()
+    assert result.dropped_bytes > 1_000_000
+    assert "[repro-matrix: log truncated" in text and text.rstrip().endswith("THE END")
+    assert len(text) < 40_000
+
+
+def test_invalid_utf8_is_kept_as_bytes(tmp_path):
+    result, log = _python(tmp_path, "import sys; sys.stdout.buffer.write(b'\\xff\\xfe bad bytes\\n')", timeout=30)
+    assert result.returncode == 0 and b"\xff\xfe bad bytes" in log.read_bytes()
+
+
+def test_signal_death_is_named(tmp_path):
+    result, _ = _python(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", timeout=30)
+    assert _process.signal_name(result.returncode) == "SIGSEGV"
