@@ -87,7 +87,7 @@ def test_id_must_match_folder(fixture_cases):
 
 def test_missing_script_and_bad_regex(fixture_cases):
     (fixture_cases / "confirmed" / "repro.py").unlink()
-    with pytest.raises(CaseFileError, match="script 'repro.py' not found"):
+    with pytest.raises(CaseFileError, match=r"script 'repro\.py' not found"):
         load_case(fixture_cases / "confirmed")
     _edit(fixture_cases / "stale-repro", lambda d: d.update(signature="Expected (all"))
     with pytest.raises(CaseFileError, match="not a valid regular expression"):
