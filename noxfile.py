@@ -46,6 +46,13 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def faults(session: nox.Session) -> None:
+    """The fault catalogue: every way a cell, a case file or the host can go wrong (``faults handled: N/M``)."""
+    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.run("pytest", "-m", "fault", "tests", *session.posargs)
+
+
+@nox.session
 def report(session: nox.Session) -> None:
     """(Re)build the static site from stored runs: ``nox -s report -- [--input DIR]... [--output DIR]``."""
     session.install(*DEPENDENCIES)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from harness._cases import LANES
 from harness._exceptions import (
@@ -106,17 +107,18 @@ def _ui(console: Console) -> UI:
     def cell_done(index: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
-        console.print(f"[{index + 1:>{width}}/{total}] [{style}]{record.judgement:<18}[/] "
+        console.print(f"\\[{index + 1:>{width}}/{total}] [{style}]{record.judgement:<18}[/] "
                       f"{record.case} · {record.lane} · {record.variant}  [dim]{record.status} "
-                      f"{record.duration_s:.1f}s — {record.reason}[/]")
+                      f"{record.duration_s:.1f}s — {escape(record.reason)}[/]")
 
     def summary(results: dict[str, Any]) -> None:
         from harness.report import terminal_summary
 
         console.print(terminal_summary(results))
 
-    return UI(info=lambda text: console.print(f"[dim]{text}[/]"),
-              error=lambda text: console.print(f"[red]error:[/] {text}"), cell_done=cell_done, summary=summary)
+    return UI(info=lambda text: console.print(f"[dim]{escape(text)}[/]"),
+              error=lambda text: console.print(f"[red]error:[/] {escape(text)}"), cell_done=cell_done,
+              summary=summary)
 
 
 def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
@@ -173,16 +175,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args, console)
     except EmptySelectionError as error:
-        console.print(f"[red]error:[/] {error}")
+        console.print(f"[red]error:[/] {escape(str(error))}")
         return EXIT_EMPTY
     except (SelectionError, CaseFileError, UsageError) as error:
-        console.print(f"[red]error:[/] {error}")
+        console.print(f"[red]error:[/] {escape(str(error))}")
         return EXIT_BAD_INPUT
     except ReportWriteError as error:
-        console.print(f"[red]error:[/] {error}")
+        console.print(f"[red]error:[/] {escape(str(error))}")
         return EXIT_WRITE
     except HarnessError as error:
-        console.print(f"[red]error:[/] {error}")
+        console.print(f"[red]error:[/] {escape(str(error))}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         console.print("[red]interrupted[/]")

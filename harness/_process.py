@@ -42,11 +42,20 @@ class _BoundedLog:
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
         self.dropped = 0
+        self.write_error: OSError | None = None
 
     def feed(self, chunk: bytes) -> None:
+        if self.write_error:
+            self.dropped += len(chunk)
+            return
         room = LOG_HEAD_BYTES - self._written
         if room > 0:
-            self._handle.write(chunk[:room])
+            try:
+                self._handle.write(chunk[:room])
+            except OSError as error:  # disk full: keep draining the pipe so the child never blocks
+                self.write_error = error
+                self.dropped += len(chunk)
+                return
             self._written += min(room, len(chunk))
             chunk = chunk[room:]
         if not chunk:
@@ -58,12 +67,18 @@ class _BoundedLog:
             self._tail_size -= len(self._tail.popleft())
 
     def close(self) -> None:
-        if self.dropped:
-            marker = f"\n[repro-matrix: log truncated, {self.dropped} bytes dropped here]\n"
-            self._handle.write(marker.encode())
-        for chunk in self._tail:
-            self._handle.write(chunk)
-        self._handle.close()
+        try:
+            if self.write_error:
+                self._handle.write(f"\n[repro-matrix: log incomplete: {self.write_error}]\n".encode())
+            elif self.dropped:
+                marker = f"\n[repro-matrix: log truncated, {self.dropped} bytes dropped here]\n"
+                self._handle.write(marker.encode())
+            for chunk in self._tail:
+                self._handle.write(chunk)
+            self._handle.close()
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._handle.close()
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:

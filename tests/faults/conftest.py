@@ -1,0 +1,99 @@
+"""Fault catalogue plumbing: fixture-case builder, harness runner, and the ``faults handled: N/M`` line.
+
+Each test marked ``@pytest.mark.fault("<fault>")`` triggers one fault of the catalogue for real; a
+fault counts as handled when every test marked with it passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+_OUTCOMES: dict[str, list[bool]] = defaultdict(list)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    fault = report.user_properties and dict(report.user_properties).get("fault")
+    if fault and (report.when == "call" or report.failed):
+        _OUTCOMES[fault].append(report.passed)
+
+
+@pytest.fixture(autouse=True)
+def _record_fault(request: pytest.FixtureRequest) -> None:
+    marker = request.node.get_closest_marker("fault")
+    if marker:
+        request.node.user_properties.append(("fault", marker.args[0]))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _OUTCOMES:
+        return
+    handled = sorted(f for f, results in _OUTCOMES.items() if all(results))
+    differed = sorted(f for f, results in _OUTCOMES.items() if not all(results))
+    terminalreporter.write_sep("=", "fault catalogue")
+    for fault in differed:
+        terminalreporter.write_line(f"outcome differed from the table: {fault}")
+    terminalreporter.write_line(f"faults handled: {len(handled)}/{len(_OUTCOMES)}")
+
+
+def write_case(root: Path, case_id: str, script: str, variants: dict | None = None, **extra) -> Path:
+    """A fixture case whose single repro script is ``script``; variants default to buggy + fix."""
+    folder = root / case_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "repro.py").write_text(textwrap.dedent(script))
+    data = {
+        "id": case_id, "title": f"fault fixture {case_id}",
+        "upstream": {"issue": "https://example.invalid/issue/1"},
+        "signature": "Expected all tensors to be on the same device", "summary": "fault-injection fixture",
+        "requires": ["torch==2.13.0"], "timeout": 60,
+        "variants": variants or {
+            "buggy": {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}},
+            "fixed": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
+        },
+        **extra,
+    }
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder
+
+
+SIGNATURE_SCRIPT = """
+    import argparse
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device")
+    a, _ = p.parse_known_args()
+    if a.variant == "buggy":
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!")
+    print("clean")
+"""
+
+
+def run_harness(*args: str, timeout: float = 600, **popen) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", **popen.pop("env", {})}
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env=env, **popen)
+
+
+def start_harness(*args: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}, **popen)
+
+
+def results_of(output: Path) -> list[dict]:
+    return [json.loads((p / "results.json").read_text()) for p in sorted(output.iterdir())
+            if (p / "results.json").exists()]
+
+
+def cell(results: dict, case: str, variant: str, lane: str = "cpu") -> dict:
+    return next(c for c in results["cells"] if (c["case"], c["variant"], c["lane"]) == (case, variant, lane))
+
+
+def verdict(results: dict, case: str, lane: str = "cpu") -> dict:
+    return next(v for v in results["verdicts"] if (v["case"], v["lane"]) == (case, lane))
