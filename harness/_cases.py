@@ -28,6 +28,7 @@ from harness._exceptions import CaseFileError
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
 ExpectKind = Literal["reproduces", "passes", "unsupported"]
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def load_case(folder: Path) -> Case:
 
 def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_LOADER)  # a safe loader, C-accelerated when available
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)

@@ -29,6 +29,7 @@ from harness._exceptions import (
 )
 from harness._listing import print_case_list
 from harness._plan import Selection, parse_shard
+from harness._progress import LiveCells
 from harness._results import CellRecord
 from harness._workflow import (
     EXIT_BAD_INPUT,
@@ -103,7 +104,7 @@ def _console() -> Console:
     return console if console.is_terminal else Console(highlight=False, width=160)
 
 
-def _ui(console: Console) -> UI:
+def _ui(console: Console, live: LiveCells | None = None) -> UI:
     def cell_done(index: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
@@ -116,9 +117,10 @@ def _ui(console: Console) -> UI:
 
         console.print(terminal_summary(results))
 
+    live = live or LiveCells(console)
     return UI(info=lambda text: console.print(f"[dim]{escape(text)}[/]"),
               error=lambda text: console.print(f"[red]error:[/] {escape(text)}"), cell_done=cell_done,
-              summary=summary)
+              cell_started=live.started, cell_finished=live.finished, summary=summary)
 
 
 def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
@@ -133,7 +135,8 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
                           shard=parse_shard(args.shard) if args.shard else None)
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
                          jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
-    return run_cases(options, _ui(console))
+    with LiveCells(console) as live:
+        return run_cases(options, _ui(console, live))
 
 
 def _cmd_validate(args: argparse.Namespace, console: Console) -> int:

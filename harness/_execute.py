@@ -37,17 +37,20 @@ class _EnvSlot:
 
 class Executor:
     def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int,
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[[str], None], on_start: Callable[[str], None] = lambda key: None,
+                 on_finish: Callable[[str], None] = lambda key: None) -> None:
         self.backend = backend
         self.run_dir = run_dir
         self.jobs = max(1, jobs)
         self.progress = progress
+        self.on_start = on_start
+        self.on_finish = on_finish
         self.environments: dict[str, dict[str, Any]] = {}
         self._slots: dict[EnvSpec, _EnvSlot] = {}
         self._slots_lock = threading.Lock()
         self._gpu_slots = threading.BoundedSemaphore(max(1, gpus))
         self._stopping = threading.Event()
-        self._lane_status = {}
+        self._lane_status: dict[str, tuple[bool, str]] = {}
 
     def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         records: list[CellRecord | None] = [None] * len(cells)
@@ -159,8 +162,11 @@ class Executor:
         )
         record.started = utc_now()
         record.log = str(log_path.relative_to(self.run_dir))
-        self.progress(f"start {cell.key}")
-        return self.backend.run_cell(env, request)
+        self.on_start(cell.key)
+        try:
+            return self.backend.run_cell(env, request)
+        finally:
+            self.on_finish(cell.key)
 
     def _judge(self, cell: Cell, record: CellRecord, outcome: ChildOutcome) -> CellRecord:
         judgement = judge_cell(

@@ -42,6 +42,8 @@ class UI:
 
     info: Callable[[str], None]
     error: Callable[[str], None]
+    cell_started: Callable[[str], None] = lambda key: None
+    cell_finished: Callable[[str], None] = lambda key: None
     cell_done: Callable[[int, int, CellRecord], None] = lambda i, n, r: None
     summary: Callable[[dict[str, Any]], None] = lambda results: None
     messages: list[str] = field(default_factory=list)
@@ -122,7 +124,8 @@ def run_cases(options: RunOptions, ui: UI) -> int:
     ui.info(f"run {run_id}: {len(cases)} case(s), {len(cells)} cell(s), backend {backend.name}, "
             f"{options.jobs} job(s) -> {run_dir}")
     write_json_atomic(run_dir / "results.json", record.serialize())
-    executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info)
+    executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
+                        on_start=ui.cell_started, on_finish=ui.cell_finished)
     interrupted = False
     try:
         record.cells = executor.run(cells, lambda i, cell, r: ui.cell_done(i, len(cells), r))
