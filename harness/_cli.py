@@ -101,7 +101,7 @@ def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
 
 def _console() -> Console:
     console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=160)
+    return console if console.is_terminal else Console(highlight=False, width=160, soft_wrap=True)
 
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:

@@ -83,6 +83,17 @@ class Executor:
 
     # -- one cell --------------------------------------------------------------------------------
     def _run_one(self, cell: Cell) -> CellRecord:
+        """Run one cell; anything unexpected becomes an infra-error record, never a crashed run."""
+        try:
+            return self._run_checked(cell)
+        except Exception as error:  # the single place a harness fault is turned into a result
+            record = _blank(cell)
+            record.status, record.judgement = "infra-error", "infra-error"
+            record.reason = f"harness error while running the cell: {type(error).__name__}: {error}"
+            self.progress(f"{cell.key}: {record.reason}")
+            return record
+
+    def _run_checked(self, cell: Cell) -> CellRecord:
         record = _blank(cell)
         if self._stopping.is_set():
             record.status, record.judgement, record.reason = "interrupted", "infra-error", "run interrupted"
