@@ -148,7 +148,10 @@ class VenvBackend:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         spec_path.write_text(json.dumps(request.child_spec()))
-        child_env = {**_base_environment(), **request.env}
+        # JIT-built torch extensions (e.g. DeepSpeed ops) are cached per environment: a shared cache is
+        # rebuilt whenever a different library version compiles into it.
+        extensions = Path(env.python_path).parent.parent / ".torch_extensions"
+        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(extensions), **request.env}
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
                                  cwd=request.cell_dir, log_path=request.log_path,
                                  memory_limit_bytes=self.memory_limit_bytes)

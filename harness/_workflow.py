@@ -133,7 +133,10 @@ def run_cases(options: RunOptions, ui: UI) -> int:
         interrupted, record.cells = True, stop.records
     record.environments = executor.environments
     record.verdicts = judge_step(cases, record.cells)
-    code = EXIT_INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(loaded.errors))
+    # A broken case file the user did not select is reported, but does not fail a run of other cases.
+    relevant = [e for e in loaded.errors
+                if not options.selection.cases or e.path.parent.name in options.selection.cases]
+    code = EXIT_INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(relevant))
     record.finished, record.exit_code = utc_now(), code
     record.status = "interrupted" if interrupted else "completed"
     results = report_step(run_dir, record, ui)
