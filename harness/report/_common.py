@@ -1,0 +1,197 @@
+"""Vocabulary shared by every report: verdict words, their order and colours, and the story told about a run.
+
+The terminal summary and the HTML both take the "needs attention" and "skipped" lists from here, so they
+cannot tell two different stories.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
+
+# Worst first (DESIGN.md "Verdicts"); "skipped" sorts last so any real verdict outranks it.
+SEVERITY: tuple[str, ...] = (
+    "fix-regressed", "stale-repro", "failed-differently", "infra-error", "confirmed", "skipped",
+)
+OK_VERDICTS = frozenset({"confirmed", "skipped"})
+MISSING = "missing"  # no record at all (site only): neither run nor skipped
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    background: str
+    foreground: str
+    meaning: str
+
+
+# Colour is never the only channel: every cell also prints the verdict word.
+STYLES: dict[str, Style] = {
+    "confirmed": Style("#c8e6c9", "#1b5e20", "bugs reproduce where documented, fixes hold"),
+    "fix-regressed": Style("#ef9a9a", "#7f0000", "a fix or workaround stopped working"),
+    "stale-repro": Style("#ffcc80", "#6d3a00", "a buggy variant ran clean: the repro no longer shows the bug"),
+    "failed-differently": Style("#ce93d8", "#4a148c", "failed with an error that does not match the signature"),
+    "infra-error": Style("#90a4ae", "#102027", "the harness or environment could not run a cell"),
+    "skipped": Style("#eeeeee", "#555555", "not run here: lane absent or every variant unsupported"),
+    MISSING: Style("#ffffff", "#888888", "no result recorded"),
+}
+RICH_STYLES: dict[str, str] = {
+    "confirmed": "bold green",
+    "fix-regressed": "bold white on red",
+    "stale-repro": "bold black on dark_orange",
+    "failed-differently": "bold magenta",
+    "infra-error": "bold cyan",
+    "skipped": "dim",
+    MISSING: "dim",
+}
+
+
+def severity(verdict: str) -> int:
+    return SEVERITY.index(verdict) if verdict in SEVERITY else len(SEVERITY)
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    return min(verdicts, key=severity, default="skipped")
+
+
+def lanes_of(results: Mapping[str, Any]) -> list[str]:
+    """The lanes a run selected, in canonical order, plus any lane that only shows up in verdicts."""
+    selected = list(results.get("run", {}).get("selection", {}).get("lanes") or [])
+    seen = selected + [v["lane"] for v in results.get("verdicts", [])]
+    return sorted(dict.fromkeys(seen), key=lambda lane: (LANES.index(lane) if lane in LANES else 99, lane))
+
+
+def cases_of(results: Mapping[str, Any]) -> list[str]:
+    """Cases in the order the run lists them (results['cases'] first, then any seen only in verdicts)."""
+    seen = list(results.get("cases", {})) + [v["case"] for v in results.get("verdicts", [])]
+    return list(dict.fromkeys(seen))
+
+
+def verdict_table(results: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(v["case"], v["lane"]): v for v in results.get("verdicts", [])}
+
+
+@dataclass(frozen=True, slots=True)
+class Attention:
+    case: str
+    lane: str
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkipGroup:
+    lane: str
+    cases: tuple[str, ...]
+    reason: str
+
+
+def attention(results: Mapping[str, Any]) -> list[Attention]:
+    """Every verdict other than confirmed/skipped, worst first: what a maintainer must read today."""
+    items = [Attention(v["case"], v["lane"], v["verdict"], clean_text(v.get("reason", "")))
+             for v in results.get("verdicts", []) if v["verdict"] not in OK_VERDICTS]
+    order = {case: i for i, case in enumerate(cases_of(results))}
+    lanes = lanes_of(results)
+    return sorted(items, key=lambda a: (severity(a.verdict), order.get(a.case, 0), lanes.index(a.lane)))
+
+
+def skip_groups(results: Mapping[str, Any]) -> list[SkipGroup]:
+    """Skipped verdicts grouped by lane and reason, so "no GPU on this host" is said once, not per case."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for v in results.get("verdicts", []):
+        if v["verdict"] == "skipped":
+            groups.setdefault((v["lane"], clean_text(v.get("reason", ""))), []).append(v["case"])
+    lanes = lanes_of(results)
+    return [SkipGroup(lane, tuple(cases), reason)
+            for (lane, reason), cases in sorted(groups.items(), key=lambda kv: (lanes.index(kv[0][0]), kv[0][1]))]
+
+
+def counts(results: Mapping[str, Any]) -> dict[str, int]:
+    tally = dict.fromkeys(SEVERITY, 0)
+    for v in results.get("verdicts", []):
+        tally[v["verdict"]] = tally.get(v["verdict"], 0) + 1
+    return {verdict: n for verdict, n in tally.items() if n}
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def duration_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def age_text(then: datetime | None, now: datetime) -> str:
+    if then is None:
+        return "never"
+    seconds = max(0.0, (now - then).total_seconds())
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} days ago"
+
+
+_CUDA_SUFFIX = re.compile(r"\+cu(\d+)(\d)$")
+
+
+def cuda_of_torch(version: str) -> str | None:
+    """'2.4.1+cu121' -> '12.1' (the CUDA the wheel was built for); None for CPU or unknown builds."""
+    match = _CUDA_SUFFIX.search(version)
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def torch_versions(results: Mapping[str, Any]) -> list[str]:
+    """torch versions actually installed (or imported) by the run's environments and cells."""
+    found = [env.get("installed", {}).get("torch") for env in results.get("environments", {}).values()]
+    found += [cell.get("imported", {}).get("torch") for cell in results.get("cells", [])]
+    return sorted({v for v in found if v})
+
+
+def image_text(image: Any) -> str | None:
+    """Cells and environments record an image as an id string or as {"id", "tag", ...}; show one string."""
+    if not image:
+        return None
+    if isinstance(image, Mapping):
+        parts = [str(image[k]) for k in ("tag", "id") if image.get(k)]
+        return " ".join(parts) or None
+    return str(image)
+
+
+def hosts_of(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """All hosts of a run: merged shards carry run['hosts']; a single run has run['host']."""
+    run = results.get("run", {})
+    hosts = run.get("hosts") or ([run["host"]] if run.get("host") else [])
+    return [dict(h) for h in hosts]
+
+
+def host_line(host: Mapping[str, Any]) -> str:
+    gpus = ", ".join(g.get("name", "?") for g in host.get("gpus") or []) or "no GPU"
+    driver = f", driver {host['cuda_driver']}" if host.get("cuda_driver") else ""
+    return (f"{host.get('hostname') or '?'}: {host.get('os') or '?'} {host.get('machine') or ''}, "
+            f"{host.get('cpu') or '?'} x{host.get('cpu_count') or '?'}, {gpus}{driver}, "
+            f"Python {host.get('python') or '?'}")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def clean_text(text: str) -> str:
+    """Drop terminal colour codes and characters XML 1.0 cannot carry (a raw byte in a log breaks junit.xml)."""
+    return _NOT_XML.sub("\ufffd", _ANSI.sub("", text))

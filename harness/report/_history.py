@@ -1,0 +1,151 @@
+"""history.json: every run's verdicts, compact enough to carry forward from one published site to the next.
+
+Format (version 1)::
+
+    {"version": 1, "kind": "repro-matrix-history", "generated": ISO,
+     "cases": {case: {title, upstream, summary, signature, exception, status, tags, seen: ISO}},
+     "hosts": {digest: host}, "environments": {digest: {backend, python, requires, installed, image, patches}},
+     "runs": [{id, started, finished, status, exit_code, harness_version, hosts: [digest], shards,
+               selection: {cases, lanes, backend, shard}, report: "runs/<id>/index.html" | null,
+               verdicts: {case: {lane: {verdict, reason, unsupported, host: digest,
+                                        variants: {name: {role, status, judgement, env: digest, image,
+                                                          exception, signature_matched}}}}}}]}
+
+Hosts and environments are stored once by content digest: a thousand nightly runs on the same runner
+share one host entry and a handful of environments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.report._common import clean_text, hosts_of, image_text, parse_time
+from harness.report._io import ReportInputError
+
+HISTORY_VERSION = 1
+HISTORY_KIND = "repro-matrix-history"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EXCEPTION_CHARS = 300
+
+
+def digest(data: Any) -> str:
+    return hashlib.sha1(json.dumps(data, sort_keys=True, separators=(",", ":")).encode(), usedforsecurity=False
+                        ).hexdigest()[:12]
+
+
+@dataclass
+class History:
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "history.json") -> History:
+        if not isinstance(data, dict) or data.get("kind") != HISTORY_KIND:
+            raise ReportInputError(f"{source}: not a repro-matrix history (kind {HISTORY_KIND!r} missing)")
+        if data.get("version") != HISTORY_VERSION:
+            raise ReportInputError(f"{source}: history version {data.get('version')!r}; this report reads "
+                                   f"version {HISTORY_VERSION} (upgrade repro-matrix to extend it)")
+        return cls(runs={run["id"]: run for run in data.get("runs", [])}, cases=dict(data.get("cases", {})),
+                   hosts=dict(data.get("hosts", {})), environments=dict(data.get("environments", {})))
+
+    def to_dict(self, generated: datetime) -> dict[str, Any]:
+        return {"version": HISTORY_VERSION, "kind": HISTORY_KIND,
+                "generated": generated.astimezone(UTC).isoformat(timespec="seconds"),
+                "cases": self.cases, "hosts": self.hosts, "environments": self.environments,
+                "runs": list(self.ordered_runs())}
+
+    def ordered_runs(self) -> Iterator[dict[str, Any]]:
+        """Oldest first; ties (same second) broken by id, which is time-ordered too."""
+        yield from sorted(self.runs.values(), key=lambda r: (parse_time(r.get("started")) or _EPOCH, r["id"]))
+
+    def extend(self, other: History) -> None:
+        self.hosts.update(other.hosts)
+        self.environments.update(other.environments)
+        for case, meta in other.cases.items():
+            self._note_case(case, meta, meta.get("seen"))
+        for record in other.runs.values():
+            self._add_run(record)
+
+    def ingest(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """Add one (merged) run; a run id already present is updated per (case, lane), newest data winning."""
+        run = results["run"]
+        host_keys = [self._store(self.hosts, dict(h)) for h in hosts_of(results)]
+        env_keys = {env_id: self._store(self.environments, _env_fingerprint(env))
+                    for env_id, env in results.get("environments", {}).items()}
+        cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for cell in results.get("cells", []):
+            cells.setdefault((cell["case"], cell["lane"]), []).append(cell)
+        verdicts: dict[str, dict[str, Any]] = {}
+        for verdict in results.get("verdicts", []):
+            lane_cells = cells.get((verdict["case"], verdict["lane"]), [])
+            verdicts.setdefault(verdict["case"], {})[verdict["lane"]] = _verdict_record(
+                verdict, lane_cells, host_keys, env_keys)
+        selection = run.get("selection") or {}
+        record = {
+            "id": run["id"], "started": run.get("started"), "finished": run.get("finished"),
+            "status": run.get("status"), "exit_code": run.get("exit_code"),
+            "harness_version": run.get("harness_version"), "hosts": host_keys, "shards": run.get("shards", 1),
+            "selection": {key: selection.get(key) for key in ("cases", "lanes", "backend", "shard")},
+            "report": None, "verdicts": verdicts,
+        }
+        for case, meta in results.get("cases", {}).items():
+            self._note_case(case, meta, run.get("started"))
+        return self._add_run(record)
+
+    def _add_run(self, record: dict[str, Any]) -> dict[str, Any]:
+        old = self.runs.get(record["id"])
+        if old is not None:
+            verdicts = {case: dict(lanes) for case, lanes in old.get("verdicts", {}).items()}
+            for case, lanes in record.get("verdicts", {}).items():
+                verdicts.setdefault(case, {}).update(lanes)
+            record = {**old, **record, "verdicts": verdicts,
+                      "hosts": list(dict.fromkeys([*old.get("hosts", []), *record.get("hosts", [])])),
+                      "report": record.get("report") or old.get("report")}
+        self.runs[record["id"]] = record
+        return record
+
+    def _note_case(self, case: str, meta: Mapping[str, Any], seen: str | None) -> None:
+        known = self.cases.get(case)
+        when = parse_time(seen) or _EPOCH
+        if known is None or when >= (parse_time(known.get("seen")) or _EPOCH):
+            keep = ("title", "upstream", "summary", "signature", "exception", "status", "tags", "retired_reason")
+            self.cases[case] = {**{k: meta[k] for k in keep if k in meta}, "seen": seen}
+
+    @staticmethod
+    def _store(table: dict[str, dict[str, Any]], value: dict[str, Any]) -> str:
+        key = digest(value)
+        table.setdefault(key, value)
+        return key
+
+
+def _env_fingerprint(env: Mapping[str, Any]) -> dict[str, Any]:
+    patches = [p.get("sha256") or p.get("file") if isinstance(p, Mapping) else str(p) for p in env.get("patches") or []]
+    return {"id": env.get("id"), "backend": env.get("backend"), "python": env.get("python"),
+            "requires": list(env.get("requires") or []), "installed": dict(env.get("installed") or {}),
+            "image": image_text(env.get("image")), "patches": patches}
+
+
+def _verdict_record(verdict: Mapping[str, Any], cells: list[Mapping[str, Any]], host_keys: list[str],
+                    env_keys: Mapping[str, str]) -> dict[str, Any]:
+    variants = {}
+    for cell in cells:
+        exception = cell.get("exception") or {}
+        text = f"{exception.get('type')}: {exception.get('message', '')}" if exception else None
+        variants[cell["variant"]] = {
+            "role": cell.get("role"), "status": cell.get("status"), "judgement": cell.get("judgement"),
+            "env": env_keys.get(cell.get("environment") or ""), "image": image_text(cell.get("image")),
+            "exception": clean_text(text[:_EXCEPTION_CHARS]) if text else None,
+            "signature_matched": cell.get("signature_matched"),
+        }
+    index = next((c["host"] for c in cells if isinstance(c.get("host"), int)), 0)
+    unsupported = bool(cells) and all(str(c.get("expected", "")).startswith("unsupported") for c in cells)
+    return {"verdict": verdict["verdict"], "reason": clean_text(verdict.get("reason", "")),
+            "unsupported": verdict["verdict"] == "skipped" and unsupported,
+            "host": host_keys[index] if 0 <= index < len(host_keys) else None, "variants": variants}

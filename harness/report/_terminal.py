@@ -1,0 +1,82 @@
+"""The one-screen summary the CLI prints: the same matrix, words, reasons and skip groups as index.html."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from harness.report._common import (
+    RICH_STYLES,
+    attention,
+    cases_of,
+    counts,
+    host_line,
+    hosts_of,
+    lanes_of,
+    skip_groups,
+    verdict_table,
+)
+
+
+def terminal_summary(results: Mapping[str, Any]) -> Group:
+    run = results["run"]
+    lanes = lanes_of(results)
+    verdicts = verdict_table(results)
+    header = Text.assemble(("repro-matrix run ", "bold"), (str(run["id"]), "bold cyan"),
+                           f" · {run.get('status') or '?'} · exit code {run.get('exit_code')}")
+    parts: list[Any] = [header]
+    parts += [Text(f"host {line}", style="dim") for line in (host_line(h) for h in hosts_of(results))]
+    table = Table(show_edge=True, header_style="bold", pad_edge=False)
+    table.add_column("case", no_wrap=True)
+    for lane in lanes:
+        table.add_column(lane, no_wrap=True, justify="center")
+    for case in cases_of(results):
+        row = [Text(case)]
+        for lane in lanes:
+            verdict = verdicts.get((case, lane))
+            word = verdict["verdict"] if verdict else "not selected"
+            row.append(Text(word, style=RICH_STYLES.get(word, "dim")))
+        table.add_row(*row)
+    parts.append(table)
+    tally = counts(results)
+    pieces = [(f"{n} {verdict}", RICH_STYLES.get(verdict, "")) for verdict, n in tally.items()]
+    parts.append(Text.assemble(*_join(pieces)) if tally else Text("no verdicts recorded", style="dim"))
+    parts += _attention_lines(results)
+    parts += _skip_lines(results)
+    return Group(*parts)
+
+
+def _attention_lines(results: Mapping[str, Any]) -> list[Text]:
+    items = attention(results)
+    if not items:
+        return [Text("Nothing needs attention: every verdict is confirmed or skipped.", style="green")]
+    lines = [Text("Needs attention:", style="bold")]
+    for item in items:
+        lines.append(Text.assemble("  ", (item.verdict, RICH_STYLES.get(item.verdict, "")),
+                                   f" {item.case} / {item.lane}: {item.reason}"))
+    return lines
+
+
+def _skip_lines(results: Mapping[str, Any]) -> list[Text]:
+    groups = skip_groups(results)
+    if not groups:
+        return []
+    lines = [Text("Skipped:", style="bold")]
+    for group in groups:
+        plural = "s" if len(group.cases) != 1 else ""
+        lines.append(Text(f"  {group.lane} ({len(group.cases)} case{plural}: {', '.join(group.cases)}): "
+                          f"{group.reason or 'no reason given'}", style="dim"))
+    return lines
+
+
+def _join(pieces: list[tuple[str, str]]) -> list[tuple[str, str] | str]:
+    joined: list[tuple[str, str] | str] = []
+    for i, piece in enumerate(pieces):
+        if i:
+            joined.append(" · ")
+        joined.append(piece)
+    return joined
