@@ -1,0 +1,226 @@
+"""The ``docker`` backend: each cell runs the child runner inside its environment's image.
+
+Container layout (paths the child spec uses)::
+
+    /repro/harness   the repository's harness/ folder, read-only (child runner, harness.sim)
+    /repro/case      the case folder, read-only
+    /repro/cell      the cell folder, the only writable mount (child-spec.json, outcome.json, cwd)
+
+No network, a memory and a pids limit, a read-only root filesystem with a private ``/tmp``, the
+invoking user's uid, and on the cuda lane a GPU device request. Images are never built here: a
+missing image is an :class:`~harness._exceptions.EnvBuildError` naming the ``nox -s images``
+command that builds it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness._backend import REPO_ROOT, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
+from harness._cases import Case
+from harness._outcome import outcome_from_process
+from harness._process import ProcessResult
+from harness.docker._catalog import flavours_for_lanes, image_dir_and_cases
+from harness.docker._client import (
+    ImageRef,
+    connect,
+    find_image,
+    gpu_runtime_reason,
+    missing_image_message,
+    require_image,
+)
+from harness.docker._containers import (
+    Bind,
+    ContainerExit,
+    ContainerRunner,
+    ContainerSpec,
+    GpuUnavailableError,
+    remove_leftovers,
+)
+from harness.docker._plan import DEFAULT_IMAGE_DIR, Flavour, ImagePlan, ImageSettings, plan_image
+
+INSIDE = Path("/repro")
+_INSTALLED_FILE = "/venv/repro-matrix-installed.json"
+_PROBE_TIMEOUT_S = 180
+_CUDA_PROBE = (
+    "import json, torch\n"
+    "ok = torch.cuda.is_available()\n"
+    "print(json.dumps({'available': ok, 'torch': torch.__version__, 'cuda_build': torch.version.cuda,\n"
+    "  'devices': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if ok else []}))\n"
+)
+_CHILD_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+              "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+              # Any uid may run the container: give it a writable home and a name (getpass, caches).
+              "HOME": "/tmp", "USER": "repro", "LOGNAME": "repro"}
+
+
+def default_memory_bytes() -> int:
+    """Half the host's memory (two parallel cells cannot exhaust it), at least 2 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 8 * 1024**3
+    return max(2 * 1024**3, total // 2)
+
+
+class DockerBackend:
+    name = "docker"
+
+    def __init__(self, memory_limit_bytes: int | None = None, *, cases: Sequence[Case] = (),
+                 lanes: Sequence[str] = ("cpu", "cuda", "cuda-sim"), settings: ImageSettings | None = None,
+                 run_id: str | None = None, pids_limit: int = 2048) -> None:
+        self.client = connect()  # DockerUnavailableError here, before any cell: one clear message
+        self.settings = settings or ImageSettings.from_env()
+        self.memory_bytes = memory_limit_bytes or default_memory_bytes()
+        self.pids_limit = pids_limit
+        self.cases = tuple(cases)
+        self.flavours = flavours_for_lanes(lanes)
+        self.runner = ContainerRunner(self.client, run_id)
+        self._cuda_images: dict[EnvSpec, ImageRef | None] = {}
+        self._lock = threading.Lock()
+        remove_leftovers(self.client)
+
+    # -- environments -------------------------------------------------------------------------
+    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+        flavour: Flavour = "cpu" if "cpu" in self.flavours else "cuda"
+        plan, case_ids = self._plan(spec, flavour)
+        image = require_image(self.client, plan, case_ids)
+        progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]})")
+        return PreparedEnv(id=f"docker-{spec.key()}", spec=spec, backend=self.name, python_path="/venv/bin/python",
+                           installed=self._installed(image), reused=True, build_s=0.0, image=image.serialize())
+
+    def _plan(self, spec: EnvSpec, flavour: Flavour) -> tuple[ImagePlan, tuple[str, ...]]:
+        image_dir, case_ids = image_dir_and_cases(self.cases, spec)
+        return plan_image(spec, flavour, image_dir=image_dir or DEFAULT_IMAGE_DIR, settings=self.settings), case_ids
+
+    def _installed(self, image: ImageRef) -> dict[str, str]:
+        """The image's package list, written at build time (read without starting the container)."""
+        from docker.errors import APIError
+
+        container = self.client.containers.create(image.id, ["true"], network_mode="none",
+                                                  labels={"repro-matrix.run": self.runner.run_id})
+        try:
+            stream, _ = container.get_archive(_INSTALLED_FILE)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+                member = archive.extractfile(archive.getmembers()[0])
+                packages = json.loads(member.read()) if member else []
+        except (APIError, ValueError, IndexError):
+            return {}
+        finally:
+            container.remove(force=True)
+        return dict(sorted(((p["name"], p["version"]) for p in packages), key=lambda kv: kv[0].lower()))
+
+    def _cuda_image(self, spec: EnvSpec) -> tuple[ImageRef | None, str]:
+        plan, case_ids = self._plan(spec, "cuda")
+        with self._lock:
+            if spec not in self._cuda_images:
+                self._cuda_images[spec] = find_image(self.client, plan.tag)
+            image = self._cuda_images[spec]
+        return image, "" if image else missing_image_message(self.client, plan, case_ids)
+
+    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+        image, _ = self._cuda_image(env.spec)
+        if image is None:
+            return True, "CUDA image missing: its cells report how to build it"
+        log = image_log_dir() / f"{env.id}.cuda-probe.log"
+        spec = ContainerSpec(image=image.id, command=["python", "-c", _CUDA_PROBE], environment=_CHILD_ENV,
+                             memory_bytes=self.memory_bytes, pids_limit=self.pids_limit, gpu=True,
+                             name_hint=f"{env.id}/cuda-probe")
+        log.write_text("")
+        try:
+            result = self.runner.run(spec, timeout=_PROBE_TIMEOUT_S, log_path=log)
+        except GpuUnavailableError as error:
+            return False, gpu_runtime_reason(error)
+        return _read_probe(result, log)
+
+    # -- cells -----------------------------------------------------------------------------------
+    def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
+        from docker.errors import APIError
+
+        image = self._image_for(env, request)
+        if isinstance(image, str):
+            return ChildOutcome("infra-error", reason=image)
+        request.cell_dir.mkdir(parents=True, exist_ok=True)
+        spec_path = request.cell_dir / "child-spec.json"
+        spec_path.write_text(json.dumps(request.child_spec(
+            repo_root=INSIDE, case_dir=INSIDE / "case", cell_dir=INSIDE / "cell")))
+        container = self._container_spec(image, request)
+        try:
+            result = self.runner.run(container, timeout=request.timeout, log_path=request.log_path)
+        except GpuUnavailableError as error:
+            return ChildOutcome("skipped", reason=gpu_runtime_reason(error), image=image.serialize())
+        except APIError as error:
+            return ChildOutcome("infra-error", reason=f"docker could not run the cell: {error}",
+                                image=image.serialize())
+        return self._outcome(result, request, image)
+
+    def _image_for(self, env: PreparedEnv, request: CellRequest) -> ImageRef | str:
+        if request.gpu:
+            image, missing = self._cuda_image(env.spec)
+            return image if image is not None else missing
+        if env.image is None:
+            return f"environment {env.id} has no image"
+        return ImageRef(tag=env.image["tag"], id=env.image["id"], digest=env.image.get("digest") or None)
+
+    def _container_spec(self, image: ImageRef, request: CellRequest) -> ContainerSpec:
+        binds = (Bind(REPO_ROOT / "harness", str(INSIDE / "harness")),
+                 Bind(request.case_dir, str(INSIDE / "case")),
+                 Bind(request.cell_dir, str(INSIDE / "cell"), read_only=False))
+        command = ["python", str(INSIDE / "harness" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]
+        return ContainerSpec(image=image.id, command=command, binds=binds, working_dir=str(INSIDE / "cell"),
+                             environment={**_CHILD_ENV, **request.env}, memory_bytes=self.memory_bytes,
+                             pids_limit=self.pids_limit, gpu=request.gpu, name_hint=request.label)
+
+    def _outcome(self, result: ContainerExit, request: CellRequest, image: ImageRef) -> ChildOutcome:
+        outcome_path = request.cell_dir / "outcome.json"
+        if result.oom_killed and not outcome_path.exists() and not result.timed_out:
+            outcome = ChildOutcome("oom", round(result.duration_s, 3), result.exit_code, "SIGKILL",
+                                   reason=f"killed by the container's memory limit "
+                                          f"({self.memory_bytes / 1024**3:.1f} GiB)")
+        else:
+            process = ProcessResult(_as_returncode(result.exit_code), result.timed_out, result.interrupted,
+                                    result.duration_s, result.dropped_bytes)
+            outcome = outcome_from_process(process, outcome_path, request.timeout)
+            if outcome.status == "timeout":
+                outcome.reason = (f"no result after the {request.timeout:g}s timeout; "
+                                  "the container was killed and removed")
+        outcome.image = image.serialize()
+        return outcome
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+
+
+def _as_returncode(exit_code: int | None) -> int | None:
+    """A container's 128+N exit (the init process reports a signal death that way) -> -N, like Popen."""
+    if exit_code is not None and 128 < exit_code < 160:
+        return -(exit_code - 128)
+    return exit_code
+
+
+def image_log_dir() -> Path:
+    """Build logs and probe logs live beside the venv cache (``.repro-envs/images``)."""
+    from harness._venv import default_env_root
+
+    folder = default_env_root() / "images"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _read_probe(result: ContainerExit, log: Path) -> tuple[bool, str]:
+    text = log.read_text(errors="replace").strip()
+    try:
+        probe: dict[str, Any] = json.loads(text.splitlines()[-1])
+    except (IndexError, ValueError):
+        return False, f"torch could not be imported in the CUDA image to look for a GPU: {text[-300:]}"
+    if probe["available"]:
+        return True, f"CUDA devices: {', '.join(probe['devices'])}"
+    build = f"CUDA {probe['cuda_build']} build" if probe["cuda_build"] else "a CPU-only build"
+    return False, f"torch {probe['torch']} ({build}) sees no CUDA device in the container"

@@ -1,0 +1,191 @@
+"""Build one image: wheelhouse on the host, a build context, ``docker build`` through the SDK.
+
+Air-gapped hosts (and hosts whose HTTPS is intercepted, where pip inside a container cannot verify
+the index) still build: the host's pip, with its own index configuration, resolves every
+requirement into ``wheels/`` (``pip wheel`` also turns sdist-only packages into wheels), and the
+build installs from there with ``--no-index`` and no network. The Dockerfile is two-stage, so the
+wheelhouse never reaches the final image.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._exceptions import EnvBuildError
+from harness.docker._client import ImageBuildError, ImageRef, find_image
+from harness.docker._plan import ImagePlan
+
+if TYPE_CHECKING:
+    import docker
+
+Say = Callable[[str], None]
+_STEP = re.compile(r"^Step \d+/\d+ : ")
+_WHEEL_TIMEOUT_S = 3600
+_TAIL_LINES = 25
+# Build output worth showing live; everything goes to the build log.
+_NOTEWORTHY = ("Successfully installed", "applying ", "ERROR", "error:")
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    image: ImageRef
+    seconds: float
+    size_bytes: int
+    log_path: Path
+
+
+def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path, say: Say,
+                verbose: bool = False) -> BuildResult:
+    """Build ``plan.tag``; :class:`ImageBuildError` (failing step + log tail) when it cannot."""
+    started = time.perf_counter()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(f"# repro-matrix image build {plan.tag}\n# base {plan.base}\n"
+                        f"# requires {' '.join(plan.requirements)}\n")
+    with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
+        context = make_context(plan, Path(scratch), log_path, say)
+        say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()})")
+        stage_ids = _stream_build(client, plan, context, log_path, say, verbose)
+    _drop_build_stage(client, stage_ids)
+    image = find_image(client, plan.tag)
+    if image is None:
+        raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
+    size = int(client.images.get(plan.tag).attrs.get("Size", 0))
+    return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path)
+
+
+def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Path:
+    """A copy of the image folder with ``wheels/`` (wheelhouse mode) and ``patches/`` filled in."""
+    context = scratch / "context"
+    shutil.copytree(plan.image_dir, context, ignore=shutil.ignore_patterns("*.whl", "*.diff"))
+    (context / "wheels").mkdir(exist_ok=True)
+    patches = context / "patches"
+    patches.mkdir(exist_ok=True)
+    for index, patch in enumerate(plan.patches):
+        shutil.copyfile(patch.path, patches / f"{index:02d}-{patch.path.name}")
+    if plan.settings.pip_source == "wheelhouse":
+        fill_wheelhouse(plan, context / "wheels", log_path, say)
+    return context
+
+
+def fill_wheelhouse(plan: ImagePlan, wheels: Path, log_path: Path, say: Say) -> None:
+    python = host_python(plan.python)
+    say(f"resolving {len(plan.requirements)} requirement(s) into a wheelhouse with the host's pip")
+    argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar", "off",
+            "--disable-pip-version-check", *plan.requirements]
+    with log_path.open("a") as log:
+        log.write(f"$ {' '.join(argv)}\n")
+        log.flush()
+        try:
+            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=_WHEEL_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise ImageBuildError(f"pip wheel did not finish in {_WHEEL_TIMEOUT_S}s", log_path) from None
+    if proc.returncode != 0:
+        raise ImageBuildError(f"the host's pip could not resolve {' '.join(plan.requirements)} into wheels "
+                              f"(exit {proc.returncode}):\n{log_tail(log_path)}", log_path)
+    count = sum(1 for _ in wheels.glob("*.whl"))
+    size = sum(p.stat().st_size for p in wheels.glob("*.whl"))
+    say(f"wheelhouse: {count} wheels, {size / 1e6:.0f} MB")
+
+
+def host_python(version: str) -> str:
+    """An interpreter of the image's Python version, so pip picks wheels the image can install."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if not found:
+        raise EnvBuildError(f"the wheelhouse for a Python {version} image needs python{version} on this host "
+                            "(or set REPRO_DOCKER_PIP_SOURCE=index to let pip run inside the build)")
+    return found
+
+
+def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, log_path: Path, say: Say,
+                  verbose: bool) -> list[str]:
+    """Run the build, copy its output to the log, say the steps; return the ids of finished stages."""
+    from docker.errors import APIError
+    from requests.exceptions import RequestException
+
+    stage_ids: list[str] = []
+    step = ""
+    with log_path.open("a", encoding="utf-8") as log:
+        try:
+            chunks = client.api.build(
+                path=str(context), dockerfile=plan.dockerfile.name, tag=plan.tag, buildargs=plan.build_args(),
+                labels=plan.labels(), network_mode=plan.settings.network(), rm=True, forcerm=True, decode=True)
+            for chunk in chunks:
+                step = _handle_chunk(chunk, log, step, stage_ids, say, verbose)
+        except _BuildStepFailed as failed:
+            raise ImageBuildError(_failure(plan, failed.step, failed.message, log_path), log_path) from None
+        except (APIError, RequestException) as error:
+            message = str(getattr(error, "explanation", None) or error)
+            log.write(f"\nERROR {message}\n")
+            raise ImageBuildError(_failure(plan, step or "(before the first step)", message, log_path),
+                                  log_path) from None
+    return stage_ids
+
+
+def _handle_chunk(chunk: dict[str, Any], log: Any, step: str, stage_ids: list[str], say: Say,
+                  verbose: bool) -> str:
+    if "stream" in chunk:
+        text = str(chunk["stream"])
+        log.write(text)
+        for line in text.splitlines():
+            if _STEP.match(line):
+                step = line
+                say(line)
+            elif verbose or line.strip().startswith(_NOTEWORTHY):
+                say(f"  {line.strip()}")
+    elif "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
+        stage_ids.append(str(chunk["aux"]["ID"]))
+    elif "error" in chunk:
+        message = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
+        log.write(f"\nERROR {message}\n")
+        log.flush()
+        raise _BuildStepFailed(step or "(before the first step)", message)
+    return step
+
+
+class _BuildStepFailed(Exception):
+    def __init__(self, step: str, message: str) -> None:
+        super().__init__(message)
+        self.step = step
+        self.message = message
+
+
+def _failure(plan: ImagePlan, step: str, message: str, log_path: Path) -> str:
+    hint = ""
+    if "registry-1.docker.io" in message or "pull access denied" in message or "no such host" in message:
+        variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
+        hint = (f"\n  the base image {plan.base} is not in the local store and cannot be pulled; build one with "
+                f"scripts/docker-setup.sh and set {variable}=localbase/python:3.11 (or pass --base)")
+    return (f"building {plan.tag} failed at {step.strip()}\n  {message.strip()}{hint}\n"
+            f"--- last lines of the build log ---\n{log_tail(log_path)}")
+
+
+def log_tail(path: Path, lines: int = _TAIL_LINES) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(line for line in text.splitlines()[-lines:])
+
+
+def _drop_build_stage(client: docker.DockerClient, stage_ids: list[str]) -> None:
+    """Remove the untagged stage that held the wheelhouse (a legacy-builder leftover of ~1 GB)."""
+    from docker.errors import APIError
+
+    for stage in stage_ids[:-1]:
+        image = client.images.get(stage)
+        if (image.labels or {}).get("repro-matrix.stage") == "build" and not image.tags:
+            try:
+                client.images.remove(stage)
+            except APIError:
+                continue

@@ -1,0 +1,136 @@
+"""``python -m harness images`` (``nox -s images``): list or build the docker backend's images.
+
+Exit codes: 0 every selected image present or built, 1 a build failed (the others still ran),
+2 bad input or no Docker daemon, 3 empty selection, 130 interrupted (the harness CLI's codes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from harness._backend import REPO_ROOT
+from harness._cases import LANES, Case, load_cases
+from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError, UsageError
+from harness._plan import Selection, select_cases
+from harness.docker._backend import image_log_dir
+from harness.docker._build import build_image
+from harness.docker._catalog import CatalogEntry, catalog, flavours_for_lanes
+from harness.docker._client import connect, find_image
+from harness.docker._plan import ImageSettings
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def add_images_parser(commands: Any) -> argparse.ArgumentParser:
+    """Register ``images`` on the harness's subcommand parser; the handler is ``args.handler``."""
+    parser = commands.add_parser(
+        "images", help="build the docker backend's images (nox -s images)",
+        description="Build one image per distinct environment of the selected cases (missing ones only, "
+                    "unless --rebuild). Tags are content hashes, so unchanged environments are never rebuilt.")
+    parser.add_argument("--case", action="append", default=[], metavar="ID", help="only this case (repeatable)")
+    parser.add_argument("--lane", action="append", default=[], choices=LANES,
+                        help="cpu / cuda-sim: the CPU image (default); cuda: the CUDA image (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the images and whether they are built")
+    parser.add_argument("--base", metavar="IMAGE",
+                        help="base image (default: $REPRO_DOCKER_BASE / $REPRO_DOCKER_CUDA_BASE, else the "
+                             "Dockerfile's public default)")
+    parser.add_argument("--pip-source", choices=("wheelhouse", "index"),
+                        help="wheelhouse (default): the host's pip resolves wheels, the build installs offline; "
+                             "index: pip inside the build uses the Dockerfile's indexes (needs network)")
+    parser.add_argument("--rebuild", action="store_true", help="build even when the tag exists")
+    parser.add_argument("--verbose", "-v", action="store_true", help="show every line of build output")
+    parser.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                        help="folder of case folders (default: cases/; repeatable)")
+    parser.set_defaults(handler=images_command)
+    return parser
+
+
+def images_command(args: argparse.Namespace, console: Console) -> int:
+    cases = _selected_cases(args, console)
+    settings = _settings(args)
+    entries = catalog(cases, flavours_for_lanes(args.lane or ["cpu"]), settings)
+    if not entries:
+        raise EmptySelectionError("the selection needs no image")
+    client = connect()
+    if args.list:
+        _print_list(console, client, entries)
+        return EXIT_OK
+    failed = [entry for index, entry in enumerate(entries)
+              if not _ensure(console, client, entry, f"[{index + 1}/{len(entries)}]", args)]
+    _print_hint(console, settings)
+    if failed:
+        console.print(f"[red]{len(failed)} of {len(entries)} image(s) failed to build[/]")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:
+    plan = entry.plan
+    users = ", ".join(f"{case}:{variant}" for case, variant in entry.users)
+    present = find_image(client, plan.tag)
+    if present is not None and not args.rebuild:
+        console.print(f"{counter} {plan.tag} present ({present.id[7:19]}) [dim]{escape(users)}[/]")
+        return True
+    console.print(f"{counter} building {plan.tag} [dim]{escape(users)}[/]")
+    log_path = image_log_dir() / f"{plan.tag.replace('/', '_').replace(':', '-')}.build.log"
+    try:
+        result = build_image(client, plan, log_path=log_path, verbose=args.verbose,
+                             say=lambda text: console.print(f"    [dim]{escape(text)}[/]"))
+    except EnvBuildError as error:
+        console.print(f"[red]error:[/] {escape(str(error))}")
+        return False
+    console.print(f"{counter} [green]built[/] {plan.tag} in {result.seconds:.0f}s, "
+                  f"{result.size_bytes / 1e9:.2f} GB (log: {result.log_path})")
+    return True
+
+
+def _selected_cases(args: argparse.Namespace, console: Console) -> list[Case]:
+    roots = tuple(p.resolve() for p in args.cases_dir) or (REPO_ROOT / "cases",)
+    missing = [str(p) for p in roots if not p.is_dir()]
+    if missing:
+        raise UsageError(f"cases folder not found: {', '.join(missing)}")
+    loaded = load_cases(roots)
+    broken = [error.path.parent.name for error in loaded.errors]
+    for error in loaded.errors:
+        console.print(f"[red]error:[/] case file error (its images are skipped): {escape(str(error))}")
+    if args.case and all(name in broken for name in args.case):
+        raise CaseFileError(loaded.errors[0].path, "the selected case file is invalid (see above)",
+                            fix="fix the case file, then run again")
+    return select_cases(loaded.cases, Selection(cases=tuple(args.case)), broken)
+
+
+def _settings(args: argparse.Namespace) -> ImageSettings:
+    settings = ImageSettings.from_env()
+    changes: dict[str, Any] = {}
+    if args.base:
+        changes.update(cpu_base=args.base, cuda_base=args.base)
+    if args.pip_source:
+        changes["pip_source"] = args.pip_source
+    return ImageSettings(**{**settings.__dict__, **changes}) if changes else settings
+
+
+def _print_list(console: Console, client: Any, entries: Sequence[CatalogEntry]) -> None:
+    table = Table("image", "state", "size", "base", "requires", "used by", show_lines=False)
+    for entry in entries:
+        plan = entry.plan
+        found = find_image(client, plan.tag)
+        size = f"{client.images.get(plan.tag).attrs.get('Size', 0) / 1e9:.2f} GB" if found else ""
+        table.add_row(plan.tag, "[green]built[/]" if found else "[yellow]missing[/]", size, escape(plan.base),
+                      escape(" ".join(plan.requirements)),
+                      escape(", ".join(f"{c}:{v}" for c, v in entry.users)))
+    console.print(table)
+
+
+def _print_hint(console: Console, settings: ImageSettings) -> None:
+    """The run must compute the same tags: say so when this build used a base the environment does not name."""
+    if settings.cpu_base and settings.cpu_base != os.environ.get("REPRO_DOCKER_BASE"):
+        console.print(f"[dim]these images were built FROM {escape(settings.cpu_base)}; run the cases with "
+                      f"REPRO_DOCKER_BASE={escape(settings.cpu_base)} so they are found[/]")

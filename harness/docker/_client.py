@@ -1,0 +1,130 @@
+"""Talking to the Docker daemon: connecting, finding images, and the errors a user can act on."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness._exceptions import EnvBuildError, HarnessError
+
+if TYPE_CHECKING:
+    import docker
+
+    from harness.docker._plan import ImagePlan
+
+# Long enough for a quiet `pip install` step of a build; waits on containers pass their own timeout.
+API_TIMEOUT_S = 3600
+START_HINT = ("start one with 'sudo scripts/docker-setup.sh' (installs docker.io, runs "
+              "'dockerd --bridge=none --iptables=false'), or point DOCKER_HOST at a running daemon")
+_GPU_RUNTIME_ERRORS = ("could not select device driver", "nvidia-container-cli", "unknown or invalid runtime name")
+
+
+class DockerUnavailableError(HarnessError):
+    """No Docker daemon answers (or the Docker SDK is not installed)."""
+
+    def __init__(self, endpoint: str, detail: str) -> None:
+        self.endpoint = endpoint
+        self.detail = detail
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"no Docker daemon reachable at {self.endpoint} ({self.detail}); {START_HINT}"
+
+
+class ImageMissingError(EnvBuildError):
+    """The environment's image has not been built (or was built from another base)."""
+
+
+class ImageBuildError(EnvBuildError):
+    """``docker build`` failed; the message names the failing step and ends with the log tail."""
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """What the results record about the image a cell ran in."""
+
+    tag: str
+    id: str
+    digest: str | None
+
+    def serialize(self) -> dict[str, str]:
+        return {"tag": self.tag, "id": self.id, "digest": self.digest or ""}
+
+
+def endpoint() -> str:
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def connect(timeout: int = API_TIMEOUT_S) -> docker.DockerClient:
+    """A client whose daemon answered a ping; :class:`DockerUnavailableError` otherwise."""
+    try:
+        import docker
+        from docker.errors import DockerException
+    except ImportError:
+        raise DockerUnavailableError(endpoint(), "the Docker SDK for Python is not installed: "
+                                     "pip install 'repro-matrix[docker]' or pip install docker") from None
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except DockerException as error:
+        raise DockerUnavailableError(endpoint(), _short(error)) from None
+    return client
+
+
+def find_image(client: docker.DockerClient, tag: str) -> ImageRef | None:
+    from docker.errors import ImageNotFound
+
+    try:
+        image = client.images.get(tag)
+    except ImageNotFound:
+        return None
+    digests = image.attrs.get("RepoDigests") or []
+    return ImageRef(tag=tag, id=image.id, digest=digests[0] if digests else None)
+
+
+def require_image(client: docker.DockerClient, plan: ImagePlan, cases: Sequence[str] = ()) -> ImageRef:
+    found = find_image(client, plan.tag)
+    if found is not None:
+        return found
+    raise ImageMissingError(missing_image_message(client, plan, cases))
+
+
+def missing_image_message(client: docker.DockerClient, plan: ImagePlan, cases: Sequence[str]) -> str:
+    lane = " --lane cuda" if plan.flavour == "cuda" else ""
+    selection = "".join(f" --case {c}" for c in cases)
+    text = (f"image {plan.tag} ({plan.flavour}: {' '.join(plan.requirements)}) is not built; "
+            f"build it with: nox -s images --{selection or ' --case <id>'}{lane}")
+    others = [_base_of(i) for i in client.images.list(filters={"label": f"repro-matrix.recipe={plan.recipe_hash}"})]
+    if others:
+        variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
+        text += (f" (an image with these pins exists, built FROM {', '.join(sorted(set(others)))}; "
+                 f"this run expects FROM {plan.base}: set {variable} to the base it was built from)")
+    return text
+
+
+def is_gpu_runtime_error(error: BaseException) -> bool:
+    text = str(error).lower()
+    return any(marker in text for marker in _GPU_RUNTIME_ERRORS)
+
+
+def gpu_runtime_reason(error: BaseException) -> str:
+    return (f"the Docker daemon cannot give containers a GPU ({_short(error)}); install the NVIDIA "
+            "Container Toolkit on the host and restart dockerd")
+
+
+def gpu_device_requests() -> list[Any]:
+    """``docker run --gpus all``: every GPU, with the capabilities CUDA programs need."""
+    from docker.types import DeviceRequest
+
+    return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+
+
+def _base_of(image: Any) -> str:
+    return str((image.labels or {}).get("repro-matrix.base", "?"))
+
+
+def _short(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:297] + "..."

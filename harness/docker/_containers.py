@@ -1,0 +1,243 @@
+"""Run one container to completion with a timeout, and make sure no container outlives the run.
+
+Every container this process creates is labelled (``repro-matrix.run``, ``.pid``, ``.host``) and
+tracked until it is removed: on a normal exit, on a timeout (killed, then removed), on Ctrl-C
+(:meth:`ContainerRunner.cancel` kills and removes every tracked one) and at interpreter exit. A run
+that was killed outright (SIGKILL) leaves its containers behind; :func:`remove_leftovers` sweeps them
+at the start of the next run, using the labels.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._process import _BoundedLog
+from harness.docker._client import gpu_device_requests, is_gpu_runtime_error
+
+if TYPE_CHECKING:
+    import docker
+    from docker.models.containers import Container
+
+RUN_LABEL = "repro-matrix.run"
+_REMOVE_GRACE_S = 30
+
+
+@dataclass(frozen=True)
+class Bind:
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str
+    command: Sequence[str]
+    binds: Sequence[Bind] = ()
+    working_dir: str = "/"
+    environment: Mapping[str, str] = field(default_factory=dict)
+    memory_bytes: int = 4 * 1024**3
+    pids_limit: int = 2048
+    gpu: bool = False
+    name_hint: str = ""
+
+
+@dataclass(frozen=True)
+class ContainerExit:
+    exit_code: int | None
+    oom_killed: bool
+    timed_out: bool
+    interrupted: bool
+    duration_s: float
+    dropped_bytes: int
+
+
+class GpuUnavailableError(Exception):
+    """The daemon refused the GPU device request (no NVIDIA runtime); the container was removed."""
+
+
+def new_run_id() -> str:
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
+
+
+class ContainerRunner:
+    """Creates, waits for and removes containers; tracks the live ones for :meth:`cancel`."""
+
+    def __init__(self, client: docker.DockerClient, run_id: str | None = None) -> None:
+        self.client = client
+        self.run_id = run_id or new_run_id()
+        self._live: dict[str, Container] = {}
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._counter = 0
+        atexit.register(self.remove_all)
+
+    def run(self, spec: ContainerSpec, *, timeout: float, log_path: Path) -> ContainerExit:
+        from docker.errors import APIError
+
+        container = self._create(spec)
+        try:
+            try:
+                container.start()
+            except APIError as error:
+                if spec.gpu and is_gpu_runtime_error(error):
+                    raise GpuUnavailableError(str(error)) from None
+                raise
+            return self._follow(container, timeout, log_path)
+        finally:
+            self._remove(container)
+
+    def cancel(self) -> None:
+        """Stop everything now (Ctrl-C): running cells end as ``interrupted``."""
+        self._cancelled.set()
+        self.remove_all()
+
+    def remove_all(self) -> None:
+        with self._lock:
+            live = list(self._live.values())
+        for container in live:
+            self._remove(container)
+
+    # -- internals --------------------------------------------------------------------------------
+    def _create(self, spec: ContainerSpec) -> Container:
+        from docker.types import Mount
+
+        with self._lock:
+            self._counter += 1
+            name = f"repro-matrix-{self.run_id}-{self._counter}"
+        mounts = [Mount(target=b.target, source=str(b.source), type="bind", read_only=b.read_only)
+                  for b in spec.binds]
+        container = self.client.containers.create(
+            spec.image, list(spec.command), name=name, labels=self._labels(spec), mounts=mounts,
+            working_dir=spec.working_dir, environment=dict(spec.environment), network_mode="none",
+            mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes, pids_limit=spec.pids_limit,
+            shm_size="1g", read_only=True, tmpfs={"/tmp": f"rw,exec,size={spec.memory_bytes}"},
+            user=f"{os.getuid()}:{os.getgid()}", init=True, stdin_open=False, tty=False,
+            device_requests=gpu_device_requests() if spec.gpu else None,
+        )
+        with self._lock:
+            self._live[container.id] = container
+        return container
+
+    def _labels(self, spec: ContainerSpec) -> dict[str, str]:
+        return {RUN_LABEL: self.run_id, "repro-matrix.pid": str(os.getpid()),
+                "repro-matrix.host": socket.gethostname(), "repro-matrix.cell": spec.name_hint}
+
+    def _follow(self, container: Container, timeout: float, log_path: Path) -> ContainerExit:
+        from docker.errors import APIError
+        from requests.exceptions import RequestException
+
+        started = time.perf_counter()
+        log = _BoundedLog(log_path)
+        pump = threading.Thread(target=_pump_logs, args=(container, log), daemon=True)
+        pump.start()
+        timed_out = False
+        try:
+            status = container.wait(timeout=max(1.0, timeout))
+        except (RequestException, APIError):  # the wait timed out, or cancel() removed the container
+            timed_out = not self._cancelled.is_set()
+            _kill(container)
+            status = _wait_quietly(container)
+        duration = time.perf_counter() - started
+        pump.join(timeout=10)
+        log.close()
+        state = _state(container)
+        code = status.get("StatusCode") if status else state.get("ExitCode")
+        return ContainerExit(exit_code=code, oom_killed=bool(state.get("OOMKilled")), timed_out=timed_out,
+                             interrupted=self._cancelled.is_set(), duration_s=duration, dropped_bytes=log.dropped)
+
+    def _remove(self, container: Container) -> None:
+        from docker.errors import APIError, NotFound
+
+        with contextlib.suppress(NotFound):
+            try:
+                container.remove(force=True)
+            except APIError as error:
+                # "removal already in progress" from a concurrent cancel(): wait for it to finish.
+                if "in progress" not in str(error):
+                    raise
+                _wait_gone(container)
+        with self._lock:
+            self._live.pop(container.id, None)
+
+
+def _pump_logs(container: Container, log: _BoundedLog) -> None:
+    with contextlib.suppress(Exception):  # a removed container ends the stream with an error
+        for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
+            log.feed(chunk)
+
+
+def _kill(container: Container) -> None:
+    from docker.errors import APIError
+
+    with contextlib.suppress(APIError):
+        container.kill()
+
+
+def _wait_quietly(container: Container) -> dict[str, Any] | None:
+    from docker.errors import APIError
+    from requests.exceptions import RequestException
+
+    try:
+        return dict(container.wait(timeout=_REMOVE_GRACE_S))
+    except (APIError, RequestException):
+        return None
+
+
+def _wait_gone(container: Container) -> None:
+    from docker.errors import NotFound
+
+    deadline = time.monotonic() + _REMOVE_GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            container.reload()
+        except NotFound:
+            return
+        time.sleep(0.2)
+
+
+def _state(container: Container) -> dict[str, Any]:
+    from docker.errors import APIError
+
+    try:
+        container.reload()
+    except APIError:
+        return {}
+    return dict(container.attrs.get("State") or {})
+
+
+def remove_leftovers(client: docker.DockerClient, *, run_id: str | None = None) -> list[str]:
+    """Remove repro-matrix containers of runs that are gone (their process died) or of ``run_id``."""
+    host = socket.gethostname()
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}):
+        labels = container.labels or {}
+        mine = run_id is not None and labels.get(RUN_LABEL) == run_id
+        orphan = labels.get("repro-matrix.host") == host and not _alive(labels.get("repro-matrix.pid", ""))
+        if mine or orphan:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+                removed.append(container.name)
+    return removed
+
+
+def _alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

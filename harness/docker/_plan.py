@@ -1,0 +1,172 @@
+"""Which image an environment needs: flavour, build args, labels and a content-hash tag.
+
+One image per distinct environment and flavour: cells whose variants share pins and patches share
+the image, whatever case they belong to. The tag is a hash of everything that changes what gets
+built (the Dockerfile text, the requirements, the patches, the base image, the Python version), so
+an image is rebuilt only when one of those changed. Nothing here talks to Docker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from harness._backend import REPO_ROOT, EnvSpec
+from harness._cases import PatchFile
+from harness._exceptions import UsageError
+
+Flavour = Literal["cpu", "cuda"]
+PipSource = Literal["wheelhouse", "index"]
+FLAVOUR_FILES: dict[Flavour, str] = {"cpu": "Dockerfile", "cuda": "Dockerfile.cuda"}
+DEFAULT_IMAGE_DIR = "images/torch"
+LABEL = "repro-matrix"
+# Inside the build, the host-made wheelhouse is the only package source.
+WHEELHOUSE_PIP_SOURCE = "--no-index --find-links /wheels"
+
+
+@dataclass(frozen=True)
+class ImageSettings:
+    """Choices that are per host rather than per case (environment variables, or ``images`` options)."""
+
+    cpu_base: str | None = None
+    cuda_base: str | None = None
+    pip_source: PipSource = "wheelhouse"
+    index_args: str | None = None
+    build_network: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ImageSettings:
+        env = os.environ if environ is None else environ
+        source = env.get("REPRO_DOCKER_PIP_SOURCE", "wheelhouse")
+        if source not in ("wheelhouse", "index"):
+            raise UsageError(f"REPRO_DOCKER_PIP_SOURCE={source!r}: expected 'wheelhouse' or 'index'")
+        return cls(cpu_base=env.get("REPRO_DOCKER_BASE") or None,
+                   cuda_base=env.get("REPRO_DOCKER_CUDA_BASE") or None,
+                   pip_source=source,  # type: ignore[arg-type]
+                   index_args=env.get("REPRO_DOCKER_PIP_ARGS") or None,
+                   build_network=env.get("REPRO_DOCKER_BUILD_NETWORK") or None)
+
+    def base_for(self, flavour: Flavour) -> str | None:
+        return self.cpu_base if flavour == "cpu" else self.cuda_base
+
+    def network(self) -> str:
+        """The build's network: none when the wheelhouse is the only source, else as configured."""
+        if self.build_network:
+            return self.build_network
+        return "none" if self.pip_source == "wheelhouse" else "host"
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    """Everything needed to build (or find) one image."""
+
+    flavour: Flavour
+    image_dir: Path
+    dockerfile: Path
+    python: str
+    requirements: tuple[str, ...]
+    patches: tuple[PatchFile, ...]
+    base: str
+    settings: ImageSettings = field(default_factory=ImageSettings)
+
+    @property
+    def repository(self) -> str:
+        return f"{LABEL}/{self.image_dir.name}-{self.flavour}"
+
+    @property
+    def recipe_hash(self) -> str:
+        """Hash of what is installed and how, without the base image."""
+        payload = {"dockerfile": _sha256(self.dockerfile.read_bytes()), "flavour": self.flavour,
+                   "python": self.python, "requirements": sorted(self.requirements, key=str.lower),
+                   "patches": [p.sha256 for p in self.patches]}
+        return _digest(payload)
+
+    @property
+    def tag(self) -> str:
+        return f"{self.repository}:{_digest({'recipe': self.recipe_hash, 'base': self.base})[:12]}"
+
+    def build_args(self) -> dict[str, str]:
+        args = {"PYTHON_VERSION": self.python, "REQUIREMENTS": " ".join(self.requirements)}
+        if self.base != default_base(self.dockerfile):
+            args["BASE_IMAGE"] = self.base
+        if self.settings.pip_source == "wheelhouse":
+            args["PIP_SOURCE"] = WHEELHOUSE_PIP_SOURCE
+        elif self.settings.index_args:
+            args["PIP_SOURCE"] = self.settings.index_args
+        return args
+
+    def labels(self) -> dict[str, str]:
+        return {
+            f"{LABEL}.recipe": self.recipe_hash,
+            f"{LABEL}.flavour": self.flavour,
+            f"{LABEL}.image-dir": _display(self.image_dir),
+            f"{LABEL}.base": self.base,
+            f"{LABEL}.python": self.python,
+            f"{LABEL}.requires": json.dumps(list(self.requirements)),
+            f"{LABEL}.patches": json.dumps([{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]),
+            f"{LABEL}.pip-source": self.settings.pip_source,
+            f"{LABEL}.dockerfile-sha256": _sha256(self.dockerfile.read_bytes()),
+        }
+
+
+def plan_image(spec: EnvSpec, flavour: Flavour, *, image_dir: str | Path = DEFAULT_IMAGE_DIR,
+               settings: ImageSettings | None = None, repo_root: Path = REPO_ROOT) -> ImagePlan:
+    settings = settings or ImageSettings()
+    folder = Path(image_dir) if Path(image_dir).is_absolute() else repo_root / image_dir
+    dockerfile = folder / FLAVOUR_FILES[flavour]
+    if not dockerfile.is_file():
+        raise UsageError(f"image folder {_display(folder)} has no {FLAVOUR_FILES[flavour]} "
+                         f"(needed for the {flavour} image)")
+    return ImagePlan(flavour=flavour, image_dir=folder, dockerfile=dockerfile, python=spec.python,
+                     requirements=normalise_requirements(spec.requires, spec.python), patches=spec.patches,
+                     base=settings.base_for(flavour) or default_base(dockerfile), settings=settings)
+
+
+def normalise_requirements(requires: Sequence[str], python: str) -> tuple[str, ...]:
+    """Whitespace-free requirement strings for the REQUIREMENTS build arg.
+
+    Markers are decided here, for the image's Python, so none reach the shell inside the build.
+    """
+    environment = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0"}
+    kept: dict[str, str] = {}
+    for text in requires:
+        requirement = Requirement(text)
+        if requirement.marker is not None:
+            if not requirement.marker.evaluate(environment):
+                continue
+            requirement.marker = None
+        kept[canonicalize_name(requirement.name)] = str(requirement).replace(" ", "")
+    return tuple(sorted(kept.values(), key=str.lower))
+
+
+def default_base(dockerfile: Path) -> str:
+    """The ``ARG BASE_IMAGE=...`` default of a Dockerfile (what an online build starts from)."""
+    for line in dockerfile.read_text(encoding="utf-8").splitlines():
+        name, _, value = line.strip().removeprefix("ARG ").partition("=")
+        if line.strip().startswith("ARG ") and name.strip() == "BASE_IMAGE" and value:
+            return value.strip().strip('"')
+    raise UsageError(f"{_display(dockerfile)} has no 'ARG BASE_IMAGE=<default>' line")
+
+
+def _digest(payload: object) -> str:
+    return _sha256(json.dumps(payload, sort_keys=True).encode())
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
