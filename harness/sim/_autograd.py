@@ -1,0 +1,84 @@
+"""Gradients land on their input's device, as the real autograd engine guarantees.
+
+Autograd formulas run on real CPU tensors, so an op that legitimately mixed devices in the
+forward pass (``x.to("cuda")``, ``cuda_t.copy_(cpu_t)``, ``cuda_t * cpu_scalar``) would get
+its gradients placed by the propagation rules instead of by the forward input's device. Real
+CUDA's engine (``validate_outputs`` in torch/csrc/autograd/engine.cpp) moves a 0-dim gradient to
+the input's device and the formulas produce the right device for the rest. The simulation
+reproduces the result with a post-hook on such nodes that re-places each gradient on the device
+its forward input had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from harness.sim._placement import device_of, place
+
+_HOOKED = "cuda_sim_device_hook"
+
+
+def fix_devices(result: object, args: Sequence[object], kwargs: dict[str, object]) -> None:
+    """After a torch function that mixed devices: hook the autograd nodes it produced."""
+    if not torch.is_grad_enabled():
+        return
+    with torch._C.DisableTorchFunction():
+        inputs = [(t, device_of(t)) for t in _tensors((args, kwargs))]
+        for out in _tensors(result):
+            if out.grad_fn is not None:
+                hook_node(out.grad_fn, inputs)
+
+
+def _tensors(value: object) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            found.append(item)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
+def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, torch.device]]) -> None:
+    metadata = node.metadata
+    if metadata.get(_HOOKED):
+        return
+    expected: list[torch.device | None] = []
+    for edge, _ in node.next_functions:
+        expected.append(_input_device(edge, inputs))
+    if all(device is None for device in expected):
+        return
+    metadata[_HOOKED] = True
+    node.register_hook(_make_hook(expected))
+
+
+def _input_device(edge: object, inputs: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
+    if edge is None:
+        return None
+    variable = getattr(edge, "variable", None)
+    for tensor, device in inputs:
+        if tensor is variable or (variable is None and tensor.grad_fn is edge):
+            return device
+    return None
+
+
+def _make_hook(expected: list[torch.device | None]):  # noqa: ANN202
+    def hook(grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: object) -> tuple[object, ...] | None:
+        with torch._C.DisableTorchFunction():
+            fixed = list(grad_inputs)
+            changed = False
+            for i, (grad, device) in enumerate(zip(grad_inputs, expected, strict=False)):
+                if grad is not None and device is not None and device_of(grad) != device:
+                    copy = grad.clone()
+                    place(copy, device)
+                    fixed[i] = copy
+                    changed = True
+            return tuple(fixed) if changed else None
+
+    return hook

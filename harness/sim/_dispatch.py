@@ -1,0 +1,149 @@
+"""The TorchDispatchMode: device checks and device propagation for every ATen operator.
+
+It sees each operator after autograd, including the ones C++ issues (autograd formulas in the
+backward pass, composite kernels), so placement survives code no Python mode can see. The
+values are computed by the real CPU kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+
+from harness.sim import _rng
+from harness.sim._placement import CPU, device_of, is_guess, place, place_guess, storage_of
+from harness.sim._rules import Decompose, Operand, operands, resolve
+from harness.sim._state import local
+
+_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+class DeviceMode(TorchDispatchMode):
+    """Checks that an operator's tensors may meet, runs it on the CPU, and places its fresh
+    outputs on the device the operator ran on."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        kwargs = kwargs or {}
+        with torch._C.DisableTorchFunction():
+            return self._run(func, args, kwargs)
+
+    def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
+        ops = operands(func, args, kwargs)
+        if ops:
+            device = _op_device(func, args, kwargs, ops)
+            if device is None:
+                return self._decompose(func, args, kwargs)
+            guess = False
+        else:
+            device, guess = _tensorless_device()
+        if local.explicit is not None:
+            device, guess = local.explicit, False
+        kwargs = _with_generator(func, kwargs, device)
+        result = func(*args, **kwargs)
+        if device.type == "cuda":
+            _place_outputs(result, device, [op.tensor for op in ops], guess)
+        return result
+
+    def _decompose(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
+        # the composite kernel's inner ops come back through this mode and get real CUDA's checks
+        _push_mode(self)
+        try:
+            return func.redispatch(_CPU_KEYS, *args, **kwargs)
+        finally:
+            _pop_mode()
+
+
+def _op_device(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+               ops: list[Operand]) -> torch.device | None:
+    first = ops[0].device
+    if all(op.device == first for op in ops):
+        local.last = first
+        return first
+    _adopt_guesses(ops)
+    try:
+        device = resolve(func, args, kwargs, ops)
+    except Decompose:
+        return None
+    local.last = device
+    if local.mixed is not None and torch.is_grad_enabled():
+        local.mixed.append(([op.device for op in ops], [op.tensor for op in ops]))
+    return device
+
+
+def _adopt_guesses(ops: list[Operand]) -> None:
+    """A tensor C++ created with a meaningless device takes the device of the known tensors it
+    first meets (where real CUDA code would have created it from their options)."""
+    known = [op for op in ops if not is_guess(op.tensor)]
+    if len(known) == len(ops) or not known:
+        return
+    device = next((op.device for op in known if op.device != CPU), CPU)
+    for op in ops:
+        if op not in known and op.device != device:
+            place(op.tensor, device)
+            op.device = device
+
+
+def _tensorless_device() -> tuple[torch.device, bool]:
+    call = local.call
+    if call is not None:
+        return _first_cuda(call), False
+    return local.last, True
+
+
+def _first_cuda(values: object) -> torch.device:
+    stack = [values]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, torch.Tensor):
+            device = device_of(value)
+            if device != CPU:
+                return device
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+    return CPU
+
+
+def _with_generator(func: torch._ops.OpOverload, kwargs: dict[str, object],
+                    device: torch.device) -> dict[str, object]:
+    if not _has_generator(func):
+        return kwargs
+    if kwargs.get("generator") is not None or device.type != "cuda":
+        return kwargs
+    return {**kwargs, "generator": _rng.default_generator()}
+
+
+_GENERATOR_OPS: dict[torch._ops.OpOverload, bool] = {}
+
+
+def _has_generator(func: torch._ops.OpOverload) -> bool:
+    found = _GENERATOR_OPS.get(func)
+    if found is None:
+        found = any(arg.name == "generator" and arg.kwarg_only for arg in func._schema.arguments)
+        _GENERATOR_OPS[func] = found
+    return found
+
+
+def _place_outputs(result: object, device: torch.device, inputs: list[torch.Tensor], guess: bool) -> None:
+    if isinstance(result, torch.Tensor):
+        _place_one(result, device, inputs, guess)
+    elif isinstance(result, (list, tuple)):
+        for item in result:
+            _place_outputs(item, device, inputs, guess)
+
+
+def _place_one(t: torch.Tensor, device: torch.device, inputs: list[torch.Tensor], guess: bool) -> None:
+    if not t.is_cpu:
+        return
+    storage = storage_of(t)
+    if storage is None or hasattr(storage, "_cuda_sim_device"):
+        return
+    if any(storage is storage_of(i) for i in inputs):
+        return  # an alias of a CPU input keeps that input's placement
+    if guess:
+        place_guess(t, device)
+    else:
+        place(t, device)

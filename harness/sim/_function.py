@@ -1,0 +1,254 @@
+"""The TorchFunctionMode: the placement API as user code sees it.
+
+It answers ``.device`` / ``.is_cuda`` from the simulated placement, implements ``.to`` /
+``.cuda()`` / ``.cpu()`` / ``device=`` on factories over CPU values, and refuses what a CUDA
+tensor refuses (``.numpy()``, pinning). Every other torch function runs with the mode
+re-entered (``redispatch_function``), so torch functions written in Python, ``backward()`` and
+the hooks it runs stay inside the simulation.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from harness.sim import _autograd, _rng
+from harness.sim._errors import NotSimulatedError
+from harness.sim._placement import (
+    CPU,
+    cuda_device,
+    device_of,
+    is_pinned,
+    mark_pinned,
+    parse_device,
+    place,
+    real_device,
+    storage_of,
+)
+from harness.sim._state import local
+
+_Base = torch._C.TensorBase
+_redispatch = getattr(torch.overrides, "redispatch_function", None)
+_PYTHON_FUNCS = (types.FunctionType, types.MethodType)
+
+
+class PlacementMode(TorchFunctionMode):
+    def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        kwargs = kwargs or {}
+        getter = _GETTERS.get(getattr(func, "__self__", None)) if type(func) is _MethodWrapper else None
+        if getter is not None:
+            return getter(args[0])
+        handler = _METHODS.get(func)
+        if handler is not None:
+            return handler(self, args, kwargs)
+        if isinstance(func, _PYTHON_FUNCS):
+            return self.call(func, types_, args, kwargs, builtin=False)
+        if kwargs.get("generator") is not None:
+            _check_generator(args, kwargs)
+        if kwargs.get("device") is not None:
+            return self._explicit(func, types_, args, kwargs)
+        return self.call(func, types_, args, kwargs, builtin=True)
+
+    def call(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+             kwargs: dict[str, object], builtin: bool) -> Any:
+        saved = local.call, local.mixed
+        local.call, local.mixed = ((args, kwargs), []) if builtin else (None, None)
+        try:
+            if builtin or _redispatch is None:
+                # C++ inside a builtin cannot call torch functions; some builtins (grad-mode
+                # toggles) also ignore the skip-one-hop flag, so they are called directly
+                result = func(*args, **kwargs)
+            else:
+                with self:
+                    result = _redispatch(func, types_, args, kwargs)
+            mixed = local.mixed
+        finally:
+            local.call, local.mixed = saved
+        if mixed:
+            _autograd.fix_devices(result, args, kwargs)
+        return result
+
+    def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+                  kwargs: dict[str, object]) -> Any:
+        target = parse_device(kwargs["device"])
+        kwargs = {**kwargs, "device": real_device(target)}
+        pinned = bool(kwargs.get("pin_memory"))
+        if pinned:
+            kwargs["pin_memory"] = False
+        saved = local.explicit
+        local.explicit = target
+        try:
+            result = self.call(func, types_, args, kwargs, builtin=True)
+        finally:
+            local.explicit = saved
+        if isinstance(result, torch.Tensor):
+            sources = [a for a in args if isinstance(a, torch.Tensor) and _shares(a, result)]
+            if not sources:
+                place(result, target)  # fresh: C++ may have built it from a temporary first
+            elif device_of(sources[0]) != target:
+                result = move(result, target)  # as_tensor(t, device=d) copies when t is elsewhere
+            if pinned:
+                mark_pinned(result)
+        return result
+
+
+_MethodWrapper = type(torch.Tensor.device.__get__)
+
+
+def _check_generator(args: Sequence[object], kwargs: dict[str, object]) -> None:
+    # checked here: the dispatcher hands TorchDispatchMode a fresh Generator wrapper that no
+    # longer carries the simulated device
+    if kwargs.get("device") is not None:
+        target = parse_device(kwargs["device"])
+    else:
+        target = next((device_of(a) for a in args if isinstance(a, torch.Tensor)), CPU)
+    _rng.check_generator(kwargs["generator"], target)
+
+
+def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return storage_of(a) is storage_of(b)
+
+
+def move(t: torch.Tensor, target: torch.device, dtype: torch.dtype | None = None, non_blocking: bool = False,
+         copy: bool = False, memory_format: torch.memory_format = torch.preserve_format) -> torch.Tensor:
+    """``t.to(target, dtype)`` as CUDA does it: a fresh tensor when the device changes."""
+    source = device_of(t)
+    if target == source:
+        return _Base.to(t, dtype=dtype, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    saved = local.explicit
+    local.explicit = target
+    try:
+        out = _Base.to(t, device=real_device(target), dtype=dtype, copy=True, memory_format=memory_format)
+    finally:
+        local.explicit = saved
+    place(out, target)
+    if out.grad_fn is not None:
+        _autograd.hook_node(out.grad_fn, [(t, source)])
+    return out
+
+
+def _split_to_args(args: Sequence[object], kwargs: dict[str, object]) -> tuple[object, dict[str, object]]:
+    """Tensor.to(device?, dtype?, non_blocking, copy) / to(dtype, ...) / to(other, ...)."""
+    rest = list(args)
+    device: object = kwargs.get("device")
+    opts: dict[str, object] = {k: v for k, v in kwargs.items() if k != "device"}
+    if rest and isinstance(rest[0], torch.Tensor):
+        other = rest.pop(0)
+        device = device_of(other)
+        opts.setdefault("dtype", other.dtype)
+    elif rest and not isinstance(rest[0], torch.dtype) and rest[0] is not None and not isinstance(rest[0], bool):
+        device = rest.pop(0)
+    elif rest and rest[0] is None:
+        rest.pop(0)
+    if rest and (isinstance(rest[0], torch.dtype) or rest[0] is None):
+        opts.setdefault("dtype", rest.pop(0))
+    for name, value in zip(("non_blocking", "copy"), rest, strict=False):
+        opts[name] = value
+    return device, opts
+
+
+def _to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+    t = args[0]
+    device, opts = _split_to_args(args[1:], kwargs)
+    target = parse_device(device) if device is not None else device_of(t)  # type: ignore[arg-type]
+    return move(t, target, **opts)  # type: ignore[arg-type]
+
+
+def _cuda(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+    device = args[1] if len(args) > 1 else kwargs.get("device")
+    if device is None:
+        target = cuda_device(None)
+    else:
+        target = parse_device(device)
+        if target.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, but got: {device}")
+    return move(args[0], target, non_blocking=bool(kwargs.get("non_blocking", False)),
+                memory_format=kwargs.get("memory_format", torch.preserve_format))
+
+
+def _cpu(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+    return move(args[0], CPU, memory_format=kwargs.get("memory_format", torch.preserve_format))
+
+
+def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    t = args[0]
+    wanted = args[1] if len(args) > 1 else kwargs.get("dtype")
+    if wanted is None:
+        name = _Base.type(t)
+        return name.replace("torch.", "torch.cuda.", 1) if device_of(t).type == "cuda" else name
+    if not isinstance(wanted, str):
+        wanted = getattr(wanted, "_sim_type_name", None) or f"{wanted.__module__}.{wanted.__name__}"
+    target = CPU
+    if wanted.startswith("torch.cuda."):
+        target, wanted = cuda_device(None), wanted.replace("torch.cuda.", "torch.", 1)
+    dtype = _Base.type(torch.empty(0), wanted).dtype
+    if target == device_of(t) and dtype == t.dtype:
+        return t
+    return move(t, target, dtype=dtype, non_blocking=bool(kwargs.get("non_blocking", False)))
+
+
+def _get_device(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> int:
+    device = device_of(args[0])
+    return device.index if device.type == "cuda" else -1
+
+
+def _numpy(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    t = args[0]
+    device = device_of(t)
+    if device.type == "cuda":
+        if not kwargs.get("force"):
+            raise TypeError(f"can't convert {device} device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
+        t = move(t.detach(), CPU)
+    return _Base.numpy(t, **kwargs)
+
+
+def _pin_memory(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+    t = args[0]
+    if device_of(t).type == "cuda":
+        raise RuntimeError(f"cannot pin '{_type(mode, (t,), {})}' only dense CPU tensors can be pinned")
+    if is_pinned(t):
+        return t
+    out = t.clone()
+    mark_pinned(out)
+    return out
+
+
+def _is_pinned(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> bool:
+    return device_of(args[0]).type != "cuda" and is_pinned(args[0])
+
+
+def _record_stream(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> None:
+    if device_of(args[0]).type != "cuda":
+        _Base.record_stream(*args, **kwargs)  # raises as it does for CPU tensors on a CUDA build
+
+
+def _dlpack(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    if device_of(args[0]).type == "cuda":
+        raise NotSimulatedError("DLPack export of a cuda tensor (its memory would be host memory)")
+    return torch.Tensor.__dlpack__(*args, **kwargs)
+
+
+def _parse_to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> tuple[object, ...]:
+    device, opts = _split_to_args(args, kwargs)
+    target = parse_device(device) if device is not None else None  # type: ignore[arg-type]
+    return (target, opts.get("dtype"), bool(opts.get("non_blocking", False)), opts.get("memory_format"))
+
+
+_GETTERS: dict[object, Callable[[torch.Tensor], object]] = {
+    _Base.__dict__["device"]: device_of,
+    _Base.__dict__["is_cuda"]: lambda t: device_of(t).type == "cuda",
+    _Base.__dict__["is_cpu"]: lambda t: device_of(t).type == "cpu",
+}
+_Handler = Callable[[PlacementMode, Sequence[object], dict[str, object]], object]
+_METHODS: dict[object, _Handler] = {
+    _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.get_device: _get_device,
+    _Base.numpy: _numpy, _Base.pin_memory: _pin_memory, _Base.is_pinned: _is_pinned,
+    _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to,
+}
+if hasattr(torch.Tensor, "__dlpack__"):
+    _METHODS[torch.Tensor.__dlpack__] = _dlpack

@@ -1,0 +1,106 @@
+"""Storages and checkpoints of simulated CUDA tensors.
+
+``torch.save`` records each storage's location through the serialization registry; a tagger
+registered ahead of the CPU one records ``cuda:0`` for simulated CUDA storages, and the matching
+deserializer gives ``torch.load`` a CUDA-placed storage wherever the (mapped) location says
+``cuda``, so ``map_location`` (None, a string, a device, a dict, a callable) behaves as on a GPU
+host. Storage methods that would allocate real CUDA memory are replaced by placement changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from harness.sim._errors import NotSimulatedError
+from harness.sim._patch import Patcher
+from harness.sim._placement import CPU, CUDA, cuda_device, parse_device, storage_device, tag_storage
+
+_PRIORITY = 1
+
+
+def _tagger(storage: Any) -> str | None:
+    return "cuda:0" if storage_device(storage).type == "cuda" else None
+
+
+def _deserializer(storage: Any, location: str) -> Any:
+    if not location.startswith("cuda"):
+        return None
+    index = torch.device(location).index
+    cuda_device(index)
+    if storage_device(storage).type != "cuda":
+        tag_storage(storage, CUDA)
+    return storage
+
+
+def _real(storage: Any, name: str) -> Any:
+    return getattr(torch._C.StorageBase, name)
+
+
+def _device(self: Any) -> torch.device:
+    real = torch._C.StorageBase.device.__get__(self)
+    return real if real.type != "cpu" else storage_device(self)
+
+
+def _is_cuda(self: Any) -> bool:
+    return storage_device(self).type == "cuda"
+
+
+def _copy_storage(self: Any, device: torch.device) -> Any:
+    with torch._C.DisableTorchFunction():
+        fresh = torch.UntypedStorage(self.nbytes())
+        fresh.copy_(self)
+    tag_storage(fresh, device)
+    return fresh
+
+
+def _clone(self: Any) -> Any:
+    return _copy_storage(self, storage_device(self))
+
+
+def _to(self: Any, *, device: Any, non_blocking: bool = False) -> Any:
+    target = parse_device(device)
+    if target == storage_device(self):
+        return self
+    if target.type not in ("cpu", "cuda"):
+        raise NotSimulatedError(f"moving a storage to {target}")
+    return _copy_storage(self, target)
+
+
+def _cuda(self: Any, device: Any = None, non_blocking: bool = False) -> Any:
+    return _to(self, device=cuda_device(device if isinstance(device, int) else None)
+               if not isinstance(device, (str, torch.device)) else device)
+
+
+def _cpu(self: Any) -> Any:
+    return self if storage_device(self) == CPU else _copy_storage(self, CPU)
+
+
+def _share_cuda(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotSimulatedError("sharing a cuda tensor with another process (CUDA IPC)")
+
+
+def patch_storages(patcher: Patcher) -> None:
+    cls = torch.UntypedStorage
+    patcher.set(cls, "device", property(_device))
+    patcher.set(cls, "is_cuda", property(_is_cuda))
+    patcher.set(cls, "clone", _clone)
+    patcher.set(cls, "to", _to)
+    patcher.set(cls, "cuda", _cuda)
+    patcher.set(cls, "cpu", _cpu)
+    patcher.set(cls, "_share_cuda_", _share_cuda)
+
+
+def register() -> tuple[int, Any, Any]:
+    entry = (_PRIORITY, _tagger, _deserializer)
+    torch.serialization.register_package(*entry)
+    return entry
+
+
+def unregister(entry: tuple[int, Any, Any]) -> None:
+    registry = torch.serialization._package_registry
+    for i, item in enumerate(registry):
+        if item[1] is entry[1] and item[2] is entry[2]:
+            del registry[i]
+            return

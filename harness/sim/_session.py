@@ -1,0 +1,122 @@
+"""Turning the simulation on and off: the patches, the two modes, every thread."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from harness.sim import _cuda_api, _devices_api, _legacy, _rng, _serialization
+from harness.sim._dispatch import DeviceMode
+from harness.sim._function import PlacementMode
+from harness.sim._patch import Patcher
+from harness.sim._toolkit import Toolkit
+
+
+class Session:
+    def __init__(self) -> None:
+        self.patcher = Patcher()
+        self.function_mode = PlacementMode()
+        self.dispatch_mode = DeviceMode()
+        self.toolkit: Toolkit | None = None
+        self.registry_entry: Any = None
+
+    def start(self) -> None:
+        _import_dynamo_first()
+        try:
+            self._patch()
+            self.registry_entry = _serialization.register()
+            self.toolkit = Toolkit()
+            self.toolkit.activate(self.patcher)
+            self.enter_thread()
+        except BaseException:
+            self.stop(entered=False)
+            raise
+
+    def enter_thread(self) -> None:
+        self.function_mode.__enter__()
+        self.dispatch_mode.__enter__()
+
+    def stop(self, entered: bool = True) -> None:
+        if entered:
+            self.dispatch_mode.__exit__(None, None, None)
+            self.function_mode.__exit__(None, None, None)
+        if self.registry_entry is not None:
+            _serialization.unregister(self.registry_entry)
+        if self.toolkit is not None:
+            self.toolkit.deactivate()
+        self.patcher.undo()
+
+    def _patch(self) -> None:
+        p = self.patcher
+        for name, value in _cuda_api.functions().items():
+            p.set(torch.cuda, name, value)
+        p.set(torch.cuda, "nvtx", _cuda_api.nvtx)
+        p.set(torch.cuda, "default_generators", (_rng.default_generator(),))
+        for name, value in _legacy.legacy_types().items():
+            p.set(torch.cuda, name, value)
+        p.set(torch, "Generator", _rng.SimGenerator)
+        _devices_api.patch(p)
+        _serialization.patch_storages(p)
+        original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+        session = self
+
+        def bootstrap_inner(thread: threading.Thread) -> None:
+            if _current is session:
+                session.enter_thread()
+            original(thread)
+
+        p.set(threading.Thread, "_bootstrap_inner", bootstrap_inner)
+
+
+def _import_dynamo_first() -> None:
+    # dynamo builds its trace-rule table from torch's attributes on first import; it must see
+    # the real ones, not the stubs
+    with contextlib.suppress(Exception):
+        import torch._dynamo  # noqa: F401
+
+
+_lock = threading.RLock()
+_current: Session | None = None
+_installed = False
+_depth = 0
+
+
+def install() -> None:
+    global _current, _installed
+    with _lock:
+        if _installed:
+            return
+        if _current is None:
+            session = Session()
+            session.start()
+            _current = session
+        _installed = True
+
+
+@contextlib.contextmanager
+def simulate() -> Iterator[None]:
+    global _current, _depth
+    with _lock:
+        owner = _current is None
+        if owner:
+            session = Session()
+            session.start()
+            _current = session
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if owner and not _installed:
+                assert _current is not None
+                _current.stop()
+                _current = None
+
+
+def is_active() -> bool:
+    return _current is not None

@@ -1,0 +1,25 @@
+"""Per-thread state the two modes share."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from harness.sim._placement import CPU
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        # the device a Python-level call named explicitly (``device=``, ``.to(...)``)
+        self.explicit: torch.device | None = None
+        # arguments of the builtin torch function running now: C++ inside it creates tensors
+        # with ``input.options()``, so their device is the inputs' device
+        self.call: tuple[object, ...] | None = None
+        # device of the last operator with tensor arguments (fallback for autograd internals)
+        self.last: torch.device = CPU
+        # operators that mixed devices while a builtin ran (their autograd nodes need fixing)
+        self.mixed: list[tuple[list[torch.device], list[torch.Tensor]]] | None = None
+
+
+local = _Local()
