@@ -8,8 +8,11 @@ Format (version 1)::
      "runs": [{id, started, finished, status, exit_code, harness_version, hosts: [digest], shards,
                selection: {cases, lanes, backend, shard}, report: "runs/<id>/index.html" | null,
                verdicts: {case: {lane: {verdict, reason, unsupported, host: digest,
-                                        variants: {name: {role, status, judgement, env: digest, image,
-                                                          exception, signature_matched}}}}}}]}
+                                        variants: {name: {role, status, judgement, env: digest,
+                                                          image?, exception?, signature_matched?}}}}}}]}
+
+    image only when a cell ran in one; exception and signature_matched only for cells judged other than
+    confirmed or skipped (a confirmed cell raised exactly the signature).
 
 Hosts and environments are stored once by content digest: a thousand nightly runs on the same runner
 share one host entry and a handful of environments.
@@ -44,6 +47,7 @@ class History:
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _env_keys: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "history.json") -> History:
@@ -77,8 +81,7 @@ class History:
         """Add one (merged) run; a run id already present is updated per (case, lane), newest data winning."""
         run = results["run"]
         host_keys = [self._store(self.hosts, dict(h)) for h in hosts_of(results)]
-        env_keys = {env_id: self._store(self.environments, _env_fingerprint(env))
-                    for env_id, env in results.get("environments", {}).items()}
+        env_keys = {env_id: self._env_key(env) for env_id, env in results.get("environments", {}).items()}
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for cell in results.get("cells", []):
             cells.setdefault((cell["case"], cell["lane"]), []).append(cell)
@@ -118,6 +121,15 @@ class History:
             keep = ("title", "upstream", "summary", "signature", "exception", "status", "tags", "retired_reason")
             self.cases[case] = {**{k: meta[k] for k in keep if k in meta}, "seen": seen}
 
+    def _env_key(self, env: Mapping[str, Any]) -> str:
+        # Hashing a tuple is far cheaper than serialising the env: a thousand runs share a dozen envs.
+        cheap = (env.get("id"), env.get("backend"), env.get("python"), tuple(env.get("requires") or ()),
+                 tuple((env.get("installed") or {}).items()), repr(env.get("image")), repr(env.get("patches")))
+        key = self._env_keys.get(cheap)
+        if key is None:
+            key = self._env_keys[cheap] = self._store(self.environments, _env_fingerprint(env))
+        return key
+
     @staticmethod
     def _store(table: dict[str, dict[str, Any]], value: dict[str, Any]) -> str:
         key = digest(value)
@@ -136,14 +148,17 @@ def _verdict_record(verdict: Mapping[str, Any], cells: list[Mapping[str, Any]], 
                     env_keys: Mapping[str, str]) -> dict[str, Any]:
     variants = {}
     for cell in cells:
-        exception = cell.get("exception") or {}
-        text = f"{exception.get('type')}: {exception.get('message', '')}" if exception else None
-        variants[cell["variant"]] = {
-            "role": cell.get("role"), "status": cell.get("status"), "judgement": cell.get("judgement"),
-            "env": env_keys.get(cell.get("environment") or ""), "image": image_text(cell.get("image")),
-            "exception": clean_text(text[:_EXCEPTION_CHARS]) if text else None,
-            "signature_matched": cell.get("signature_matched"),
-        }
+        record = {"role": cell.get("role"), "status": cell.get("status"), "judgement": cell.get("judgement"),
+                  "env": env_keys.get(cell.get("environment") or "")}
+        if cell.get("image"):
+            record["image"] = image_text(cell["image"])
+        exception = cell.get("exception")
+        if exception and record["judgement"] not in ("confirmed", "skipped"):
+            # Only surprises are worth carrying: a confirmed cell raised exactly the signature.
+            text = f"{exception.get('type')}: {exception.get('message', '')}"
+            record["exception"] = clean_text(text[:_EXCEPTION_CHARS])
+            record["signature_matched"] = cell.get("signature_matched")
+        variants[cell["variant"]] = record
     index = next((c["host"] for c in cells if isinstance(c.get("host"), int)), 0)
     unsupported = bool(cells) and all(str(c.get("expected", "")).startswith("unsupported") for c in cells)
     return {"verdict": verdict["verdict"], "reason": clean_text(verdict.get("reason", "")),

@@ -81,6 +81,15 @@ def log_tail(run_dir: Path, log: str | None, *, lines: int = 40, max_bytes: int 
     return clean_text("\n".join(kept))
 
 
+def link_or_copy(source: str | Path, dest: str | Path) -> None:
+    """Hard-link when source and dest share a filesystem (reports are only ever replaced, never edited in
+    place, so a link cannot change under the site), copy otherwise."""
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
+
+
 def copy_report(source: Path, dest: Path) -> None:
     """Copy a run folder's report files and logs (nothing else: scratch folders stay behind)."""
     if source.resolve() == dest.resolve():
@@ -88,10 +97,10 @@ def copy_report(source: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for name in REPORT_FILES:
         if (source / name).is_file():
-            shutil.copy2(source / name, dest / name)
+            link_or_copy(source / name, dest / name)
     copy_logs(source, dest)
 
 
 def copy_logs(source: Path, dest: Path) -> None:
     if (source / "logs").is_dir():
-        shutil.copytree(source / "logs", dest / "logs", dirs_exist_ok=True)
+        shutil.copytree(source / "logs", dest / "logs", copy_function=link_or_copy, dirs_exist_ok=True)

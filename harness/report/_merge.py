@@ -23,7 +23,7 @@ def merge_shards(shards: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         raise ValueError("merge_shards needs at least one shard")
     ordered = sorted(shards, key=lambda s: parse_time(s["run"].get("started")) or _EPOCH)
     if len(ordered) == 1:
-        return copy.deepcopy(dict(ordered[0]))
+        return dict(ordered[0])  # nothing to merge; callers only read it
     hosts: list[dict[str, Any]] = []
     merged: dict[str, Any] = {"version": ordered[0].get("version", 1), "run": _merge_run(ordered),
                               "cases": {}, "environments": {}, "cells": [], "verdicts": []}

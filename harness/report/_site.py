@@ -11,6 +11,7 @@ Output layout::
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import shutil
@@ -76,8 +77,18 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
     ``keep_reports`` bounds how many per-run reports (newest first) the site carries; history keeps
     every run's verdicts regardless. ``None`` keeps them all.
     """
-    now = (now or datetime.now(UTC)).astimezone(UTC)
-    output = Path(output)
+    # Parsing a thousand results.json makes millions of objects and no cycles: the cyclic GC would only
+    # rescan them over and over (about 40% of the build's CPU time).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(list(inputs), Path(output), stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _build(inputs: list[Path], output: Path, stale_days: int, now: datetime, keep_reports: int | None) -> SiteSummary:
     found = _discover([Path(p) for p in inputs])
     history = History()
     report_sources: dict[str, Path] = {}

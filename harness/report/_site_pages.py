@@ -122,20 +122,46 @@ def _time(run: Mapping[str, Any]) -> datetime | None:
     return parse_time(run.get("started"))
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryCell:
+    verdict: str
+    reason: str
+    flip: str | None  # anchor of the flip entry when the verdict changed in this run
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    id: str
+    started: str
+    report: str | None
+    hosts: str
+    cells: list[HistoryCell | None]
+
+
 def _case_context(history: History, lines: Mapping[tuple[str, str], LaneHistory], case: str, lanes: list[str],
                   cells: list[Cell], now: datetime) -> dict[str, Any]:
     by_run: dict[str, dict[str, Entry]] = {}
     for lane in lanes:
         for entry in lines[(case, lane)].entries if (case, lane) in lines else []:
             by_run.setdefault(entry.run["id"], {})[lane] = entry
-    runs = [run for run in history.ordered_runs() if run["id"] in by_run][::-1]
     flips = {lane: lines[(case, lane)].flips if (case, lane) in lines else {} for lane in lanes}
+    rows = []
+    for run in reversed(list(history.ordered_runs())):
+        entries = by_run.get(run["id"])
+        if entries is None:
+            continue
+        # The hosts that ran this case (a sharded run lists every shard's host otherwise).
+        hosts = dict.fromkeys(str(history.hosts.get(e.record.get("host") or "", {}).get("hostname") or "?")
+                              for e in entries.values())
+        row_cells: list[HistoryCell | None] = []
+        for lane in lanes:
+            entry = entries.get(lane)
+            flip = flips[lane].get(run["id"])
+            row_cells.append(HistoryCell(entry.verdict, str(entry.record.get("reason", "")),
+                                         flip.anchor if flip else None) if entry else None)
+        rows.append(HistoryRow(run["id"], str(run.get("started") or ""), run.get("report"), ", ".join(hosts),
+                               row_cells))
     strips = {lane: lines[(case, lane)].entries[-200:] if (case, lane) in lines else [] for lane in lanes}
     flip_list = sorted((flip for lane_flips in flips.values() for flip in lane_flips.values()),
                        key=lambda f: (f.after.started or datetime.min.replace(tzinfo=UTC)), reverse=True)
-    # The hosts that ran this case in each run (a sharded run lists every shard's host otherwise).
-    case_hosts = {run_id: list(dict.fromkeys(str(history.hosts.get(e.record.get("host") or "", {}).get("hostname")
-                                                 or "?") for e in entries.values()))
-                  for run_id, entries in by_run.items()}
-    return {"runs": runs, "by_run": by_run, "case_hosts": case_hosts, "flips": flips, "flip_list": flip_list,
-            "strips": strips, "status": cells, "now": now}
+    return {"rows": rows, "flip_list": flip_list, "strips": strips, "status": cells, "now": now}

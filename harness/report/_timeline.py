@@ -16,14 +16,8 @@ class Entry:
     run: Mapping[str, Any]
     started: datetime | None
     record: Mapping[str, Any]
-
-    @property
-    def verdict(self) -> str:
-        return str(self.record["verdict"])
-
-    @property
-    def real(self) -> bool:
-        return self.verdict != "skipped"
+    verdict: str
+    real: bool  # anything but skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +86,8 @@ def timelines(history: History) -> dict[tuple[str, str], LaneHistory]:
                 lane_history = result.get((case, lane))
                 if lane_history is None:
                     lane_history = result[(case, lane)] = LaneHistory(case, lane)
-                lane_history.entries.append(Entry(run, started, record))
+                verdict = str(record["verdict"])
+                lane_history.entries.append(Entry(run, started, record, verdict, verdict != "skipped"))
     for lane_history in result.values():
         _find_flips(history, lane_history)
     return result
