@@ -150,7 +150,7 @@ def _host_value(host: Mapping[str, Any], key: str) -> str:
     value = host.get(key)
     if key == "gpus":
         return ", ".join(f"{g.get('name')} ({g.get('driver')})" for g in value or []) or "none"
-    return "" if value is None else str(value)
+    return "none" if value in (None, "") else str(value)
 
 
 def _variant_diff(history: History, old: Mapping[str, Any] | None,

@@ -40,7 +40,7 @@ def test_flip_is_marked_with_the_environment_diff(make_run, tmp_path):
     assert rows["torch"] == ("2.13.0+cpu", "2.14.0+cpu")  # torch first, for every variant
     assert rows["numpy"] == ("2.3.4", "2.4.0")
     assert rows["host"] == ("dev-laptop", "runner-2")
-    assert rows["NVIDIA driver"] == ("", "560.1")
+    assert rows["NVIDIA driver"] == ("none", "560.1")
     assert flip.diff[0][0] == "host" and [r[0] for r in flip.diff].index("torch") < [r[0] for r in flip.diff].index("numpy")
     assert "c" not in lane.flips  # same verdict again is not a flip, even though the env changed back
     page = (tmp_path / "site" / "cases" / "var-resume.html").read_text(encoding="utf-8")
