@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 _STEP = re.compile(r"^Step \d+/\d+ : ")
+_LAYER = re.compile(r"^ ---> ([0-9a-f]{12})$")
 _WHEEL_TIMEOUT_S = 3600
 _TAIL_LINES = 25
 # Build output worth showing live; everything goes to the build log.
@@ -50,12 +51,16 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text(f"# repro-matrix image build {plan.tag}\n# base {plan.base}\n"
                         f"# requires {' '.join(plan.requirements)}\n")
+    replaced = find_image(client, plan.tag)
     with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
         context = make_context(plan, Path(scratch), log_path, say)
-        say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()})")
+        say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()}, "
+            f"layout {plan.settings.layout})")
         stage_ids = _stream_build(client, plan, context, log_path, say, verbose)
     _drop_build_stage(client, stage_ids)
     image = find_image(client, plan.tag)
+    if replaced is not None and image is not None and replaced.id != image.id:
+        _drop_untagged(client, replaced.id)
     if image is None:
         raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
     size = int(client.images.get(plan.tag).attrs.get("Size", 0))
@@ -114,17 +119,21 @@ def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, l
     from requests.exceptions import RequestException
 
     stage_ids: list[str] = []
+    layers: list[str] = []
     step = ""
     with log_path.open("a", encoding="utf-8") as log:
         try:
             chunks = client.api.build(
-                path=str(context), dockerfile=plan.dockerfile.name, tag=plan.tag, buildargs=plan.build_args(),
+                path=str(context), dockerfile=plan.dockerfile.name, tag=plan.tag, target=plan.target,
+                buildargs=plan.build_args(),
                 labels=plan.labels(), network_mode=plan.settings.network(), rm=True, forcerm=True, decode=True)
             for chunk in chunks:
-                step = _handle_chunk(chunk, log, step, stage_ids, say, verbose)
+                step = _handle_chunk(chunk, log, step, (stage_ids, layers), say, verbose)
         except _BuildStepFailed as failed:
+            _drop_failed_layers(client, layers)
             raise ImageBuildError(_failure(plan, failed.step, failed.message, log_path), log_path) from None
         except (APIError, RequestException) as error:
+            _drop_failed_layers(client, layers)
             message = str(getattr(error, "explanation", None) or error)
             log.write(f"\nERROR {message}\n")
             raise ImageBuildError(_failure(plan, step or "(before the first step)", message, log_path),
@@ -132,13 +141,17 @@ def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, l
     return stage_ids
 
 
-def _handle_chunk(chunk: dict[str, Any], log: Any, step: str, stage_ids: list[str], say: Say,
+def _handle_chunk(chunk: dict[str, Any], log: Any, step: str, ids: tuple[list[str], list[str]], say: Say,
                   verbose: bool) -> str:
+    stage_ids, layers = ids
     if "stream" in chunk:
         text = str(chunk["stream"])
         log.write(text)
         for line in text.splitlines():
-            if _STEP.match(line):
+            layer = _LAYER.match(line)
+            if layer:
+                layers.append(layer.group(1))
+            elif _STEP.match(line):
                 step = line
                 say(line)
             elif verbose or line.strip().startswith(_NOTEWORTHY):
@@ -176,6 +189,33 @@ def log_tail(path: Path, lines: int = _TAIL_LINES) -> str:
     except OSError:
         return ""
     return "\n".join(line for line in text.splitlines()[-lines:])
+
+
+def _drop_failed_layers(client: docker.DockerClient, layers: list[str]) -> None:
+    """A failed legacy build leaves its last committed step as a dangling image: remove it (and its
+    untagged parents), unless a tagged image uses it (a cache hit from an earlier build)."""
+    from docker.errors import APIError
+
+    for layer in reversed(layers):
+        try:
+            image = client.images.get(layer)
+            if image.tags:
+                return
+            client.images.remove(layer)
+            return
+        except APIError:
+            continue
+
+
+def _drop_untagged(client: docker.DockerClient, image_id: str) -> None:
+    """A rebuild moves the tag; the image it left behind is removed unless something else uses it."""
+    from docker.errors import APIError
+
+    try:
+        if not client.images.get(image_id).tags:
+            client.images.remove(image_id)
+    except APIError:
+        return
 
 
 def _drop_build_stage(client: docker.DockerClient, stage_ids: list[str]) -> None:

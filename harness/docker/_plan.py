@@ -26,6 +26,7 @@ from harness._exceptions import UsageError
 
 Flavour = Literal["cpu", "cuda"]
 PipSource = Literal["wheelhouse", "index"]
+Layout = Literal["slim", "flat"]
 FLAVOUR_FILES: dict[Flavour, str] = {"cpu": "Dockerfile", "cuda": "Dockerfile.cuda"}
 DEFAULT_IMAGE_DIR = "images/torch"
 LABEL = "repro-matrix"
@@ -42,18 +43,19 @@ class ImageSettings:
     pip_source: PipSource = "wheelhouse"
     index_args: str | None = None
     build_network: str | None = None
+    layout: Layout = "slim"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ImageSettings:
         env = os.environ if environ is None else environ
-        source = env.get("REPRO_DOCKER_PIP_SOURCE", "wheelhouse")
-        if source not in ("wheelhouse", "index"):
-            raise UsageError(f"REPRO_DOCKER_PIP_SOURCE={source!r}: expected 'wheelhouse' or 'index'")
+        source = _choice(env, "REPRO_DOCKER_PIP_SOURCE", ("wheelhouse", "index"))
+        layout = _choice(env, "REPRO_DOCKER_LAYOUT", ("slim", "flat"))
         return cls(cpu_base=env.get("REPRO_DOCKER_BASE") or None,
                    cuda_base=env.get("REPRO_DOCKER_CUDA_BASE") or None,
                    pip_source=source,  # type: ignore[arg-type]
                    index_args=env.get("REPRO_DOCKER_PIP_ARGS") or None,
-                   build_network=env.get("REPRO_DOCKER_BUILD_NETWORK") or None)
+                   build_network=env.get("REPRO_DOCKER_BUILD_NETWORK") or None,
+                   layout=layout)  # type: ignore[arg-type]
 
     def base_for(self, flavour: Flavour) -> str | None:
         return self.cpu_base if flavour == "cpu" else self.cuda_base
@@ -86,13 +88,19 @@ class ImagePlan:
     def recipe_hash(self) -> str:
         """Hash of what is installed and how, without the base image."""
         payload = {"dockerfile": _sha256(self.dockerfile.read_bytes()), "flavour": self.flavour,
-                   "python": self.python, "requirements": sorted(self.requirements, key=str.lower),
+                   "layout": self.settings.layout, "python": self.python,
+                   "requirements": sorted(self.requirements, key=str.lower),
                    "patches": [p.sha256 for p in self.patches]}
         return _digest(payload)
 
     @property
     def tag(self) -> str:
         return f"{self.repository}:{_digest({'recipe': self.recipe_hash, 'base': self.base})[:12]}"
+
+    @property
+    def target(self) -> str | None:
+        """The Dockerfile stage to stop at: ``build`` keeps the wheelhouse layer but skips the copy."""
+        return "build" if self.settings.layout == "flat" else None
 
     def build_args(self) -> dict[str, str]:
         args = {"PYTHON_VERSION": self.python, "REQUIREMENTS": " ".join(self.requirements)}
@@ -114,6 +122,7 @@ class ImagePlan:
             f"{LABEL}.requires": json.dumps(list(self.requirements)),
             f"{LABEL}.patches": json.dumps([{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]),
             f"{LABEL}.pip-source": self.settings.pip_source,
+            f"{LABEL}.layout": self.settings.layout,
             f"{LABEL}.dockerfile-sha256": _sha256(self.dockerfile.read_bytes()),
         }
 
@@ -155,6 +164,13 @@ def default_base(dockerfile: Path) -> str:
         if line.strip().startswith("ARG ") and name.strip() == "BASE_IMAGE" and value:
             return value.strip().strip('"')
     raise UsageError(f"{_display(dockerfile)} has no 'ARG BASE_IMAGE=<default>' line")
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
+    value = env.get(name) or allowed[0]
+    if value not in allowed:
+        raise UsageError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+    return value
 
 
 def _digest(payload: object) -> str:

@@ -1,0 +1,166 @@
+"""Real containers from a real (tiny) image: isolation, limits, timeout, interrupt, cleanup, GPU request."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tests.docker.conftest import make_request, run_label_containers
+
+pytestmark = pytest.mark.docker
+
+
+def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
+    plan, result, lines = tiny_build
+    assert result.image.tag == plan.tag and result.image.id.startswith("sha256:")
+    assert any(line.startswith("Step ") for line in lines)
+    assert any("applying /patches/00-six-marker.diff" in line for line in lines)
+    labels = docker_client.images.get(plan.tag).labels
+    assert labels["repro-matrix.requires"] == '["six==1.17.0"]'
+    assert labels["repro-matrix.base"] == plan.base
+    # The stage holding the wheelhouse is gone; only the final image remains.
+    assert not [line for line in lines if line.startswith("new dangling image")]
+    output = docker_client.containers.run(plan.tag, ["python", "-c", "import six; print(six.REPRO_MATRIX_PATCHED)"],
+                                          network_mode="none", remove=True)
+    assert output.strip() == b"True"
+    assert result.size_bytes > 0
+
+
+def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, tiny_build):
+    plan, _, _ = tiny_build
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    assert env.image is not None and env.image["tag"] == plan.tag
+    assert env.installed.get("six") == "1.17.0"
+    assert env.id == f"docker-{tiny_spec.key()}"
+
+
+def test_cell_runs_isolated(backend, tiny_spec, tmp_path):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    request = make_request(tmp_path, """
+        import os, sys
+        from pathlib import Path
+        import six
+        assert six.REPRO_MATRIX_PATCHED
+        assert sorted(os.listdir("/sys/class/net")) == ["lo"], os.listdir("/sys/class/net")
+        for target in (Path(__file__).parent / "x", Path("/venv/x"), Path("/repro/harness/x")):
+            try:
+                target.write_text("no")
+            except OSError as error:
+                print("read-only:", target, error.errno)
+            else:
+                raise SystemExit(f"{target} is writable")
+        Path("written-by-cell.txt").write_text("ok")
+        Path("/tmp/scratch").write_text("ok")
+        print("argv", sys.argv[1:], "cwd", os.getcwd(), "env", os.environ["MY_VAR"])
+        print("to stderr", file=sys.stderr)
+    """, env={"MY_VAR": "from-case"})
+    outcome = backend.run_cell(env, request)
+    log = request.log_path.read_text()
+    assert outcome.status == "passed", (outcome, log)
+    assert (request.cell_dir / "written-by-cell.txt").read_text() == "ok"
+    assert log.startswith("# header\n")
+    assert log.count("read-only:") == 3 and "30" in log  # errno 30: EROFS
+    assert "argv ['--variant', 'v', '--device', 'cpu'] cwd /repro/cell env from-case" in log
+    assert "to stderr" in log
+    assert outcome.image and outcome.image["tag"] == env.image["tag"]
+    assert outcome.imported.get("six") == "1.17.0"
+
+
+@pytest.mark.parametrize(("script", "status", "detail"), [
+    ("raise RuntimeError('Expected all tensors to be on the same device')", "raised", "RuntimeError"),
+    ("import sys; sys.exit(3)", "exited", 3),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "crashed", "SIGSEGV"),
+])
+def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, tmp_path, script, status, detail):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    outcome = backend.run_cell(env, make_request(tmp_path, script))
+    assert outcome.status == status, outcome
+    if status == "raised":
+        assert outcome.exception["type"] == detail
+    elif status == "exited":
+        assert outcome.exit_code == detail
+    else:
+        assert outcome.signal == detail
+
+
+def test_memory_limit_kills_with_oom(backend, tiny_spec, tmp_path):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    outcome = backend.run_cell(env, make_request(tmp_path, "block = bytearray(2 * 1024**3)\nprint(len(block))"))
+    assert outcome.status == "oom", outcome
+    assert "memory limit" in outcome.reason
+
+
+def test_timeout_kills_and_removes_the_container(backend, docker_client, tiny_spec, tmp_path):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    request = make_request(tmp_path, "import time\nprint('sleeping', flush=True)\ntime.sleep(600)", timeout=3)
+    seen: list[list] = []
+    watcher = threading.Thread(target=lambda: (time.sleep(1.5),
+                                               seen.append(run_label_containers(docker_client, backend.runner.run_id))))
+    watcher.start()
+    started = time.monotonic()
+    outcome = backend.run_cell(env, request)
+    watcher.join()
+    assert outcome.status == "timeout", outcome
+    assert time.monotonic() - started < 30
+    assert "killed and removed" in outcome.reason
+    assert seen and len(seen[0]) == 1  # labelled with the run id while it ran
+    assert run_label_containers(docker_client, backend.runner.run_id) == []
+    assert "sleeping" in request.log_path.read_text()
+
+
+def test_cancel_interrupts_running_cells_and_leaves_nothing(backend, docker_client, tiny_spec, tmp_path):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    request = make_request(tmp_path, "import time\ntime.sleep(600)", timeout=300)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not run_label_containers(docker_client, backend.runner.run_id) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    backend.cancel()
+    worker.join(timeout=60)
+    assert results and results[0].status == "interrupted", results
+    assert run_label_containers(docker_client, backend.runner.run_id) == []
+
+
+def test_leftovers_of_a_dead_run_are_swept(docker_client, tiny_build):
+    import socket
+
+    from harness.docker import remove_leftovers
+
+    plan, _, _ = tiny_build
+    dead_pid = "999999999"
+    container = docker_client.containers.create(
+        plan.tag, ["sleep", "600"], network_mode="none",
+        labels={"repro-matrix.run": "test-dead-run", "repro-matrix.pid": dead_pid,
+                "repro-matrix.host": socket.gethostname()})
+    removed = remove_leftovers(docker_client)
+    assert container.name in removed
+    assert run_label_containers(docker_client, "test-dead-run") == []
+
+
+def test_gpu_request_without_gpu_runtime_skips_the_cell(backend, docker_client, tiny_spec, tiny_cuda_image, tmp_path):
+    if "nvidia" in docker_client.info().get("Runtimes", {}):
+        pytest.skip("this daemon has the NVIDIA runtime")
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    outcome = backend.run_cell(env, make_request(tmp_path, "print('never runs')", gpu=True))
+    assert outcome.status == "skipped", outcome
+    assert "NVIDIA Container Toolkit" in outcome.reason and "could not select device driver" in outcome.reason
+    assert outcome.image and outcome.image["tag"] == tiny_cuda_image.tag
+    # The failed start leaves a 'created' container behind in Docker; the backend must remove it.
+    assert run_label_containers(docker_client, backend.runner.run_id) == []
+    ok, reason = backend.cuda_status(env)
+    assert not ok and "NVIDIA Container Toolkit" in reason
+
+
+def test_gpu_device_request_shape():
+    from harness.docker._client import gpu_device_requests, is_gpu_runtime_error
+
+    (request,) = gpu_device_requests()
+    assert dict(request) == {"Driver": "", "Count": -1, "DeviceIDs": [], "Capabilities": [["gpu"]], "Options": {}}
+    assert is_gpu_runtime_error(RuntimeError(
+        '500 Server Error: Internal Server Error ("could not select device driver "" with capabilities: [[gpu]]")'))
+    assert not is_gpu_runtime_error(RuntimeError("No such image"))

@@ -1,0 +1,140 @@
+"""Image planning without a daemon: build args, tags (stable and sensitive), labels, the catalogue."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness._backend import EnvSpec
+from harness._cases import PatchFile, load_cases
+from harness._exceptions import UsageError
+from harness.docker import ImageSettings, catalog, plan_image
+from harness.docker._catalog import flavour_for_lane, flavours_for_lanes
+from harness.docker._plan import WHEELHOUSE_PIP_SOURCE, default_base, normalise_requirements
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).with_name("data")
+SPEC = EnvSpec(requires=("torch==2.13.0", "numpy"))
+LOCAL = ImageSettings(cpu_base="localbase/python:3.11", cuda_base="localbase/python:3.11")
+
+
+def test_dockerfile_defaults_are_public_images():
+    assert default_base(REPO / "images/torch/Dockerfile") == "python:3.11-slim-bookworm"
+    assert default_base(REPO / "images/torch/Dockerfile.cuda").startswith("nvidia/cuda:")
+
+
+def test_build_args_for_an_air_gapped_build():
+    args = plan_image(SPEC, "cpu", settings=LOCAL).build_args()
+    assert args == {"PYTHON_VERSION": SPEC.python, "REQUIREMENTS": "numpy torch==2.13.0",
+                    "BASE_IMAGE": "localbase/python:3.11", "PIP_SOURCE": WHEELHOUSE_PIP_SOURCE}
+
+
+def test_build_args_online_keep_the_dockerfile_defaults():
+    plan = plan_image(SPEC, "cuda", settings=ImageSettings(pip_source="index"))
+    assert plan.build_args() == {"PYTHON_VERSION": SPEC.python, "REQUIREMENTS": "numpy torch==2.13.0"}
+    assert plan.dockerfile.name == "Dockerfile.cuda"
+    custom = replace(plan.settings, index_args="--index-url https://mirror.example/simple")
+    assert replace(plan, settings=custom).build_args()["PIP_SOURCE"] == "--index-url https://mirror.example/simple"
+
+
+def test_requirements_lose_whitespace_and_markers_are_decided_for_the_image_python():
+    got = normalise_requirements(["torch == 2.13.0", 'old; python_version < "3.0"',
+                                  'new >= 1; python_version >= "3.8"', "pkg[extra]>=1,<2"], "3.11")
+    assert got == ("new>=1", "pkg[extra]<2,>=1", "torch==2.13.0")
+    assert all(" " not in r for r in got)
+
+
+def test_tag_is_stable_across_processes_and_requirement_order():
+    tag = plan_image(SPEC, "cpu", settings=LOCAL).tag
+    assert plan_image(EnvSpec(requires=("numpy", "torch==2.13.0")), "cpu", settings=LOCAL).tag == tag
+    code = ("from harness._backend import EnvSpec; from harness.docker import ImageSettings, plan_image; "
+            "print(plan_image(EnvSpec(requires=('torch==2.13.0', 'numpy')), 'cpu', "
+            "settings=ImageSettings(cpu_base='localbase/python:3.11')).tag)")
+    other = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "123"})
+    assert other.stdout.strip() == tag
+    assert tag.startswith("repro-matrix/torch-cpu:") and len(tag.rpartition(":")[2]) == 12
+
+
+def test_tag_changes_with_everything_that_changes_the_image(tmp_path):
+    base = plan_image(SPEC, "cpu", settings=LOCAL)
+    patch = PatchFile.from_path(DATA / "six-marker.diff")
+    variants = {
+        "pin": plan_image(EnvSpec(requires=("torch==2.13.0", "numpy==2.0.0")), "cpu", settings=LOCAL),
+        "patch": plan_image(EnvSpec(requires=SPEC.requires, patches=(patch,)), "cpu", settings=LOCAL),
+        "python": plan_image(EnvSpec(requires=SPEC.requires, python="3.12"), "cpu", settings=LOCAL),
+        "base": plan_image(SPEC, "cpu", settings=replace(LOCAL, cpu_base="other/python:3.11")),
+        "flavour": plan_image(SPEC, "cuda", settings=LOCAL),
+        "layout": plan_image(SPEC, "cpu", settings=replace(LOCAL, layout="flat")),
+    }
+    copied = tmp_path / "torch"
+    shutil.copytree(REPO / "images/torch", copied)
+    with (copied / "Dockerfile").open("a") as handle:
+        handle.write("# one more line\n")
+    variants["dockerfile"] = plan_image(SPEC, "cpu", image_dir=copied, settings=LOCAL)
+    tags = {name: plan.tag for name, plan in variants.items()}
+    assert base.tag not in tags.values()
+    assert len(set(tags.values())) == len(tags)
+    # Same recipe from another base: the hint for "built FROM another base" relies on this.
+    assert variants["base"].recipe_hash == base.recipe_hash
+
+
+def test_patch_content_not_path_decides_the_tag(tmp_path):
+    moved = tmp_path / "renamed.diff"
+    shutil.copyfile(DATA / "six-marker.diff", moved)
+    one = plan_image(EnvSpec(SPEC.requires, (PatchFile.from_path(DATA / "six-marker.diff"),)), "cpu", settings=LOCAL)
+    two = plan_image(EnvSpec(SPEC.requires, (PatchFile.from_path(moved),)), "cpu", settings=LOCAL)
+    assert one.tag == two.tag
+
+
+def test_labels_record_pins_base_and_patches():
+    patch = PatchFile.from_path(DATA / "six-marker.diff")
+    plan = plan_image(EnvSpec(SPEC.requires, (patch,)), "cpu", settings=LOCAL)
+    labels = plan.labels()
+    assert json.loads(labels["repro-matrix.requires"]) == ["numpy", "torch==2.13.0"]
+    assert labels["repro-matrix.base"] == "localbase/python:3.11"
+    assert json.loads(labels["repro-matrix.patches"]) == [
+        {"file": "tests/docker/data/six-marker.diff", "sha256": patch.sha256}]
+    assert labels["repro-matrix.recipe"] == plan.recipe_hash
+    assert labels["repro-matrix.flavour"] == "cpu"
+
+
+def test_settings_from_environment():
+    settings = ImageSettings.from_env({"REPRO_DOCKER_BASE": "a:1", "REPRO_DOCKER_CUDA_BASE": "b:2",
+                                       "REPRO_DOCKER_PIP_SOURCE": "index", "REPRO_DOCKER_LAYOUT": "flat"})
+    assert (settings.base_for("cpu"), settings.base_for("cuda")) == ("a:1", "b:2")
+    assert settings.network() == "host" and settings.layout == "flat"
+    assert ImageSettings.from_env({}).network() == "none"
+    with pytest.raises(UsageError, match="REPRO_DOCKER_PIP_SOURCE"):
+        ImageSettings.from_env({"REPRO_DOCKER_PIP_SOURCE": "pypi"})
+
+
+def test_missing_dockerfile_is_a_usage_error(tmp_path):
+    (tmp_path / "Dockerfile").write_text("ARG BASE_IMAGE=x\nFROM ${BASE_IMAGE}\n")
+    with pytest.raises(UsageError, match=r"no Dockerfile\.cuda"):
+        plan_image(SPEC, "cuda", image_dir=tmp_path)
+    with pytest.raises(UsageError, match="ARG BASE_IMAGE"):
+        (tmp_path / "Dockerfile.cuda").write_text("FROM scratch\n")
+        plan_image(SPEC, "cuda", image_dir=tmp_path)
+
+
+def test_lanes_map_to_flavours():
+    assert [flavour_for_lane(lane) for lane in ("cpu", "cuda-sim", "cuda")] == ["cpu", "cpu", "cuda"]
+    assert flavours_for_lanes(["cpu", "cuda-sim"]) == ("cpu",)
+
+
+def test_cases_sharing_pins_share_an_image():
+    cases = load_cases([REPO / "tests/fixtures/cases"]).cases
+    entries = catalog(cases, ["cpu"], LOCAL)
+    assert len(entries) == 1  # every fixture variant is plain torch==2.13.0
+    assert set(entries[0].case_ids) == {case.id for case in cases}
+    assert len(entries[0].users) == sum(len(case.variants) for case in cases)
+    both = catalog(cases, ["cpu", "cuda"], LOCAL)
+    assert sorted(e.plan.flavour for e in both) == ["cpu", "cuda"]
