@@ -62,6 +62,7 @@ class EnvView:
 class CellView:
     variant: str
     role: str
+    description: str
     expected: str
     status: str
     judgement: str
@@ -112,6 +113,7 @@ class RunView:
     counts: dict[str, int]
     attention: list[Attention]
     skipped: list[SkipGroup]
+    load_errors: list[str]
     title: str = field(default="")
 
 
@@ -142,6 +144,7 @@ def run_view(results: Mapping[str, Any], run_dir: Path | None) -> RunView:
         counts=counts(results),
         attention=attention(results),
         skipped=skip_groups(results),
+        load_errors=[clean_text(str(e)) for e in run.get("load_errors") or []],
         title=f"repro-matrix run {run['id']}",
     )
 
@@ -163,8 +166,10 @@ def _cell_view(results: Mapping[str, Any], cell: Mapping[str, Any], run_dir: Pat
     env = results.get("environments", {}).get(cell.get("environment") or "")
     host_index = cell.get("host")
     host = hosts[host_index].get("hostname") if isinstance(host_index, int) and len(hosts) > 1 else None
+    declared = results.get("cases", {}).get(cell["case"], {}).get("variants", {}).get(cell["variant"], {})
     return CellView(
-        variant=cell["variant"], role=cell.get("role", ""), expected=cell.get("expected", ""),
+        variant=cell["variant"], role=cell.get("role", ""), description=str(declared.get("description") or ""),
+        expected=cell.get("expected", ""),
         status=cell.get("status", ""), judgement=cell.get("judgement", "skipped"),
         reason=clean_text(cell.get("reason", "")),
         exception_type=exception.get("type"),

@@ -13,6 +13,7 @@ from harness.report._common import (
     RICH_STYLES,
     attention,
     cases_of,
+    clean_text,
     counts,
     host_line,
     hosts_of,
@@ -47,6 +48,10 @@ def terminal_summary(results: Mapping[str, Any]) -> Group:
     parts.append(Text.assemble(*_join(pieces)) if tally else Text("no verdicts recorded", style="dim"))
     parts += _attention_lines(results)
     parts += _skip_lines(results)
+    errors = [clean_text(str(e)) for e in run.get("load_errors") or []]
+    if errors:
+        parts.append(Text(f"Case files that could not be loaded ({len(errors)}):", style="bold red"))
+        parts += [Text(f"  {error}", style="red") for error in errors]
     return Group(*parts)
 
 

@@ -101,6 +101,8 @@ def test_variant_table_shows_what_a_maintainer_needs(single_run):
     assert "12.0 s" in html  # a duration
     assert "dev-laptop" in html and "11th Gen Intel" in html and "no GPU" in html
     assert "2.13.0+cpu · CPU build" in html
+    assert "AdamW(fused=False): non-fused AdamW reads &#39;step&#39; on the CPU by design" in html  # variant description
+    assert "Case files that could not be loaded (1)" in html and "did you mean &#39;cuda-sim&#39;?" in html
     logs = [attrs["href"] for tag, attrs in parsed.tags if tag == "a" and "log" in (attrs.get("class") or "")]
     assert logs
     for href in logs:
@@ -143,3 +145,4 @@ def test_attention_and_skips_tell_the_terminal_story(single_run):
     assert "cuda (4 cases: var-resume, lycoris-extract-diff, onetrainer-validation-device, " \
            "deepspeed-zero3-offload-clip): no NVIDIA GPU on this host (nvidia-smi not found)" in text
     assert "no NVIDIA GPU on this host (nvidia-smi not found)" in html
+    assert "Case files that could not be loaded (1):" in text and "did you mean 'cuda-sim'?" in text
