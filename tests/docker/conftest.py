@@ -68,13 +68,18 @@ def tiny_build(docker_client, tiny_settings, tiny_spec, tmp_path_factory):
     plan = plan_image(tiny_spec, "cpu", settings=tiny_settings)
     log = tmp_path_factory.mktemp("build") / "tiny.build.log"
     lines: list[str] = []
-    before = dangling_ids(docker_client)
+    before = _dangling(docker_client)
     result = build_image(docker_client, plan, log_path=log, say=lines.append)
-    lines.extend(f"new dangling image {i}" for i in dangling_ids(docker_client) - before)
+    lines.extend(f"new dangling image {i}" for i in _dangling(docker_client) - before)
     return plan, result, lines
 
 
-def dangling_ids(client) -> set[str]:
+@pytest.fixture
+def dangling_ids(docker_client):
+    return lambda: _dangling(docker_client)
+
+
+def _dangling(client) -> set[str]:
     return {image.id for image in client.images.list(filters={"dangling": True})}
 
 
@@ -99,11 +104,19 @@ def backend(tiny_build, tiny_settings):
     made.cancel()
 
 
-def run_label_containers(client, run_id: str) -> list:
-    return client.containers.list(all=True, filters={"label": f"repro-matrix.run={run_id}"})
+@pytest.fixture
+def containers_of(docker_client):
+    """The containers (any state) labelled with a run id."""
+    return lambda run_id: docker_client.containers.list(all=True, filters={"label": f"repro-matrix.run={run_id}"})
 
 
-def make_request(tmp_path: Path, script: str, *, timeout: float = 60, gpu: bool = False,
+@pytest.fixture
+def cell_request(tmp_path):
+    """A factory: a throwaway case folder holding ``script`` and a request to run it."""
+    return lambda script, **options: _make_request(tmp_path, script, **options)
+
+
+def _make_request(tmp_path: Path, script: str, *, timeout: float = 60, gpu: bool = False,
                  env: dict[str, str] | None = None) -> CellRequest:
     case_dir = tmp_path / "case"
     case_dir.mkdir(exist_ok=True)

@@ -7,8 +7,6 @@ import time
 
 import pytest
 
-from tests.docker.conftest import make_request, run_label_containers
-
 pytestmark = pytest.mark.docker
 
 
@@ -36,9 +34,9 @@ def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, ti
     assert env.id == f"docker-{tiny_spec.key()}"
 
 
-def test_cell_runs_isolated(backend, tiny_spec, tmp_path):
+def test_cell_runs_isolated(backend, tiny_spec, cell_request):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = make_request(tmp_path, """
+    request = cell_request("""
         import os, sys
         from pathlib import Path
         import six
@@ -73,9 +71,9 @@ def test_cell_runs_isolated(backend, tiny_spec, tmp_path):
     ("import sys; sys.exit(3)", "exited", 3),
     ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "crashed", "SIGSEGV"),
 ])
-def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, tmp_path, script, status, detail):
+def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, cell_request, script, status, detail):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    outcome = backend.run_cell(env, make_request(tmp_path, script))
+    outcome = backend.run_cell(env, cell_request(script))
     assert outcome.status == status, outcome
     if status == "raised":
         assert outcome.exception["type"] == detail
@@ -85,19 +83,19 @@ def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, tmp_pa
         assert outcome.signal == detail
 
 
-def test_memory_limit_kills_with_oom(backend, tiny_spec, tmp_path):
+def test_memory_limit_kills_with_oom(backend, tiny_spec, cell_request):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    outcome = backend.run_cell(env, make_request(tmp_path, "block = bytearray(2 * 1024**3)\nprint(len(block))"))
+    outcome = backend.run_cell(env, cell_request("block = bytearray(2 * 1024**3)\nprint(len(block))"))
     assert outcome.status == "oom", outcome
     assert "memory limit" in outcome.reason
 
 
-def test_timeout_kills_and_removes_the_container(backend, docker_client, tiny_spec, tmp_path):
+def test_timeout_kills_and_removes_the_container(backend, tiny_spec, cell_request, containers_of):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = make_request(tmp_path, "import time\nprint('sleeping', flush=True)\ntime.sleep(600)", timeout=3)
+    request = cell_request("import time\nprint('sleeping', flush=True)\ntime.sleep(600)", timeout=3)
     seen: list[list] = []
     watcher = threading.Thread(target=lambda: (time.sleep(1.5),
-                                               seen.append(run_label_containers(docker_client, backend.runner.run_id))))
+                                               seen.append(containers_of(backend.runner.run_id))))
     watcher.start()
     started = time.monotonic()
     outcome = backend.run_cell(env, request)
@@ -106,27 +104,27 @@ def test_timeout_kills_and_removes_the_container(backend, docker_client, tiny_sp
     assert time.monotonic() - started < 30
     assert "killed and removed" in outcome.reason
     assert seen and len(seen[0]) == 1  # labelled with the run id while it ran
-    assert run_label_containers(docker_client, backend.runner.run_id) == []
+    assert containers_of(backend.runner.run_id) == []
     assert "sleeping" in request.log_path.read_text()
 
 
-def test_cancel_interrupts_running_cells_and_leaves_nothing(backend, docker_client, tiny_spec, tmp_path):
+def test_cancel_interrupts_running_cells_and_leaves_nothing(backend, tiny_spec, cell_request, containers_of):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = make_request(tmp_path, "import time\ntime.sleep(600)", timeout=300)
+    request = cell_request("import time\ntime.sleep(600)", timeout=300)
     results = []
     worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
     worker.start()
     deadline = time.monotonic() + 30
-    while not run_label_containers(docker_client, backend.runner.run_id) and time.monotonic() < deadline:
+    while not containers_of(backend.runner.run_id) and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1)
     backend.cancel()
     worker.join(timeout=60)
     assert results and results[0].status == "interrupted", results
-    assert run_label_containers(docker_client, backend.runner.run_id) == []
+    assert containers_of(backend.runner.run_id) == []
 
 
-def test_leftovers_of_a_dead_run_are_swept(docker_client, tiny_build):
+def test_leftovers_of_a_dead_run_are_swept(docker_client, tiny_build, containers_of):
     import socket
 
     from harness.docker import remove_leftovers
@@ -139,19 +137,20 @@ def test_leftovers_of_a_dead_run_are_swept(docker_client, tiny_build):
                 "repro-matrix.host": socket.gethostname()})
     removed = remove_leftovers(docker_client)
     assert container.name in removed
-    assert run_label_containers(docker_client, "test-dead-run") == []
+    assert containers_of("test-dead-run") == []
 
 
-def test_gpu_request_without_gpu_runtime_skips_the_cell(backend, docker_client, tiny_spec, tiny_cuda_image, tmp_path):
+def test_gpu_request_without_gpu_runtime_skips_the_cell(backend, docker_client, tiny_spec, tiny_cuda_image,
+                                                         cell_request, containers_of):
     if "nvidia" in docker_client.info().get("Runtimes", {}):
         pytest.skip("this daemon has the NVIDIA runtime")
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    outcome = backend.run_cell(env, make_request(tmp_path, "print('never runs')", gpu=True))
+    outcome = backend.run_cell(env, cell_request("print('never runs')", gpu=True))
     assert outcome.status == "skipped", outcome
     assert "NVIDIA Container Toolkit" in outcome.reason and "could not select device driver" in outcome.reason
     assert outcome.image and outcome.image["tag"] == tiny_cuda_image.tag
     # The failed start leaves a 'created' container behind in Docker; the backend must remove it.
-    assert run_label_containers(docker_client, backend.runner.run_id) == []
+    assert containers_of(backend.runner.run_id) == []
     ok, reason = backend.cuda_status(env)
     assert not ok and "NVIDIA Container Toolkit" in reason
 

@@ -100,16 +100,15 @@ def test_image_missing_names_the_case_and_another_base(docker_client, tiny_build
 
 
 @pytest.mark.docker
-def test_build_failure_names_the_failing_step_and_shows_the_log_tail(docker_client, local_base, tmp_path):
+def test_build_failure_names_the_failing_step_and_shows_the_log_tail(docker_client, local_base, tmp_path,
+                                                                     dangling_ids):
     # pip inside the build with no network and no wheelhouse: the install step must fail.
-    from tests.docker.conftest import dangling_ids
-
     settings = ImageSettings(cpu_base=local_base, pip_source="index", build_network="none")
     plan = plan_image(EnvSpec(requires=("six==1.17.0",)), "cpu", settings=settings)
-    before = dangling_ids(docker_client)
+    before = dangling_ids()
     with pytest.raises(ImageBuildError) as caught:
         build_image(docker_client, plan, log_path=tmp_path / "fail.log", say=lambda text: None)
-    assert dangling_ids(docker_client) - before == set()  # the half-built stage is removed
+    assert dangling_ids() - before == set()  # the half-built stage is removed
     message = str(caught.value)
     assert "failed at Step" in message and "RUN set -f" in message
     assert "--- last lines of the build log ---" in message and "six" in message
