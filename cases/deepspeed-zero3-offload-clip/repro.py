@@ -61,7 +61,7 @@ def check_accelerator(device: str) -> None:
     from deepspeed.accelerator import get_accelerator
 
     name = get_accelerator().device_name()
-    print(f"deepspeed accelerator: {name} (communication backend {get_accelerator().communication_backend_name()})")
+    print(f"deepspeed accelerator: {name}, process group backend {torch.distributed.get_backend()}")
     if name != device:
         raise RuntimeError(f"repro precondition: --device {device} but DeepSpeed selected the {name!r} accelerator")
 

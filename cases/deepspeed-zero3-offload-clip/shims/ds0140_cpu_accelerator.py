@@ -7,8 +7,11 @@ the CPU fallback), and its CPU accelerator can only be chosen with ``DS_ACCELERA
 oneccl_bindings_for_pytorch`` runs unconditionally and the communication backend is ``ccl`` (a
 oneCCL C++ op). Neither package exists for torch 2.13, and neither is used by a gloo, world-size-1
 run. So: two empty stand-in modules, ``DS_ACCELERATOR=cpu``, and the ``gloo`` backend name that
-0.14.1+ fall back to by themselves when oneCCL is absent. Nothing on the ZeRO-3 optimizer / clipping
-path is touched. Must run after ``ds014_torch_drift.py`` (it imports deepspeed).
+0.14.1+ fall back to by themselves when oneCCL is absent. Last, 0.14.0's ZeRO-3 parameter fetch calls
+``get_accelerator().current_stream().synchronize()`` unguarded while its CPU accelerator returns None
+for every stream (0.14.1+ skip the call on synchronized devices): current/default stream return a
+no-op stream. Only the accelerator object is changed; no DeepSpeed file or function on the ZeRO-3
+optimizer / clipping path is touched. Must run after ``ds014_torch_drift.py`` (it imports deepspeed).
 """
 
 import importlib.machinery
