@@ -55,10 +55,10 @@ def merge_shards(shards: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _merge_run(ordered: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     runs = [shard["run"] for shard in ordered]
     run = copy.deepcopy(dict(runs[0]))
-    starts = [r.get("started") for r in runs if parse_time(r.get("started"))]
-    ends = [r.get("finished") for r in runs if parse_time(r.get("finished"))]
-    run["started"] = min(starts, key=parse_time) if starts else run.get("started")
-    run["finished"] = max(ends, key=parse_time) if ends else None
+    starts = sorted((t, r["started"]) for r in runs if (t := parse_time(r.get("started"))))
+    ends = sorted((t, r["finished"]) for r in runs if (t := parse_time(r.get("finished"))))
+    run["started"] = starts[0][1] if starts else run.get("started")
+    run["finished"] = ends[-1][1] if ends else None
     statuses = [r.get("status") for r in runs]
     run["status"] = next((s for s in ("interrupted", "running") if s in statuses), statuses[0])
     codes = [r.get("exit_code") for r in runs if isinstance(r.get("exit_code"), int)]
@@ -82,9 +82,12 @@ def _exit_rank(code: int) -> int:
 
 def _union(lists: Sequence[Sequence[Any] | None]) -> list[Any] | None:
     """None means "every case": if any shard selected everything, so did the run."""
-    if any(items is None for items in lists):
-        return None
-    return list(dict.fromkeys(item for items in lists for item in items))
+    union: dict[Any, None] = {}
+    for items in lists:
+        if items is None:
+            return None
+        union.update(dict.fromkeys(items))
+    return list(union)
 
 
 def _host_index(hosts: list[dict[str, Any]], host: Mapping[str, Any]) -> int:

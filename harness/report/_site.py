@@ -11,12 +11,13 @@ Output layout::
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -172,16 +173,20 @@ def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], 
             record["report"] = None
             continue
         if run_id in merged:
-            _replace_dir(dest, lambda tmp, rid=run_id: _write_report(tmp, *merged[rid]))
+            _replace_dir(dest, functools.partial(_write_report, results=merged[run_id][0], folders=merged[run_id][1]))
         elif run_id in sources and sources[run_id].resolve() != dest.resolve():
-            _replace_dir(dest, lambda tmp, rid=run_id: copy_report(sources[rid], tmp))
+            _replace_dir(dest, functools.partial(_copy_into, sources[run_id]))
         present = (dest / "index.html").is_file()
         record["report"] = f"runs/{run_id}/index.html" if present else None
         kept += present
     return kept
 
 
-def _write_report(dest: Path, results: dict[str, Any], folders: list[Path]) -> None:
+def _copy_into(source: Path, dest: Path) -> None:
+    copy_report(source, dest)
+
+
+def _write_report(dest: Path, *, results: dict[str, Any], folders: list[Path]) -> None:
     if len(folders) == 1 and (folders[0] / "index.html").is_file():
         copy_report(folders[0], dest)
         return
@@ -191,7 +196,7 @@ def _write_report(dest: Path, results: dict[str, Any], folders: list[Path]) -> N
     write_run_reports(dest, results)
 
 
-def _replace_dir(dest: Path, fill: Any) -> None:
+def _replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
     """Fill a temp folder beside dest, then swap it in: a half-copied report is never published."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))

@@ -106,9 +106,10 @@ def _group_alarms(stale: list[StaleItem], active_cases: int, lanes: list[str]) -
 def _recent_runs(history: History, now: datetime) -> list[dict[str, Any]]:
     recent = []
     for run in list(history.ordered_runs())[::-1][:RECENT_RUNS]:
-        tally = Counter(record["verdict"] for lanes in run.get("verdicts", {}).values() for record in lanes.values())
+        tally = Counter(str(record["verdict"]) for lanes in run.get("verdicts", {}).values()
+                        for record in lanes.values())
         hosts = [str(history.hosts.get(key, {}).get("hostname") or "?") for key in run.get("hosts", [])]
-        recent.append({"run": run, "tally": sorted(tally.items(), key=lambda kv: severity(kv[0])),
+        recent.append({"run": run, "tally": [(v, tally[v]) for v in sorted(tally, key=severity)],
                        "hosts": hosts, "age": age_text(_time(run), now)})
     return recent
 
@@ -155,10 +156,10 @@ def _case_context(history: History, lines: Mapping[tuple[str, str], LaneHistory]
                               for e in entries.values())
         row_cells: list[HistoryCell | None] = []
         for lane in lanes:
-            entry = entries.get(lane)
+            found = entries.get(lane)
             flip = flips[lane].get(run["id"])
-            row_cells.append(HistoryCell(entry.verdict, str(entry.record.get("reason", "")),
-                                         flip.anchor if flip else None) if entry else None)
+            row_cells.append(HistoryCell(found.verdict, str(found.record.get("reason", "")),
+                                         flip.anchor if flip else None) if found else None)
         rows.append(HistoryRow(run["id"], str(run.get("started") or ""), run.get("report"), ", ".join(hosts),
                                row_cells))
     strips = {lane: lines[(case, lane)].entries[-200:] if (case, lane) in lines else [] for lane in lanes}
