@@ -53,6 +53,13 @@ def faults(session: nox.Session) -> None:
 
 
 @nox.session
+def bisect(session: nox.Session) -> None:
+    """Run a case over a package's releases: ``nox -s bisect -- --case ID --package NAME --from A --to B``."""
+    session.install(*DEPENDENCIES, "uv")
+    _harness(session, "bisect", *session.posargs)
+
+
+@nox.session
 def report(session: nox.Session) -> None:
     """(Re)build the static site from stored runs: ``nox -s report -- [--input DIR]... [--output DIR]``."""
     session.install(*DEPENDENCIES)

@@ -76,6 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
     report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
     report.add_argument("--stale-days", type=int, default=7)
+    bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
+    bisect.add_argument("--case", required=True, metavar="ID")
+    bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
+    bisect.add_argument("--package", required=True, metavar="NAME", help="the package whose releases to try")
+    bisect.add_argument("--from", dest="low", metavar="VERSION")
+    bisect.add_argument("--to", dest="high", metavar="VERSION")
+    bisect.add_argument("--versions", metavar="A,B,C", help="exact versions instead of asking the index")
+    bisect.add_argument("--pre", action="store_true", help="include pre-releases")
+    bisect.add_argument("--lane", choices=LANES, help="default: cuda if a GPU is present, else cuda-sim")
+    bisect.add_argument("--mode", choices=("linear", "binary"), default="linear")
+    bisect.add_argument("--jobs", "-j", type=int, default=_usable_cores())
+    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports")
+    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     clean = commands.add_parser("clean", help="prune environments no case uses any more")
     clean.add_argument("--dry-run", action="store_true")
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
@@ -166,7 +179,38 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"cases": _cmd_cases, "validate": _cmd_validate, "report": _cmd_report, "clean": _cmd_clean}
+def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
+    from harness._bisect import BisectRequest, available_versions, run_bisect, select_range
+    from harness._lanes import LANE_TABLE, nvidia_gpu_status
+    from harness._plan import Selection, select_cases
+    from harness._venv import VenvBackend
+
+    loaded = load_step(_case_roots(args), _ui(console))
+    case = select_cases(loaded.cases, Selection(cases=(args.case,)))[0]
+    buggy = [v for v in case.variants.values() if v.role == "buggy"]
+    name = args.variant or buggy[0].name
+    if name not in case.variants:
+        raise UsageError(f"case {case.id} has no variant {name!r}; it has {', '.join(case.variants)}")
+    versions = args.versions.split(",") if args.versions else available_versions(args.package)
+    lane = LANE_TABLE[args.lane or ("cuda" if nvidia_gpu_status()[0] else "cuda-sim")]
+    request = BisectRequest(case, case.variants[name], args.package,
+                            tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
+                            binary=args.mode == "binary")
+    console.print(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
+                  f"on {lane.name} ({args.mode})")
+    report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs,
+                        say=lambda text: console.print(escape(text)))
+    for change in report["transitions"]:
+        console.print(f"[bold]{args.package} {change['from']} -> {change['to']}:[/] {change['was']} -> {change['now']}")
+    if not report["transitions"]:
+        only = report["rows"][0]["outcome"] if report["rows"] else "nothing ran"
+        console.print(f"no change across the range: {only}")
+    console.print(f"bisect report: {report['path']}")
+    return EXIT_OK
+
+
+_COMMANDS = {"cases": _cmd_cases, "bisect": _cmd_bisect, "validate": _cmd_validate, "report": _cmd_report,
+             "clean": _cmd_clean}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -40,7 +40,7 @@ class DeviceMode(TorchDispatchMode):
             device, guess = _tensorless_device()
         if local.explicit is not None:
             device, guess = local.explicit, False
-        kwargs = _with_generator(func, kwargs, device)
+        func, kwargs = _with_generator(func, kwargs, device)
         result = func(*args, **kwargs)
         if device.type == "cuda":
             _place_outputs(result, device, [op.tensor for op in ops], guess)
@@ -108,22 +108,34 @@ def _first_cuda(values: object) -> torch.device:
 
 
 def _with_generator(func: torch._ops.OpOverload, kwargs: dict[str, object],
-                    device: torch.device) -> dict[str, object]:
-    if not _has_generator(func):
-        return kwargs
-    if kwargs.get("generator") is not None or device.type != "cuda":
-        return kwargs
-    return {**kwargs, "generator": _rng.default_generator()}
+                    device: torch.device) -> tuple[torch._ops.OpOverload, dict[str, object]]:
+    """Random ops on the simulated GPU draw from its own generator, as CUDA kernels do."""
+    if device.type != "cuda" or kwargs.get("generator") is not None:
+        return func, kwargs
+    target = _generator_overload(func)
+    if target is None:
+        return func, kwargs
+    return target, {**kwargs, "generator": _rng.default_generator()}
 
 
-_GENERATOR_OPS: dict[torch._ops.OpOverload, bool] = {}
+_GENERATOR_OPS: dict[torch._ops.OpOverload, torch._ops.OpOverload | None] = {}
 
 
-def _has_generator(func: torch._ops.OpOverload) -> bool:
-    found = _GENERATOR_OPS.get(func)
-    if found is None:
-        found = any(arg.name == "generator" and arg.kwarg_only for arg in func._schema.arguments)
-        _GENERATOR_OPS[func] = found
+def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """``func`` itself when it takes ``generator=``, else its twin overload that does
+    (``randn`` -> ``randn.generator``), else None."""
+    if func in _GENERATOR_OPS:
+        return _GENERATOR_OPS[func]
+    found = None
+    if any(arg.name == "generator" for arg in func._schema.arguments):
+        found = func
+    else:
+        overload = func._overloadname
+        twin = "generator" if overload == "default" else f"{overload}_generator"
+        candidate = getattr(func.overloadpacket, twin, None)
+        if candidate is not None:
+            found = candidate
+    _GENERATOR_OPS[func] = found
     return found
 
 

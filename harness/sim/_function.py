@@ -49,7 +49,7 @@ class PlacementMode(TorchFunctionMode):
             return self.call(func, types_, args, kwargs, builtin=False)
         if kwargs.get("generator") is not None:
             _check_generator(args, kwargs)
-        if kwargs.get("device") is not None:
+        if kwargs.get("device") is not None or kwargs.get("pin_memory"):
             return self._explicit(func, types_, args, kwargs)
         return self.call(func, types_, args, kwargs, builtin=True)
 
@@ -74,10 +74,12 @@ class PlacementMode(TorchFunctionMode):
 
     def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
                   kwargs: dict[str, object]) -> Any:
-        target = parse_device(kwargs["device"])
+        target = parse_device(kwargs["device"]) if kwargs.get("device") is not None else CPU
         kwargs = {**kwargs, "device": real_device(target)}
         pinned = bool(kwargs.get("pin_memory"))
         if pinned:
+            if target.type != "cpu":
+                raise RuntimeError("Only dense CPU tensors can be pinned")
             kwargs["pin_memory"] = False
         saved = local.explicit
         local.explicit = target

@@ -230,6 +230,20 @@ def _masked_fill(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
     return self_op.device
 
 
+def _where(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+           ops: list[Operand]) -> torch.device:
+    """``where_self_out`` moves every 0-dim CPU input to the first non-CPU input's device, then
+    runs a TensorIterator over out and the inputs."""
+    inputs = [op for op in ops if not op.out]
+    device = _first_non_cpu(inputs)
+    for op in [op for op in ops if op.out] + inputs:
+        if op.device == device or (not op.out and device != CPU and op.tensor.dim() == 0):
+            continue
+        common = device if device != CPU else op.device
+        raise RuntimeError(_native.tensor_iterator_message(common, op.device if common != op.device else device))
+    return device
+
+
 def _type_string(t: torch.Tensor, device: torch.device) -> str:
     name = t.type()
     return name.replace("torch.", "torch.cuda.", 1) if device.type == "cuda" else name
@@ -293,5 +307,6 @@ _SPECIAL: dict[str, _Handler] = {
     "masked_fill_.Tensor": _masked_fill, "masked_fill_.Scalar": _masked_fill,
     "masked_fill.Tensor": _masked_fill, "masked_fill.Scalar": _masked_fill,
     "convolution": _convolution, "_convolution": _convolution,
+    "where.self": _where, "where.self_out": _where,
     "_local_scalar_dense": _no_check_self, "set_.source_Tensor": _no_check_self,
 }
