@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness.report import build_site, write_run_reports
 from harness.report._io import write_json_atomic
+from harness.report._site import KEEP_REPORTS
 
 CASES = ["var-resume", "lycoris-extract-diff", "onetrainer-validation-device", "deepspeed-zero3-offload-clip",
          "ai-toolkit-flux-ids"]
@@ -134,8 +135,8 @@ def main() -> int:
         generate(root / "runs", args.runs)
         print(f"generated {args.runs} runs x {len(CASES)} cases x {len(LANES)} lanes x {len(VARIANTS)} variants "
               f"in {time.perf_counter() - begin:.1f} s")
-        report(f"build_site from {args.runs} stored runs (keep_reports=100; goal < 2 s)",
-               [timed([root / "runs"], root / "site", 100) for _ in range(args.reps)])
+        report(f"build_site from {args.runs} stored runs (default keep_reports={KEEP_REPORTS}; goal < 2 s)",
+               [timed([root / "runs"], root / "site", KEEP_REPORTS) for _ in range(args.reps)])
         if args.keep_all:
             report(f"build_site, keep_reports=None (all {args.runs} reports linked/copied)",
                    [timed([root / "runs"], root / "site-all", None) for _ in range(max(1, args.reps // 2))])
@@ -144,7 +145,7 @@ def main() -> int:
         previous.mkdir()
         shutil.copy(root / "site" / "history.json", previous / "history.json")
         report(f"nightly publish (previous history.json of {args.runs} runs + 1 new run)",
-               [timed([previous, latest], root / "site-nightly", 100) for _ in range(args.reps)])
+               [timed([previous, latest], root / "site-nightly", KEEP_REPORTS) for _ in range(args.reps)])
         print(f"history.json: {(root / 'site' / 'history.json').stat().st_size / 1e6:.1f} MB")
     return 0
 

@@ -39,6 +39,7 @@ from harness.report._timeline import StaleItem
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MAX_DEPTH = 6
+KEEP_REPORTS = 50  # per-run reports the site carries: seven weeks of nightly runs; CI artifacts keep 30 days
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ class _Found:
 
 
 def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: datetime | None = None, *,
-               keep_reports: int | None = 100) -> SiteSummary:
+               keep_reports: int | None = KEEP_REPORTS) -> SiteSummary:
     """Build (or extend) the static site in ``output`` from run folders, folders of runs and published sites.
 
     ``keep_reports`` bounds how many per-run reports (newest first) the site carries; history keeps
