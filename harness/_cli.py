@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
     report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
-    report.add_argument("--stale-days", type=int, default=7)
+    report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
+    report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
     bisect.add_argument("--case", required=True, metavar="ID")
     bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
@@ -165,7 +166,7 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     missing = [str(p) for p in inputs if not p.exists()]
     if missing:
         raise UsageError(f"--input not found: {', '.join(missing)}")
-    summary = build_site(inputs, args.output, stale_days=args.stale_days)
+    summary = build_site(inputs, args.output, stale_days=args.stale_days, keep_reports=args.keep_reports)
     console.print(f"site: {args.output / 'index.html'}  ({summary})")
     return EXIT_OK
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -81,8 +82,23 @@ class RunRecord:
 
 
 def new_run_dir(output: Path) -> tuple[str, Path]:
-    """Create a fresh run folder; the id is time-ordered and never collides (exclusive mkdir)."""
+    """Create a fresh run folder; the id is time-ordered and never collides (exclusive mkdir).
+
+    ``REPRO_MATRIX_RUN_ID`` gives every shard of one CI run the same id, so the site merges them; the
+    folder then gets a numeric suffix if that id is already taken in ``output``.
+    """
     output.mkdir(parents=True, exist_ok=True)
+    shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
+    if shared:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", shared):
+            raise ReportWriteError(f"REPRO_MATRIX_RUN_ID={shared!r}: use letters, digits, '.', '_' and '-' only")
+        for n in range(1000):
+            folder = output / (shared if n == 0 else f"{shared}.{n}")
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            return shared, folder
     while True:
         run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
         folder = output / run_id

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,6 +53,8 @@ def test_unavailable_lanes_are_reported_skipped_with_reasons(fixture_run):
 
 def test_results_json_has_the_promised_shape(fixture_run):
     _, results, output = fixture_run
+    schema = json.loads((REPO / "harness" / "results.schema.json").read_text())
+    jsonschema.validate(results, schema)
     assert results["version"] == 1
     run = results["run"]
     assert run["status"] == "completed" and run["exit_code"] == 1 and run["finished"]
@@ -98,6 +101,21 @@ def test_bad_selection_is_a_clear_error(tmp_path, args, code, text):
     proc = harness("cases", "--cases-dir", "tests/fixtures/cases", "--output", str(tmp_path), *args)
     assert proc.returncode == code
     assert text in proc.stdout + proc.stderr
+
+
+def test_shards_share_a_run_id_from_the_environment(tmp_path):
+    for shard in ("1/2", "2/2"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "harness", "cases", "--cases-dir", "tests/fixtures/cases", "--lane", "cpu",
+             "--case", "confirmed", "--case", "stale-repro", "--shard", shard, "--output", str(tmp_path)],
+            cwd=REPO, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "REPRO_MATRIX_RUN_ID": "nightly-42"})
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    folders = sorted(p.name for p in tmp_path.iterdir())
+    assert folders == ["nightly-42", "nightly-42.1"]
+    ids = {json.loads((tmp_path / f / "results.json").read_text())["run"]["id"] for f in folders}
+    cases = [json.loads((tmp_path / f / "results.json").read_text())["run"]["selection"]["cases"] for f in folders]
+    assert ids == {"nightly-42"} and sorted(c for shard in cases for c in shard) == ["confirmed", "stale-repro"]
 
 
 def test_list_shows_cases_without_running(tmp_path):
