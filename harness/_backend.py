@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +35,19 @@ class EnvSpec:
     patches: tuple[PatchFile, ...] = ()
     python: str = f"{sys.version_info.major}.{sys.version_info.minor}"
 
+    def floating(self) -> bool:
+        """True when a requirement is not pinned with ``==`` (e.g. a ``latest`` variant)."""
+        return any(not _PINNED.search(r) for r in self.requires)
+
     def key(self) -> str:
-        payload = json.dumps({"python": self.python, "requires": sorted(self.requires),
-                              "patches": [p.sha256 for p in self.patches]}, sort_keys=True)
+        """Content hash of the pins. A floating set also hashes the current refresh period, so its
+        environment is rebuilt (as a new folder, never in place) once a period, or per run with
+        ``--refresh``: a cached ``latest`` must not stay at the release it first resolved."""
+        content: dict[str, Any] = {"python": self.python, "requires": sorted(self.requires),
+                                   "patches": [p.sha256 for p in self.patches]}
+        if self.floating():
+            content["period"] = floating_period()
+        payload = json.dumps(content, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
     def describe(self) -> dict[str, Any]:
@@ -118,6 +131,19 @@ class Backend(Protocol):
     def cancel(self) -> None:
         """Stop every running cell now (Ctrl-C); safe to call from another thread."""
         ...
+
+
+_PINNED = re.compile(r"===?\s*[\w.+!-]+\s*(;.*)?$")
+FLOATING_PERIOD_DAYS = 7
+
+
+def floating_period() -> str:
+    """The refresh period of floating environments: ``REPRO_MATRIX_REFRESH`` or the current week."""
+    forced = os.environ.get("REPRO_MATRIX_REFRESH", "").strip()
+    if forced:
+        return forced
+    days = float(os.environ.get("REPRO_MATRIX_FLOATING_DAYS", FLOATING_PERIOD_DAYS))
+    return str(int(time.time() // (days * 86400)))
 
 
 def _display(path: Path) -> str:

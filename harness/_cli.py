@@ -11,6 +11,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--jobs", "-j", type=int, default=_usable_cores(), help="cells run in parallel")
     cases.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic, balanced shards")
     cases.add_argument("--memory-limit", type=float, metavar="GB", help="per-cell address-space limit")
+    cases.add_argument("--refresh", action="store_true",
+                       help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                        help="folder of case folders (default: cases/; repeatable)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
@@ -145,6 +148,8 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
         return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.refresh:
+        os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
     selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
                           shard=parse_shard(args.shard) if args.shard else None)
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,

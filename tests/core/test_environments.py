@@ -45,3 +45,17 @@ def test_pip_config_find_links_is_read_when_no_variable(monkeypatch):
 
     monkeypatch.setattr(index, "_pip_config_value", lambda key: "/from/pip/config" if "find-links" in key else None)
     assert uv_index_environment({})["UV_FIND_LINKS"] == "/from/pip/config"
+
+
+def test_floating_sets_are_keyed_by_refresh_period(monkeypatch):
+    pinned = EnvSpec(requires=("torch==2.13.0", "six==1.16.0"), python="3.11")
+    floating = EnvSpec(requires=("torch==2.13.0", "six"), python="3.11")
+    assert not pinned.floating() and floating.floating()
+    monkeypatch.setenv("REPRO_MATRIX_REFRESH", "a")
+    first, pinned_first = floating.key(), pinned.key()
+    monkeypatch.setenv("REPRO_MATRIX_REFRESH", "b")
+    assert floating.key() != first
+    assert pinned.key() == pinned_first
+    monkeypatch.delenv("REPRO_MATRIX_REFRESH")
+    monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", "7")
+    assert floating.key() == floating.key()
