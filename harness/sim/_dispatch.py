@@ -13,8 +13,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
 from harness.sim import _rng
-from harness.sim._placement import CPU, device_of, is_guess, place, place_guess, storage_of
-from harness.sim._rules import Decompose, Operand, operands, resolve
+from harness.sim._errors import NotSimulatedError
+from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
+from harness.sim._rules import SIM_NAMESPACES, Decompose, Operand, gather, operands, resolve
 from harness.sim._state import local
 
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
@@ -30,20 +31,29 @@ class DeviceMode(TorchDispatchMode):
             return self._run(func, args, kwargs)
 
     def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
-        ops = operands(func, args, kwargs)
-        if ops:
-            device = _op_device(func, args, kwargs, ops)
-            if device is None:
-                return self._decompose(func, args, kwargs)
-            guess = False
-        else:
+        tensors, devices, storages = gather(func, args, kwargs)
+        guess = False
+        if not tensors:
             device, guess = _tensorless_device()
+        else:
+            device = devices[0]
+            for other in devices:
+                if other != device:
+                    mixed = _mixed_device(func, args, kwargs)
+                    if mixed is None:
+                        return self._decompose(func, args, kwargs)
+                    device = mixed
+                    break
+            else:
+                local.last = device
         if local.explicit is not None:
             device, guess = local.explicit, False
+        if device.type == "cuda" and func.namespace not in SIM_NAMESPACES:
+            raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         func, kwargs = _with_generator(func, kwargs, device)
         result = func(*args, **kwargs)
         if device.type == "cuda":
-            _place_outputs(result, device, [op.tensor for op in ops], guess)
+            _place_outputs(result, device, tensors, storages, guess)
         return result
 
     def _decompose(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
@@ -55,12 +65,10 @@ class DeviceMode(TorchDispatchMode):
             _pop_mode()
 
 
-def _op_device(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-               ops: list[Operand]) -> torch.device | None:
-    first = ops[0].device
-    if all(op.device == first for op in ops):
-        local.last = first
-        return first
+def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],
+                  kwargs: dict[str, object]) -> torch.device | None:
+    """Tensors on several devices: real CUDA's rule for this op (None: check its decomposition)."""
+    ops = operands(func, args, kwargs)
     _adopt_guesses(ops)
     try:
         device = resolve(func, args, kwargs, ops)
@@ -139,21 +147,23 @@ def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | 
     return found
 
 
-def _place_outputs(result: object, device: torch.device, inputs: list[torch.Tensor], guess: bool) -> None:
+def _place_outputs(result: object, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
+                   guess: bool) -> None:
     if isinstance(result, torch.Tensor):
-        _place_one(result, device, inputs, guess)
+        _place_one(result, device, tensors, storages, guess)
     elif isinstance(result, (list, tuple)):
         for item in result:
-            _place_outputs(item, device, inputs, guess)
+            _place_outputs(item, device, tensors, storages, guess)
 
 
-def _place_one(t: torch.Tensor, device: torch.device, inputs: list[torch.Tensor], guess: bool) -> None:
-    if not t.is_cpu:
-        return
+def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
+               guess: bool) -> None:
+    if not t.is_cpu or any(t is i for i in tensors):
+        return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
     storage = storage_of(t)
-    if storage is None or hasattr(storage, "_cuda_sim_device"):
+    if storage is None or hasattr(storage, _TAG):
         return
-    if any(storage is storage_of(i) for i in inputs):
+    if any(storage is i for i in storages):
         return  # an alias of a CPU input keeps that input's placement
     if guess:
         place_guess(t, device)

@@ -46,7 +46,10 @@ class PlacementMode(TorchFunctionMode):
         if handler is not None:
             return handler(self, args, kwargs)
         if isinstance(func, _PYTHON_FUNCS):
-            return self.call(func, types_, args, kwargs, builtin=False)
+            inner = _overridden_c_method(func, args)
+            if inner is None:
+                return self.call(func, types_, args, kwargs, builtin=False)
+            func = inner
         if kwargs.get("generator") is not None:
             _check_generator(args, kwargs)
         if kwargs.get("device") is not None or kwargs.get("pin_memory"):
@@ -55,19 +58,22 @@ class PlacementMode(TorchFunctionMode):
 
     def call(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
              kwargs: dict[str, object], builtin: bool) -> Any:
-        saved = local.call, local.mixed
-        local.call, local.mixed = ((args, kwargs), []) if builtin else (None, None)
+        saved = local.call, local.mixed, local.python
+        if builtin:
+            local.call, local.mixed, local.python = (args, kwargs), [], None
+        else:
+            local.call, local.mixed, local.python = None, None, (func, args[0] if args else None)
         try:
-            if builtin or _redispatch is None:
-                # C++ inside a builtin cannot call torch functions; some builtins (grad-mode
-                # toggles) also ignore the skip-one-hop flag, so they are called directly
+            if _redispatch is None or (builtin and not _reenterable(func)):
                 result = func(*args, **kwargs)
             else:
+                # the mode stays on for what runs inside: Python bodies, and the Python callbacks
+                # (saved-tensor hooks, ...) that generated builtins may call
                 with self:
                     result = _redispatch(func, types_, args, kwargs)
             mixed = local.mixed
         finally:
-            local.call, local.mixed = saved
+            local.call, local.mixed, local.python = saved
         if mixed:
             _autograd.fix_devices(result, args, kwargs)
         return result
@@ -99,6 +105,28 @@ class PlacementMode(TorchFunctionMode):
 
 
 _MethodWrapper = type(torch.Tensor.device.__get__)
+_GENERATED = tuple(m for m in (torch._C._VariableFunctions, torch._C._nn, getattr(torch._C, "_linalg", None),
+                               getattr(torch._C, "_fft", None), getattr(torch._C, "_special", None),
+                               getattr(torch._C, "_nested", None), getattr(torch._C, "_sparse", None))
+                   if m is not None)
+
+
+def _reenterable(func: Callable[..., Any]) -> bool:
+    """Generated bindings honour the skip-one-hop flag; a few hand-written builtins (grad-mode
+    toggles) do not and would recurse, so they are called with the mode off."""
+    qualname = getattr(func, "__qualname__", "")
+    if qualname.startswith(("TensorBase.", "_VariableFunctionsClass.")):
+        return True
+    return getattr(func, "__self__", None) in _GENERATED
+
+
+def _overridden_c_method(func: Callable[..., Any], args: Sequence[object]) -> Callable[..., Any] | None:
+    """A Python override in ``torch.Tensor`` (``unflatten``) that calls ``super()`` reaches this
+    mode again under its own name: that second call is the C method."""
+    running = local.python
+    if running is None or running[0] is not func or not args or args[0] is not running[1]:
+        return None
+    return getattr(_Base, getattr(func, "__name__", ""), None)
 
 
 def _check_generator(args: Sequence[object], kwargs: dict[str, object]) -> None:

@@ -61,6 +61,11 @@ def _parse(path: str) -> dict[str, dict[str, object]]:
             key, _, value = line.strip().partition(":")
             in_dispatch = key == "dispatch"
             current[key] = value.strip()
+            if key == "autogen":
+                # generated out= variants: device-generic wrappers around the functional op
+                for name in value.split(","):
+                    entries.setdefault(name.strip(), {"keys": {"CompositeExplicitAutogradNonFunctional"},
+                                                      "device_check": "NoCheck"})
     return entries
 
 

@@ -23,9 +23,9 @@ import torch
 
 from harness.sim import _native
 from harness.sim._errors import NotSimulatedError
-from harness.sim._placement import CPU, device_of
+from harness.sim._placement import _TAG, CPU, device_of, storage_of
 
-_SIM_NAMESPACES = frozenset({"aten", "prims", "c10d", "_c10d_functional", "_c10d_functional_autograd",
+SIM_NAMESPACES = frozenset({"aten", "prims", "c10d", "_c10d_functional", "_c10d_functional_autograd",
                              "profiler", "_dtensor", "debugprims", "rngprims"})
 
 
@@ -69,6 +69,33 @@ def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
     return tuple(found)
 
 
+def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+           ) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
+    """The op's tensor arguments with their simulated devices and storages (the hot path)."""
+    tensors: list[torch.Tensor] = []
+    devices: list[torch.device] = []
+    storages: list[object] = []
+    n = len(args)
+    for spec in _schema_args(func):
+        value = args[spec.index] if spec.index < n else kwargs.get(spec.name)
+        if spec.kind == "t":
+            if not isinstance(value, torch.Tensor):
+                continue
+            items: Sequence[object] = (value,)
+        elif isinstance(value, (list, tuple)):
+            items = value
+        else:
+            continue
+        for item in items:
+            if isinstance(item, torch.Tensor):
+                storage = storage_of(item) if item.is_cpu else None
+                tensors.append(item)
+                storages.append(storage)
+                devices.append(getattr(storage, _TAG, CPU) if storage is not None else (
+                    CPU if item.is_cpu else item.device))
+    return tensors, devices, storages
+
+
 def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> list[Operand]:
     found: list[Operand] = []
     for spec in _schema_args(func):
@@ -91,7 +118,7 @@ def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[st
             ops: list[Operand]) -> torch.device:
     """The device the op runs on (its fresh outputs go there), or the real CUDA error."""
     namespace = func.namespace
-    if namespace not in _SIM_NAMESPACES:
+    if namespace not in SIM_NAMESPACES:
         if any(op.device.type == "cuda" for op in ops):
             raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         return CPU

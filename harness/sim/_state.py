@@ -20,6 +20,8 @@ class _Local(threading.local):
         self.last: torch.device = CPU
         # operators that mixed devices while a builtin ran (their autograd nodes need fixing)
         self.mixed: list[tuple[list[torch.device], list[torch.Tensor]]] | None = None
+        # the Python-level torch function being run (function, self) by redispatch
+        self.python: tuple[object, object] | None = None
 
 
 local = _Local()

@@ -1,0 +1,10 @@
+import pytest
+
+from harness.sim import simulate
+
+
+@pytest.fixture
+def sim():
+    """Run the test body under the simulation (restored afterwards)."""
+    with simulate():
+        yield

@@ -1,0 +1,294 @@
+"""Placement conformance: each scenario states what real CUDA (one GPU, torch 2.13) does and the
+simulation must do the same: the same result device, or the same exception type and exact text.
+
+Sources, cited per scenario:
+  [TI]    aten/src/ATen/TensorIterator.cpp: ``TensorIteratorBase::compute_types`` takes the first
+          non-CPU operand (outputs first) as the common device; a 0-dim CPU *input* may join a CUDA
+          kernel when the op allows CPU scalars (binary/ternary configs, at most one, "Trying to
+          pass too many CPU scalars to non-CPU kernel!"), an output never; the message is
+          "Expected all tensors to be on the same device, but found at least two devices, C and D!".
+          ``build()`` runs ``compute_shape`` before ``compute_types``, so shape errors come first.
+  [CG]    torchgen/dest/register_dispatch_key.py ``gen_device_check`` + aten/src/ATen/core/adaption.cpp:
+          ops without ``device_check: NoCheck`` check out= then positional tensor args before their
+          kernel; torch 2.13's text: "Expected all tensors to be on the same device, but got ARG is
+          on D, different from other tensors on C (when checking argument in method WRAPPER)".
+  [IDX]   aten/src/ATen/native/TensorAdvancedIndexing.cpp: ``check_indices_on_cpu_or_selfdevice``
+          (index meta) and ``_index_put_impl_`` (0-dim values move; accumulate checks the value
+          device; otherwise TensorIterator).
+  [WHERE] aten/src/ATen/native/TensorCompare.cpp ``where_self_out``: 0-dim CPU inputs move to the
+          first non-CPU input's device.
+  [MF]    aten/src/ATen/native/cuda/Indexing.cu ``masked_fill__cuda``: "expected self and mask to be
+          on the same device, but got mask on M and self on S".
+  [CONV]  aten/src/ATen/native/Convolution.cpp ``_convolution``: shape checks, then the backend
+          (cuDNN for a CUDA input; for a CPU input what ``torch._C._select_conv_backend`` picks, here
+          MKLDNN) and ``check_input_same_type_as_parameters`` with ``Tensor::toString`` types.
+  [NP]    torch/csrc/utils/tensor_numpy.cpp ``tensor_to_numpy`` (TypeError).
+  [GEN]   aten/src/ATen/core/Generator.h ``check_generator``.
+  [DOC]   PyTorch docs: ``Tensor.to``/``copy_`` copy across devices; ``*_like``/``new_*`` inherit
+          the input's device unless ``device=`` is given.
+  [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
+          #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
+          (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
+          DeepSpeed #5538 stage3.py:2117 (cpu grad ``mul_`` by a cuda 0-dim norm).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from harness.sim import simulate
+
+TI = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+def cg(arg: str, device: str, common: str, method: str) -> str:
+    return (f"Expected all tensors to be on the same device, but got {arg} is on {device}, different from "
+            f"other tensors on {common} (when checking argument in method {method})")
+
+
+def cuda(*shape, **kwargs):
+    return torch.ones(*shape, device="cuda", **kwargs)
+
+
+def cpu(*shape, **kwargs):
+    return torch.ones(*shape, **kwargs)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    source: str
+    run: Callable[[], object]
+    device: str | None = None  # the result's device when real CUDA runs it
+    error: type[BaseException] | None = None
+    message: str | None = None
+
+
+def _deepspeed_unscale_and_clip() -> None:
+    # deepspeed 0.14.2 stage3.py: norm of per-group cuda norms, clip > 1, cpu fp32 partition grad
+    norm_groups = [torch.tensor([3.0], device="cuda").squeeze(), torch.tensor([4.0], device="cuda").squeeze()]
+    total_norm = torch.norm(torch.stack(norm_groups))
+    clip = ((total_norm / 1.0) + 1e-6) / 1e-3
+    combined_scale = clip * 1.0
+    cpu_grad_partition = torch.ones(676)
+    cpu_grad_partition.mul_(1.0 / combined_scale)
+
+
+def _flux_latent_image_ids() -> None:
+    # diffusers@5588725e8e FluxPipeline._prepare_latent_image_ids
+    height, width = 4, 4
+    latent_image_ids = torch.zeros(height, width, 3, device=torch.device("cuda"), dtype=torch.float32)
+    latent_image_ids[..., 1] = latent_image_ids[..., 1] + torch.arange(height)[:, None]
+
+
+def _lycoris_extract_diff() -> None:
+    # lycoris 2.1.0.dev7 extract_diff: module moved to extract_device, einsum result moved to cpu
+    conv = torch.nn.Conv2d(16, 16, 3).to("cuda")
+    root_weight = conv.weight
+    extract_c = torch.randn(16, 16, 3, 3, device="cuda")
+    up, down = torch.randn(16, 16, device="cuda"), torch.randn(16, 16, device="cuda")
+    _ = root_weight - torch.einsum("i j k l, j r, p i -> p r k l", extract_c, up, down).detach().cpu().contiguous()
+
+
+def _onetrainer_clip_tokens(weight_device: str, ids_device: str) -> None:
+    embedding = torch.nn.Embedding(49408, 8).to(weight_device)
+    embedding(torch.tensor([[49406, 320, 49407]], device=ids_device))
+
+
+def _fused_adamw(step_device: str) -> None:
+    params = [torch.ones(4, device="cuda")]
+    grads = [torch.ones(4, device="cuda")]
+    exp_avgs, exp_avg_sqs = [torch.zeros(4, device="cuda")], [torch.zeros(4, device="cuda")]
+    steps = [torch.tensor(1.0, device=step_device)]
+    torch._fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, [], steps, lr=1e-3, beta1=0.9, beta2=0.999,
+                        weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
+
+
+def _var_resume_step() -> None:
+    # VAR #127: torch.load(map_location="cpu") left state['step'] on the CPU for a fused AdamW
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), fused=True)
+    model(cuda(2, 4)).sum().backward()
+    optimizer.step()
+    for state in optimizer.state.values():
+        state["step"] = state["step"].cpu()
+    optimizer.step()
+
+
+def _index_put(value: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    target = torch.zeros(4, device="cuda")
+    return target.index_put_((torch.tensor([0, 1]),), value, accumulate=accumulate)
+
+
+def _set_item_cpu_scalar() -> torch.Tensor:
+    target = torch.zeros(4, device="cuda")
+    target[torch.tensor([0, 1])] = torch.tensor(5.0)
+    return target
+
+
+def _conv(input_device: str, weight_device: str, bias_device: str | None = None) -> torch.Tensor:
+    conv = torch.nn.Conv2d(3, 4, 3).to(weight_device)
+    if bias_device is not None:
+        conv.bias.data = conv.bias.data.to(bias_device)
+    return conv(torch.randn(2, 3, 8, 8, device=input_device))
+
+
+SCENARIOS = [
+    # --- TensorIterator (elementwise) ops
+    Scenario("add cuda + cpu", "[TI]", lambda: cuda(3) + cpu(3), error=RuntimeError, message=TI),
+    Scenario("add cpu + cuda (common device named first)", "[TI]", lambda: cpu(3) + cuda(3),
+             error=RuntimeError, message=TI),
+    Scenario("add cuda + cpu 0-dim scalar", "[TI] allow_cpu_scalars", lambda: cuda(3) + torch.tensor(2.0),
+             device="cuda:0"),
+    Scenario("mul cpu 0-dim * cuda", "[TI] allow_cpu_scalars", lambda: torch.tensor(2.0) * cuda(3),
+             device="cuda:0"),
+    Scenario("add cpu + cuda 0-dim (only CPU scalars are exempt)", "[TI]",
+             lambda: cpu(3) + torch.tensor(2.0, device="cuda"), error=RuntimeError, message=TI),
+    Scenario("cuda add_ cpu 0-dim (input scalar, in-place)", "[TI]",
+             lambda: cuda(3).add_(torch.tensor(1.0)), device="cuda:0"),
+    Scenario("cpu mul_ cuda 0-dim (output never exempt)", "[TI]",
+             lambda: cpu(3).mul_(torch.tensor(0.5, device="cuda")), error=RuntimeError, message=TI),
+    Scenario("seed DeepSpeed #5538: cpu grad mul_ by 1/torch.norm of cuda norms", "[SEED] [TI]",
+             _deepspeed_unscale_and_clip, error=RuntimeError, message=TI),
+    Scenario("add out= on the cpu", "[TI] outputs", lambda: torch.add(cuda(3), cuda(3), out=cpu(3)),
+             error=RuntimeError, message=TI),
+    Scenario("two cpu scalars into a cuda out=", "[TI] max_cpu_scalars_on_non_cpu = 1",
+             lambda: torch.add(torch.tensor(1.0), torch.tensor(2.0), out=torch.zeros((), device="cuda")),
+             error=RuntimeError, message="Trying to pass too many CPU scalars to non-CPU kernel!"),
+    Scenario("python scalar", "[TI] wrapped numbers", lambda: cuda(3) * 2, device="cuda:0"),
+    Scenario("shape mismatch is reported before the device mix", "[TI] build() order",
+             lambda: cuda(3) + cpu(4), error=RuntimeError,
+             message="The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0"),
+    Scenario("lerp_ cpu self, cuda end", "[TI]", lambda: cpu(3).lerp_(cuda(3), 0.5),
+             error=RuntimeError, message=TI),
+    Scenario("seed diffusers #9895: zeros(cuda) + arange (cpu)", "[SEED] [TI]", _flux_latent_image_ids,
+             error=RuntimeError, message=TI),
+    Scenario("seed LyCORIS #146: cuda weight - cpu tensor", "[SEED] [TI]", _lycoris_extract_diff,
+             error=RuntimeError, message=TI),
+    Scenario("where cuda cond, cuda x, cpu 0-dim y", "[WHERE]",
+             lambda: torch.where(cuda(3, dtype=torch.bool), cuda(3), torch.tensor(0.0)), device="cuda:0"),
+    Scenario("where cuda cond, cuda x, cpu y", "[WHERE] [TI]",
+             lambda: torch.where(cuda(3, dtype=torch.bool), cuda(3), cpu(3)), error=RuntimeError, message=TI),
+    # --- ops with the generated (codegen) device check
+    Scenario("mm cuda @ cpu: device before shapes", "[CG]", lambda: torch.mm(cuda(2, 3), cpu(4, 5)),
+             error=RuntimeError, message=cg("mat2", "cpu", "cuda:0", "wrapper_CUDA_mm")),
+    Scenario("matmul 2-D cpu @ cuda", "[CG]", lambda: cpu(2, 3) @ cuda(3, 2),
+             error=RuntimeError, message=cg("mat2", "cuda:0", "cpu", "wrapper_CUDA_mm")),
+    Scenario("bmm cuda, cpu", "[CG]", lambda: torch.bmm(cuda(1, 2, 3), cpu(1, 3, 2)),
+             error=RuntimeError, message=cg("mat2", "cpu", "cuda:0", "wrapper_CUDA_bmm")),
+    Scenario("linear: cpu input, cuda weight and bias", "[CG] linear -> addmm(bias, input, weight.t())",
+             lambda: torch.nn.Linear(3, 2).cuda()(cpu(4, 3)), error=RuntimeError,
+             message=cg("mat1", "cpu", "cuda:0", "wrapper_CUDA_addmm")),
+    Scenario("linear all cuda", "[CG]", lambda: torch.nn.Linear(3, 2).cuda()(cuda(4, 3)), device="cuda:0"),
+    Scenario("seed OneTrainer #459: embedding cuda ids, cpu weight", "[SEED] [CG] embedding -> index_select",
+             lambda: _onetrainer_clip_tokens("cpu", "cuda"), error=RuntimeError,
+             message=cg("index", "cuda:0", "cpu", "wrapper_CUDA__index_select")),
+    Scenario("embedding cpu ids, cuda weight (vice versa)", "[SEED] [CG]",
+             lambda: _onetrainer_clip_tokens("cuda", "cpu"), error=RuntimeError,
+             message=cg("index", "cpu", "cuda:0", "wrapper_CUDA__index_select")),
+    Scenario("embedding all cuda", "[CG]", lambda: F.embedding(torch.tensor([1, 2], device="cuda"), cuda(4, 3)),
+             device="cuda:0"),
+    Scenario("index_select cuda self, cpu index", "[CG]",
+             lambda: torch.index_select(cuda(4), 0, torch.tensor([0])), error=RuntimeError,
+             message=cg("index", "cpu", "cuda:0", "wrapper_CUDA__index_select")),
+    Scenario("cat [cuda, cpu]", "[CG]", lambda: torch.cat([cuda(2), cpu(2)]), error=RuntimeError,
+             message=cg("tensors", "cpu", "cuda:0", "wrapper_CUDA_cat")),
+    Scenario("stack [cuda, cpu] (stack -> cat)", "[CG]", lambda: torch.stack([cuda(2), cpu(2)]),
+             error=RuntimeError, message=cg("tensors", "cpu", "cuda:0", "wrapper_CUDA_cat")),
+    Scenario("cross_entropy cuda logits, cpu target", "[CG] cross_entropy -> nll_loss_forward",
+             lambda: F.cross_entropy(cuda(2, 3), torch.tensor([0, 1])), error=RuntimeError,
+             message=cg("target", "cpu", "cuda:0", "wrapper_CUDA_nll_loss_forward")),
+    Scenario("layer_norm cuda input, cpu weight", "[CG]",
+             lambda: F.layer_norm(cuda(2, 4), (4,), cpu(4), cpu(4)), error=RuntimeError,
+             message=cg("weight", "cpu", "cuda:0", "wrapper_CUDA__native_layer_norm")),
+    Scenario("seed VAR #127: _fused_adamw_ with cpu state_steps", "[SEED] [CG]", lambda: _fused_adamw("cpu"),
+             error=RuntimeError, message=cg("state_steps", "cpu", "cuda:0", "wrapper_CUDA___fused_adamw_")),
+    Scenario("_fused_adamw_ with cuda state_steps", "[CG]", lambda: _fused_adamw("cuda"), device=None),
+    Scenario("AdamW(fused=True) step after step moved to cpu", "[SEED] [CG]", _var_resume_step,
+             error=RuntimeError, message=cg("state_steps", "cpu", "cuda:0", "wrapper_CUDA___fused_adamw_")),
+    # --- indexing
+    Scenario("cuda tensor indexed by cpu indices", "[IDX]", lambda: cuda(4)[torch.tensor([0, 2])],
+             device="cuda:0"),
+    Scenario("cpu tensor indexed by cuda indices", "[IDX]",
+             lambda: cpu(4)[torch.tensor([0, 2], device="cuda")], error=RuntimeError,
+             message="indices should be either on cpu or on the same device as the indexed tensor (cpu)"),
+    Scenario("index_put_ cpu 0-dim value", "[IDX]", lambda: _index_put(torch.tensor(5.0)), device="cuda:0"),
+    Scenario("setitem cuda[cpu idx] = cpu 0-dim", "[IDX]", _set_item_cpu_scalar, device="cuda:0"),
+    Scenario("index_put_ cpu values", "[IDX] TensorIterator", lambda: _index_put(cpu(2)),
+             error=RuntimeError, message=TI),
+    Scenario("index_put_ accumulate cpu values", "[IDX]", lambda: _index_put(cpu(2), accumulate=True),
+             error=RuntimeError, message="expected device cuda:0 but got device cpu for value tensor"),
+    Scenario("masked_fill_ cuda self, cpu mask", "[MF]",
+             lambda: cuda(3).masked_fill_(torch.tensor([True, False, True]), 0.0), error=RuntimeError,
+             message="expected self and mask to be on the same device, but got mask on cpu and self on cuda:0"),
+    # --- convolution
+    Scenario("conv2d cpu input, cuda weight", "[CONV] MKLDNN backend", lambda: _conv("cpu", "cuda"),
+             error=RuntimeError, message="Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) "
+             "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"),
+    Scenario("conv2d cuda input, cpu weight", "[CONV] cuDNN backend", lambda: _conv("cuda", "cpu"),
+             error=RuntimeError,
+             message="Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same"),
+    Scenario("conv2d cuda input and weight, cpu bias", "[CONV]", lambda: _conv("cuda", "cuda", "cpu"),
+             error=RuntimeError,
+             message="Input type (torch.cuda.FloatTensor) and bias type (torch.FloatTensor) should be the same"),
+    Scenario("conv2d all cuda", "[CONV]", lambda: _conv("cuda", "cuda"), device="cuda:0"),
+    # --- copies, factories, conversions
+    Scenario("cuda copy_ from cpu", "[DOC]", lambda: cuda(3).copy_(cpu(3)), device="cuda:0"),
+    Scenario("cpu copy_ from cuda", "[DOC]", lambda: cpu(3).copy_(cuda(3)), device="cpu"),
+    Scenario("to('cuda')", "[DOC]", lambda: cpu(3).to("cuda"), device="cuda:0"),
+    Scenario("to(other cuda tensor)", "[DOC]", lambda: cpu(3).to(cuda(1, dtype=torch.float16)), device="cuda:0"),
+    Scenario("cuda to(float16) keeps the device", "[DOC]", lambda: cuda(3).to(torch.float16), device="cuda:0"),
+    Scenario(".cuda(0) then .cpu()", "[DOC]", lambda: cpu(3).cuda(0).cpu(), device="cpu"),
+    Scenario("ones_like(cuda)", "[DOC]", lambda: torch.ones_like(cuda(3)), device="cuda:0"),
+    Scenario("zeros_like(cuda, device='cpu')", "[DOC]", lambda: torch.zeros_like(cuda(3), device="cpu"),
+             device="cpu"),
+    Scenario("new_zeros of a cuda tensor", "[DOC]", lambda: cuda(3).new_zeros(2), device="cuda:0"),
+    Scenario("as_tensor(cpu tensor, device='cuda') copies", "[DOC]",
+             lambda: torch.as_tensor(cpu(3), device="cuda"), device="cuda:0"),
+    Scenario("arange(device=0) means cuda:0", "[DOC]", lambda: torch.arange(3, device=0), device="cuda:0"),
+    Scenario("numpy() of a cuda tensor", "[NP]", lambda: cuda(3).numpy(), error=TypeError,
+             message="can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+             "to host memory first."),
+    Scenario("cuda randn with a cpu generator", "[GEN]",
+             lambda: torch.randn(3, device="cuda", generator=torch.Generator()), error=RuntimeError,
+             message="Expected a 'cuda' device type for generator but found 'cpu'"),
+    Scenario("cpu randn with a cuda generator", "[GEN]",
+             lambda: torch.randn(3, generator=torch.Generator("cuda")), error=RuntimeError,
+             message="Expected a 'cpu' device type for generator but found 'cuda'"),
+]
+
+
+def test_at_least_forty_scenarios():
+    assert len(SCENARIOS) >= 40
+    assert len({s.id for s in SCENARIOS}) == len(SCENARIOS)
+
+
+def test_installed_torch_uses_the_message_format_the_table_expects():
+    # torch 2.13's adaption.cpp prints "but got ARG is on D, different from other tensors on C"
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    if not os.path.exists(lib):
+        pytest.skip("no libtorch_cpu.so to read")
+    with open(lib, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        assert data.find(b", different from other tensors on ") >= 0
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
+def test_scenario(scenario: Scenario):
+    with simulate():
+        if scenario.error is not None:
+            with pytest.raises(scenario.error) as raised:
+                scenario.run()
+            assert type(raised.value) is scenario.error
+            assert str(raised.value) == scenario.message
+        else:
+            result = scenario.run()
+            if scenario.device is not None:
+                assert isinstance(result, torch.Tensor)
+                assert str(result.device) == scenario.device

@@ -1,0 +1,111 @@
+"""simulate() restores everything; install() is process-wide and idempotent; the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.sim import is_active, simulate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _state():
+    return (torch.cuda.is_available, torch.cuda.device_count, torch.Generator, torch.version.cuda,
+            torch.UntypedStorage.__dict__.get("device"), torch._C._group_tensors_by_device_and_dtype,
+            list(torch.serialization._package_registry), torch._C._len_torch_function_stack(),
+            os.environ.get("CUDA_HOME"))
+
+
+def test_simulate_restores_everything():
+    before = _state()
+    with simulate():
+        assert is_active() and torch.cuda.is_available()
+        kept = torch.ones(2, device="cuda")
+    assert _state() == before
+    assert not is_active()
+    assert not torch.cuda.is_available()
+    assert kept.device.type == "cpu"  # outside the simulation every value is what it is: CPU
+
+
+def test_simulate_restores_after_an_exception():
+    before = _state()
+    with pytest.raises(RuntimeError), simulate():
+        torch.ones(2, device="cuda") + torch.ones(2)
+    assert _state() == before
+
+
+def test_nested_simulate():
+    with simulate():
+        with simulate():
+            assert torch.cuda.is_available()
+        assert torch.cuda.is_available()
+    assert not torch.cuda.is_available()
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
+                          env=_env(), timeout=300, check=False)
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
+def test_install_is_process_wide_and_idempotent():
+    result = _run("""
+        import threading, torch, harness.sim
+        harness.sim.install(); harness.sim.install()
+        with harness.sim.simulate():
+            pass
+        out = {}
+        t = threading.Thread(target=lambda: out.setdefault("d", torch.ones(1, device="cuda").device))
+        t.start(); t.join()
+        print(torch.cuda.is_available(), out["d"], torch._C._len_torch_function_stack())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "cuda:0", "1"]
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
+def test_cli_runs_a_script_as_main(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch
+        import helper
+        assert __name__ == "__main__"
+        print(sys.argv[1:], helper.VALUE, torch.cuda.is_available(), torch.zeros(1, device="cuda").device)
+        if "--fail" in sys.argv:
+            torch.zeros(2, device="cuda") + torch.arange(2)
+        sys.exit(int(sys.argv[-1]) if sys.argv[-1].isdigit() else 0)
+    """))
+    (tmp_path / "helper.py").write_text("VALUE = 'local import'\n")
+    ok = subprocess.run([sys.executable, "-m", "harness.sim", str(script), "--lr", "0.1", "3"],
+                        capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
+    assert ok.returncode == 3, ok.stderr
+    assert ok.stdout.strip() == "['--lr', '0.1', '3'] local import True cuda:0"
+    failed = subprocess.run([sys.executable, "-m", "harness.sim", str(script), "--fail"],
+                            capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
+    assert failed.returncode == 1
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last == ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                    "cuda:0 and cpu!")
+
+
+@pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
+def test_cli_usage_errors(tmp_path):
+    missing = subprocess.run([sys.executable, "-m", "harness.sim", str(tmp_path / "nope.py")],
+                             capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
+    bare = subprocess.run([sys.executable, "-m", "harness.sim"], capture_output=True, text=True, env=_env(),
+                          cwd=REPO, timeout=300, check=False)
+    assert bare.returncode == 2 and "usage" in bare.stderr
