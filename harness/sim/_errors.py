@@ -11,3 +11,21 @@ class NotSimulatedError(RuntimeError):
     def __init__(self, what: str) -> None:
         super().__init__(f"not simulated: {what}")
         self.what = what
+
+
+_MARK = "_cuda_sim_raised"
+
+
+def cuda_error(message: str, kind: type[Exception] = RuntimeError) -> Exception:
+    """The exception real CUDA raises, marked so the outermost simulation frame can drop the
+    simulation's own frames from its traceback (a real CUDA error ends at the user's call)."""
+    error = kind(message)
+    setattr(error, _MARK, True)
+    return error
+
+
+def take_mark(error: BaseException) -> bool:
+    if getattr(error, _MARK, False):
+        delattr(error, _MARK)
+        return True
+    return False

@@ -17,7 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from harness.sim import _autograd, _rng
-from harness.sim._errors import NotSimulatedError
+from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
     cuda_device,
@@ -38,7 +38,15 @@ _PYTHON_FUNCS = (types.FunctionType, types.MethodType)
 
 class PlacementMode(TorchFunctionMode):
     def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
-        kwargs = kwargs or {}
+        try:
+            return self._handle(func, types_, args, kwargs or {})
+        except Exception as error:
+            if take_mark(error):
+                raise error.with_traceback(None)  # noqa: B904 - the same error, minus the simulation's frames
+            raise
+
+    def _handle(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+                kwargs: dict[str, object]) -> Any:
         getter = _GETTERS.get(getattr(func, "__self__", None)) if type(func) is _MethodWrapper else None
         if getter is not None:
             return getter(args[0])
@@ -85,7 +93,7 @@ class PlacementMode(TorchFunctionMode):
         pinned = bool(kwargs.get("pin_memory"))
         if pinned:
             if target.type != "cpu":
-                raise RuntimeError("Only dense CPU tensors can be pinned")
+                raise cuda_error("Only dense CPU tensors can be pinned")
             kwargs["pin_memory"] = False
         saved = local.explicit
         local.explicit = target
@@ -195,7 +203,7 @@ def _cuda(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
     else:
         target = parse_device(device)
         if target.type != "cuda":
-            raise RuntimeError(f"Invalid device, must be cuda device, but got: {device}")
+            raise cuda_error(f"Invalid device, must be cuda device, but got: {device}")
     return move(args[0], target, non_blocking=bool(kwargs.get("non_blocking", False)),
                 memory_format=kwargs.get("memory_format", torch.preserve_format))
 
@@ -231,8 +239,8 @@ def _numpy(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object
     device = device_of(t)
     if device.type == "cuda":
         if not kwargs.get("force"):
-            raise TypeError(f"can't convert {device} device type tensor to numpy. Use Tensor.cpu() to "
-                            "copy the tensor to host memory first.")
+            raise cuda_error(f"can't convert {device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                             "tensor to host memory first.", TypeError)
         t = move(t.detach(), CPU)
     return _Base.numpy(t, **kwargs)
 
@@ -240,7 +248,7 @@ def _numpy(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object
 def _pin_memory(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
     t = args[0]
     if device_of(t).type == "cuda":
-        raise RuntimeError(f"cannot pin '{_type(mode, (t,), {})}' only dense CPU tensors can be pinned")
+        raise cuda_error(f"cannot pin '{_type(mode, (t,), {})}' only dense CPU tensors can be pinned")
     if is_pinned(t):
         return t
     out = t.clone()

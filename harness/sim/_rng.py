@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from harness.sim._errors import cuda_error
 from harness.sim._placement import CPU, parse_device
 
 _RealGenerator = torch._C.Generator
@@ -72,4 +73,4 @@ def check_generator(generator: object, device: torch.device) -> None:
     """``at::check_generator``: a kernel on ``device`` takes only a generator of its type."""
     found = generator_device(generator)
     if found.type != device.type:
-        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found '{found.type}'")
+        raise cuda_error(f"Expected a '{device.type}' device type for generator but found '{found.type}'")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.sim import _native
-from harness.sim._errors import NotSimulatedError
+from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import _TAG, CPU, device_of, storage_of
 
 SIM_NAMESPACES = frozenset({"aten", "prims", "c10d", "_c10d_functional", "_c10d_functional_autograd",
@@ -151,7 +151,7 @@ def _codegen_check(func: torch._ops.OpOverload, info: _native.OpInfo, ops: list[
             common = op.device
         elif op.device != common:
             method = _native.wrapper_name(func, info.structured)
-            raise RuntimeError(_native.device_check_message(op.name, op.device, common, method))
+            raise cuda_error(_native.device_check_message(op.name, op.device, common, method))
     return common if common is not None else _first_non_cpu(ops)
 
 
@@ -168,11 +168,11 @@ def _tensor_iterator_check(func: torch._ops.OpOverload, args: Sequence[object], 
                 and op.device == CPU):
             if scalars >= 1:
                 _raise_earlier_error(func, args, kwargs, info)
-                raise RuntimeError("Trying to pass too many CPU scalars to non-CPU kernel!")
+                raise cuda_error("Trying to pass too many CPU scalars to non-CPU kernel!")
             scalars += 1
         elif op.device != common:
             _raise_earlier_error(func, args, kwargs, info, mismatch_is_output=is_output)
-            raise RuntimeError(_native.tensor_iterator_message(common, op.device))
+            raise cuda_error(_native.tensor_iterator_message(common, op.device))
     return common
 
 
@@ -188,9 +188,15 @@ def _raise_earlier_error(func: torch._ops.OpOverload, args: Sequence[object], kw
         if "can't be cast to the desired output type" in str(error) and mismatch_is_output:
             return
         if "device" not in str(error):
-            raise error.with_traceback(None) from None
+            raise _marked(error) from None
     except (IndexError, ValueError, TypeError) as error:
-        raise error.with_traceback(None) from None
+        raise _marked(error) from None
+
+
+def _marked(error: Exception) -> Exception:
+    marked = cuda_error(str(error), type(error))
+    marked.args = error.args
+    return marked
 
 
 def _shadow(func: torch._ops.OpOverload, args: Sequence[object], written: set[str]) -> list[object]:
@@ -228,7 +234,7 @@ def _index(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
     if len(indices) <= self_op.tensor.dim():
         for op in indices:
             if op.device != CPU and op.device != self_op.device:
-                raise RuntimeError("indices should be either on cpu or on the same device as the "
+                raise cuda_error("indices should be either on cpu or on the same device as the "
                                    f"indexed tensor ({self_op.device})")
     return self_op.device
 
@@ -242,17 +248,17 @@ def _index_put_impl(func: torch._ops.OpOverload, args: Sequence[object], kwargs:
         return self_op.device
     accumulate = bool(args[3] if len(args) > 3 else kwargs.get("accumulate", False))
     if accumulate and self_op.device.type == "cuda":
-        raise RuntimeError(f"expected device {self_op.device} but got device {value.device} for value tensor")
+        raise cuda_error(f"expected device {self_op.device} but got device {value.device} for value tensor")
     common = self_op.device if self_op.device != CPU else value.device
     other = value.device if common == self_op.device else self_op.device
-    raise RuntimeError(_native.tensor_iterator_message(common, other))
+    raise cuda_error(_native.tensor_iterator_message(common, other))
 
 
 def _masked_fill(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
                  ops: list[Operand]) -> torch.device:
     self_op, mask = ops[0], ops[1]
     if mask.device != self_op.device:
-        raise RuntimeError("expected self and mask to be on the same device, but got mask on "
+        raise cuda_error("expected self and mask to be on the same device, but got mask on "
                            f"{mask.device} and self on {self_op.device}")
     return self_op.device
 
@@ -267,7 +273,7 @@ def _where(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
         if op.device == device or (not op.out and device != CPU and op.tensor.dim() == 0):
             continue
         common = device if device != CPU else op.device
-        raise RuntimeError(_native.tensor_iterator_message(common, op.device if common != op.device else device))
+        raise cuda_error(_native.tensor_iterator_message(common, op.device if common != op.device else device))
     return device
 
 
@@ -284,7 +290,10 @@ def _convolution(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
         return _first_non_cpu(ops)
     if {op.device for op in ops} == {inp.device}:
         return inp.device
-    func(*args, **kwargs)  # _convolution checks shapes before it chooses a backend
+    try:
+        func(*args, **kwargs)  # _convolution checks shapes before it chooses a backend
+    except (RuntimeError, ValueError) as error:
+        raise _marked(error) from None
     backend = _conv_backend(args, inp) if inp.device.type != "cuda" else "Cudnn"
     if backend in ("Cudnn", "CudnnTranspose", "Mkldnn", "MkldnnTranspose"):
         suffix = ("" if backend.startswith("Cudnn") else
@@ -292,7 +301,7 @@ def _convolution(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
         for other in (weight, bias):
             if other is not None and other.device != inp.device:
                 kind = other.name
-                raise RuntimeError(
+                raise cuda_error(
                     f"Input type ({_type_string(inp.tensor, inp.device)}) and {kind} type "
                     f"({_type_string(other.tensor, other.device)}) should be the same" + suffix.format(kind))
         return inp.device
@@ -302,7 +311,7 @@ def _convolution(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
     method = _native.wrapper_name(slow, False)
     for other in (weight, bias):
         if other is not None and other.device != inp.device:
-            raise RuntimeError(_native.device_check_message(other.name, other.device, inp.device, method))
+            raise cuda_error(_native.device_check_message(other.name, other.device, inp.device, method))
     return inp.device
 
 

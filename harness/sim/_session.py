@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from harness.sim import _cuda_api, _devices_api, _legacy, _rng, _serialization
+from harness.sim import _amp, _cuda_api, _devices_api, _legacy, _rng, _serialization
 from harness.sim._dispatch import DeviceMode
 from harness.sim._function import PlacementMode
 from harness.sim._patch import Patcher
@@ -60,6 +60,7 @@ class Session:
             p.set(torch.cuda, name, value)
         p.set(torch, "Generator", _rng.SimGenerator)
         _devices_api.patch(p)
+        _amp.patch(p)
         _serialization.patch_storages(p)
         original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
         session = self

@@ -163,3 +163,27 @@ def test_second_gpu_is_not_simulated(sim):
         torch.ones(1).to("cuda:1")
     with pytest.raises(NotSimulatedError):
         torch.cuda.set_device(1)
+
+
+def test_cuda_autocast_casts(sim):
+    model = torch.nn.Linear(4, 4).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        out = model(torch.randn(2, 4, device="cuda"))
+        with torch.autocast("cuda", enabled=False):
+            full = model(torch.randn(2, 4, device="cuda"))
+    assert out.dtype == torch.bfloat16 and out.device.type == "cuda"
+    assert full.dtype == torch.float32
+    assert not torch.is_autocast_enabled("cpu")
+
+
+def test_error_traceback_ends_in_user_code(sim):
+    import traceback
+
+    def user_step():
+        return torch.ones(2, device="cuda") + torch.ones(2)
+
+    with pytest.raises(RuntimeError) as raised:
+        user_step()
+    frames = traceback.extract_tb(raised.value.__traceback__)
+    inside = [f for f in frames if "harness/sim" in f.filename.replace("\\", "/")]
+    assert frames[-2].name == "user_step" and len(inside) == 1

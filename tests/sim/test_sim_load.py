@@ -73,3 +73,13 @@ def test_storage_moves(sim):
     assert moved.device == torch.device("cuda", 0) and moved.is_cuda
     assert moved.cpu().device.type == "cpu"
     assert moved.clone().device.type == "cuda"
+
+
+def test_pickle_and_deepcopy_keep_placement(sim):
+    import copy
+    import pickle
+
+    t = torch.arange(3.0, device="cuda")
+    assert pickle.loads(pickle.dumps(t)).device.type == "cuda"
+    assert copy.deepcopy(t).device.type == "cuda"
+    assert copy.deepcopy(torch.nn.Linear(2, 2).cuda()).weight.device.type == "cuda"
