@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from harness.sim import _rng
 from harness.sim._errors import NotSimulatedError
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
-from harness.sim._rules import SIM_NAMESPACES, Decompose, Operand, gather, operands, resolve
+from harness.sim._rules import SIM_NAMESPACES, Decompose, Operand, foreach_devices, gather, operands, resolve
 from harness.sim._state import local
 
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
@@ -52,7 +52,10 @@ class DeviceMode(TorchDispatchMode):
             raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         func, kwargs = _with_generator(func, kwargs, device)
         result = func(*args, **kwargs)
-        if device.type == "cuda":
+        if isinstance(result, list) and func.__name__.startswith("_foreach_") and len(set(devices)) > 1:
+            for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
+                _place_outputs(item, item_device, tensors, storages, guess)
+        elif device.type == "cuda":
             _place_outputs(result, device, tensors, storages, guess)
         return result
 

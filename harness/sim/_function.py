@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
 from harness.sim import _autograd, _rng
@@ -58,6 +59,13 @@ class PlacementMode(TorchFunctionMode):
             if inner is None:
                 return self.call(func, types_, args, kwargs, builtin=False)
             func = inner
+        if kwargs.get("device") is None and func in _FACTORIES:
+            if func in _NEW_METHODS and args:
+                kwargs = {**kwargs, "device": device_of(args[0])}  # x.new_*(...) is made where x lives
+            elif _device_module.CURRENT_DEVICE is not None:
+                # set_default_device / `with torch.device(...)`: DeviceContext sits below this mode
+                # and the skip-one-hop redispatch would bypass it
+                kwargs = {**kwargs, "device": _device_module.CURRENT_DEVICE}
         if kwargs.get("generator") is not None:
             _check_generator(args, kwargs)
         if kwargs.get("device") is not None or kwargs.get("pin_memory"):
@@ -113,6 +121,9 @@ class PlacementMode(TorchFunctionMode):
 
 
 _MethodWrapper = type(torch.Tensor.device.__get__)
+_NEW_METHODS = frozenset(getattr(_Base, name) for name in (
+    "new", "new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"))
+_FACTORIES = frozenset(_device_module._device_constructors()) | _NEW_METHODS
 _GENERATED = tuple(m for m in (torch._C._VariableFunctions, torch._C._nn, getattr(torch._C, "_linalg", None),
                                getattr(torch._C, "_fft", None), getattr(torch._C, "_special", None),
                                getattr(torch._C, "_nested", None), getattr(torch._C, "_sparse", None))

@@ -127,13 +127,36 @@ def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[st
     if special is not None:
         return special(func, args, kwargs, ops)
     if name.startswith("_foreach_"):
-        return _first_non_cpu(ops)
+        return foreach_devices(func, args, kwargs)[0] if ops else CPU
     info = _native.op_info(name)
     if info is not None and info.cuda_kernel and info.device_check:
         return _codegen_check(func, info, ops)
     if info is not None and info.composite:
         raise Decompose
     return _tensor_iterator_check(func, args, kwargs, ops, info)
+
+
+def foreach_devices(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+                    ) -> list[torch.device]:
+    """Foreach kernels fall back to one op per index when devices differ (native_functions.yaml:
+    "foreach kernels fall back to slow path when tensors are on different devices"), so each
+    index follows TensorIterator's rules on its own."""
+    lists: list[tuple[_Arg, Sequence[object]]] = []
+    shared: list[Operand] = []
+    for spec in _schema_args(func):
+        value = args[spec.index] if spec.index < len(args) else kwargs.get(spec.name)
+        if spec.kind == "l" and isinstance(value, (list, tuple)):
+            lists.append((spec, value))
+        elif isinstance(value, torch.Tensor):
+            shared.append(Operand(spec.name, value, device_of(value), not spec.kwarg_only, spec.out, spec.write))
+    length = max((len(items) for _, items in lists), default=0)
+    devices = []
+    for index in range(length):
+        ops = [Operand(spec.name, items[index], device_of(items[index]), not spec.kwarg_only, spec.out, spec.write)
+               for spec, items in lists if index < len(items) and isinstance(items[index], torch.Tensor)]
+        ops += shared
+        devices.append(_tensor_iterator_check(func, args, kwargs, ops, None))
+    return devices
 
 
 def _first_non_cpu(ops: list[Operand]) -> torch.device:

@@ -187,3 +187,24 @@ def test_error_traceback_ends_in_user_code(sim):
     frames = traceback.extract_tb(raised.value.__traceback__)
     inside = [f for f in frames if "harness/sim" in f.filename.replace("\\", "/")]
     assert frames[-2].name == "user_step" and len(inside) == 1
+
+
+def test_default_device_and_new_tensors(sim):
+    x = torch.ones(2, device="cuda")
+    assert {t.device.type for t in (x.new_tensor([1, 2]), x.new(3), x.new_full((2,), 1.0))} == {"cuda"}
+    torch.set_default_device("cuda")
+    try:
+        assert torch.zeros(2).device.type == "cuda"
+        assert torch.nn.Linear(2, 2).weight.device.type == "cuda"
+    finally:
+        torch.set_default_device("cpu")
+    assert torch.zeros(2).device.type == "cpu"
+    with torch.device("cuda"):
+        assert torch.randn(2).device.type == "cuda"
+
+
+def test_foreach_per_index(sim):
+    out = torch._foreach_mul([torch.ones(2, device="cuda"), torch.ones(2)], 2.0)
+    assert [t.device.type for t in out] == ["cuda", "cpu"]
+    with pytest.raises(RuntimeError, match=r"found at least two devices, cuda:0 and cpu!$"):
+        torch._foreach_add_([torch.ones(2, device="cuda")], [torch.ones(2)])
