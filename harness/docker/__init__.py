@@ -7,6 +7,7 @@ for Python (``pip install 'repro-matrix[docker]'``) at call time, not at import 
 from harness.docker._backend import DockerBackend
 from harness.docker._build import BuildResult, build_image
 from harness.docker._catalog import CatalogEntry, catalog
+from harness.docker._clean import clean_images
 from harness.docker._cli import add_images_parser, images_command
 from harness.docker._client import DockerUnavailableError, ImageBuildError, ImageMissingError, connect
 from harness.docker._containers import remove_leftovers
@@ -24,6 +25,7 @@ __all__ = [
     "add_images_parser",
     "build_image",
     "catalog",
+    "clean_images",
     "connect",
     "images_command",
     "plan_image",

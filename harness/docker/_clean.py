@@ -1,0 +1,43 @@
+"""Prune images no case needs any more, and containers left by runs that died (``nox -s clean``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from harness._cases import Case
+from harness.docker._catalog import catalog
+from harness.docker._client import connect
+from harness.docker._containers import remove_leftovers
+from harness.docker._plan import ImageSettings
+
+
+def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], None],
+                 settings: ImageSettings | None = None) -> int:
+    """Remove ``repro-matrix/*`` images whose recipe (pins, patches, Dockerfile) no case uses.
+
+    An image built for a current recipe is kept whatever base it was built from: the base is a
+    per-host choice, and removing the other base's images would force rebuilds on the next switch.
+    """
+    from docker.errors import APIError
+
+    client = connect()
+    settings = settings or ImageSettings.from_env()
+    used = {entry.plan.recipe_hash for entry in catalog(cases, ("cpu", "cuda"), settings)}
+    removed = 0
+    for image in client.images.list(filters={"label": "repro-matrix.recipe"}):
+        if image.labels.get("repro-matrix.recipe") in used:
+            continue
+        names = ", ".join(image.tags) or image.short_id
+        say(f"{'would remove' if dry_run else 'removing'} image {names}")
+        if not dry_run:
+            try:
+                for tag in image.tags or [image.id]:
+                    client.images.remove(tag)
+            except APIError as error:  # a container still uses it
+                say(f"kept {names}: {error.explanation or error}")
+                continue
+        removed += 1
+    if not dry_run:
+        for name in remove_leftovers(client):
+            say(f"removed leftover container {name}")
+    return removed
