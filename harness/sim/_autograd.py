@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
+from harness.sim._errors import cuda_error
 from harness.sim._placement import device_of, place
 
 _HOOKED = "cuda_sim_device_hook"
@@ -45,7 +46,20 @@ def _tensors(value: object) -> list[torch.Tensor]:
     return found
 
 
-def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, torch.device]]) -> None:
+def check_custom_function(result: object, args: Sequence[object], kwargs: dict[str, object]) -> None:
+    """After ``MyFunction.apply``: its backward is user code, so a gradient on the wrong device
+    is a real bug, reported as the engine's ``validate_outputs`` reports it."""
+    if not torch.is_grad_enabled():
+        return
+    with torch._C.DisableTorchFunction():
+        inputs = [(t, device_of(t)) for t in _tensors((args, kwargs))]
+        for out in _tensors(result):
+            if out.grad_fn is not None:
+                hook_node(out.grad_fn, inputs, strict=True)
+
+
+def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, torch.device]],
+              strict: bool = False) -> None:
     metadata = node.metadata
     if metadata.get(_HOOKED):
         return
@@ -55,7 +69,7 @@ def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, 
     if all(device is None for device in expected):
         return
     metadata[_HOOKED] = True
-    node.register_hook(_make_hook(expected))
+    node.register_hook(_make_hook(expected, node.name() if strict else None))
 
 
 def _input_device(edge: object, inputs: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
@@ -68,13 +82,16 @@ def _input_device(edge: object, inputs: list[tuple[torch.Tensor, torch.device]])
     return None
 
 
-def _make_hook(expected: list[torch.device | None]):  # noqa: ANN202
+def _make_hook(expected: list[torch.device | None], strict_name: str | None):  # noqa: ANN202
     def hook(grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: object) -> tuple[object, ...] | None:
         with torch._C.DisableTorchFunction():
             fixed = list(grad_inputs)
             changed = False
             for i, (grad, device) in enumerate(zip(grad_inputs, expected, strict=False)):
                 if grad is not None and device is not None and device_of(grad) != device:
+                    if strict_name is not None and grad.dim() != 0:
+                        raise cuda_error(f"Function {strict_name} returned an invalid gradient at index {i} - "
+                                         f"expected device {device} but got {device_of(grad)}")
                     copy = grad.clone()
                     place(copy, device)
                     fixed[i] = copy

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from harness.sim import _amp, _cuda_api, _devices_api, _legacy, _rng, _serialization
+from harness.sim import _amp, _autograd, _cuda_api, _devices_api, _legacy, _rng, _serialization
 from harness.sim._dispatch import DeviceMode
 from harness.sim._function import PlacementMode
 from harness.sim._patch import Patcher
@@ -71,6 +71,19 @@ class Session:
             original(thread)
 
         p.set(threading.Thread, "_bootstrap_inner", bootstrap_inner)
+        _patch_function_apply(p)
+
+
+def _patch_function_apply(p: Patcher) -> None:
+    function_cls = torch.autograd.function.Function
+    original = function_cls.__dict__["apply"].__func__
+
+    def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(cls, *args, **kwargs)
+        _autograd.check_custom_function(result, args, kwargs)
+        return result
+
+    p.set(function_cls, "apply", classmethod(apply))
 
 
 def _import_dynamo_first() -> None:

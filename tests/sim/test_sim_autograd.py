@@ -85,3 +85,22 @@ def test_checkpointed_block(sim):
     x = torch.randn(2, 4, device="cuda", requires_grad=True)
     checkpoint(block, x, use_reentrant=False).sum().backward()
     assert x.grad.device.type == "cuda" and block.weight.grad.device.type == "cuda"
+
+
+def test_custom_function_returning_a_gradient_on_the_wrong_device(sim):
+    import pytest
+
+    class Leaky(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.cpu() * 2  # engine.cpp validate_outputs rejects this on a real GPU
+
+    x = torch.randn(3, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError) as raised:
+        Leaky.apply(x).sum().backward()
+    assert str(raised.value) == ("Function LeakyBackward returned an invalid gradient at index 0 - expected device "
+                                 "cuda:0 but got cpu")
