@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make this machine able to run `--backend docker`: install Debian's docker.io and mmdebstrap, start a
-# daemon that works without a bridge network, and build the local Python base image when it is missing.
+# daemon that works without a bridge network, and build the local Python base image when it is missing
+# (Debian's python3 with venv/pip/headers, patch, g++ and ninja: everything images/torch needs offline).
 # Idempotent: every step is skipped when its result is already there. Used by .ci/run and by developers.
 #
 # Environment:
@@ -107,7 +108,7 @@ build_base() {
     # Written to a file first: a failed mmdebstrap piped straight into `docker import` would leave a
     # half-filled image behind under the final tag.
     mmdebstrap --quiet --variant=minbase \
-        --include=ca-certificates,python3,python3-venv,python3-pip,patch \
+        --include=ca-certificates,python3,python3-venv,python3-pip,python3-dev,patch,g++,ninja-build \
         --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' \
         --dpkgopt='path-exclude=/usr/share/doc/*' \

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError
+from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._client import ImageBuildError, ImageRef, find_image
 from harness.docker._plan import ImagePlan
 
@@ -52,12 +53,17 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
     log_path.write_text(f"# repro-matrix image build {plan.tag}\n# base {plan.base}\n"
                         f"# requires {' '.join(plan.requirements)}\n")
     replaced = find_image(client, plan.tag)
+    base = find_image(client, plan.base)
+    labels = {**plan.labels(), "repro-matrix.base-id": base.id if base else ""}
     with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
         context = make_context(plan, Path(scratch), log_path, say)
+        cli = _buildkit_cli(plan)
         say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()}, "
-            f"layout {plan.settings.layout})")
-        stage_ids = _stream_build(client, plan, context, log_path, say, verbose)
-    _drop_build_stage(client, stage_ids)
+            f"layout {plan.settings.layout}, builder {'BuildKit via ' + cli if cli else 'SDK (legacy)'})")
+        if cli:
+            buildkit_build(cli, plan, context, labels, log_path, say, verbose)
+        else:
+            _drop_build_stage(client, _stream_build(client, plan, context, labels, log_path, say, verbose))
     image = find_image(client, plan.tag)
     if replaced is not None and image is not None and replaced.id != image.id:
         _drop_untagged(client, replaced.id)
@@ -65,6 +71,18 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
         raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
     size = int(client.images.get(plan.tag).attrs.get("Size", 0))
     return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path)
+
+
+def _buildkit_cli(plan: ImagePlan) -> str | None:
+    """BuildKit when asked for (an error if unavailable) or, with ``auto``, when a CLI has it."""
+    if plan.settings.builder == "sdk":
+        return None
+    try:
+        return buildkit_cli()
+    except EnvBuildError:
+        if plan.settings.builder == "buildkit":
+            raise
+        return None
 
 
 def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Path:
@@ -112,8 +130,8 @@ def host_python(version: str) -> str:
     return found
 
 
-def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, log_path: Path, say: Say,
-                  verbose: bool) -> list[str]:
+def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, labels: dict[str, str],
+                  log_path: Path, say: Say, verbose: bool) -> list[str]:
     """Run the build, copy its output to the log, say the steps; return the ids of finished stages."""
     from docker.errors import APIError
     from requests.exceptions import RequestException
@@ -126,17 +144,17 @@ def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, l
             chunks = client.api.build(
                 path=str(context), dockerfile=plan.dockerfile.name, tag=plan.tag, target=plan.target,
                 buildargs=plan.build_args(),
-                labels=plan.labels(), network_mode=plan.settings.network(), rm=True, forcerm=True, decode=True)
+                labels=labels, network_mode=plan.settings.network(), rm=True, forcerm=True, decode=True)
             for chunk in chunks:
                 step = _handle_chunk(chunk, log, step, (stage_ids, layers), say, verbose)
         except _BuildStepFailed as failed:
             _drop_failed_layers(client, layers)
-            raise ImageBuildError(_failure(plan, failed.step, failed.message, log_path), log_path) from None
+            raise ImageBuildError(failure_message(plan, failed.step, failed.message, log_path), log_path) from None
         except (APIError, RequestException) as error:
             _drop_failed_layers(client, layers)
             message = str(getattr(error, "explanation", None) or error)
             log.write(f"\nERROR {message}\n")
-            raise ImageBuildError(_failure(plan, step or "(before the first step)", message, log_path),
+            raise ImageBuildError(failure_message(plan, step or "(before the first step)", message, log_path),
                                   log_path) from None
     return stage_ids
 
@@ -173,7 +191,7 @@ class _BuildStepFailed(Exception):
         self.message = message
 
 
-def _failure(plan: ImagePlan, step: str, message: str, log_path: Path) -> str:
+def failure_message(plan: ImagePlan, step: str, message: str, log_path: Path) -> str:
     hint = ""
     if "registry-1.docker.io" in message or "pull access denied" in message or "no such host" in message:
         variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"

@@ -27,6 +27,7 @@ from harness._exceptions import UsageError
 Flavour = Literal["cpu", "cuda"]
 PipSource = Literal["wheelhouse", "index"]
 Layout = Literal["slim", "flat"]
+Builder = Literal["auto", "sdk", "buildkit"]
 FLAVOUR_FILES: dict[Flavour, str] = {"cpu": "Dockerfile", "cuda": "Dockerfile.cuda"}
 DEFAULT_IMAGE_DIR = "images/torch"
 LABEL = "repro-matrix"
@@ -44,18 +45,20 @@ class ImageSettings:
     index_args: str | None = None
     build_network: str | None = None
     layout: Layout = "slim"
+    builder: Builder = "auto"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ImageSettings:
         env = os.environ if environ is None else environ
         source = _choice(env, "REPRO_DOCKER_PIP_SOURCE", ("wheelhouse", "index"))
         layout = _choice(env, "REPRO_DOCKER_LAYOUT", ("slim", "flat"))
+        builder = _choice(env, "REPRO_DOCKER_BUILDER", ("auto", "sdk", "buildkit"))
         return cls(cpu_base=env.get("REPRO_DOCKER_BASE") or None,
                    cuda_base=env.get("REPRO_DOCKER_CUDA_BASE") or None,
                    pip_source=source,  # type: ignore[arg-type]
                    index_args=env.get("REPRO_DOCKER_PIP_ARGS") or None,
                    build_network=env.get("REPRO_DOCKER_BUILD_NETWORK") or None,
-                   layout=layout)  # type: ignore[arg-type]
+                   layout=layout, builder=builder)  # type: ignore[arg-type]
 
     def base_for(self, flavour: Flavour) -> str | None:
         return self.cpu_base if flavour == "cpu" else self.cuda_base

@@ -13,7 +13,6 @@ pytestmark = pytest.mark.docker
 def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
     plan, result, lines = tiny_build
     assert result.image.tag == plan.tag and result.image.id.startswith("sha256:")
-    assert any(line.startswith("Step ") for line in lines)
     assert any("applying /patches/00-six-marker.diff" in line for line in lines)
     labels = docker_client.images.get(plan.tag).labels
     assert labels["repro-matrix.requires"] == '["six==1.17.0"]'
@@ -24,6 +23,23 @@ def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
                                           network_mode="none", remove=True)
     assert output.strip() == b"True"
     assert result.size_bytes > 0
+
+
+def test_sdk_legacy_build_removes_its_build_stage(docker_client, tiny_settings, tiny_spec, tmp_path, dangling_ids):
+    from dataclasses import replace
+
+    from harness.docker import build_image, plan_image
+
+    plan = plan_image(tiny_spec, "cpu", settings=replace(tiny_settings, builder="sdk"))
+    before = dangling_ids()
+    lines: list[str] = []
+    result = build_image(docker_client, plan, log_path=tmp_path / "sdk.log", say=lines.append)
+    assert any("builder SDK (legacy)" in line for line in lines)
+    assert any(line.startswith("Step ") for line in lines)
+    assert dangling_ids() - before == set()  # neither the wheelhouse stage nor the replaced image is left
+    output = docker_client.containers.run(result.image.id, ["python", "-c", "import six; print(six.REPRO_MATRIX_PATCHED)"],
+                                          network_mode="none", remove=True)
+    assert output.strip() == b"True"
 
 
 def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, tiny_build):

@@ -99,26 +99,38 @@ def test_image_missing_names_the_case_and_another_base(docker_client, tiny_build
     assert "--lane cuda" in missing_image_message(docker_client, cuda, ["my-case"])
 
 
+@pytest.fixture(params=["sdk", "buildkit"])
+def builder(request) -> str:
+    if request.param == "buildkit":
+        from harness.docker._buildkit import buildkit_cli
+
+        try:
+            buildkit_cli()
+        except HarnessError as error:
+            pytest.skip(str(error))
+    return request.param
+
+
 @pytest.mark.docker
 def test_build_failure_names_the_failing_step_and_shows_the_log_tail(docker_client, local_base, tmp_path,
-                                                                     dangling_ids):
+                                                                     dangling_ids, builder):
     # pip inside the build with no network and no wheelhouse: the install step must fail.
-    settings = ImageSettings(cpu_base=local_base, pip_source="index", build_network="none")
+    settings = ImageSettings(cpu_base=local_base, pip_source="index", build_network="none", builder=builder)
     plan = plan_image(EnvSpec(requires=("six==1.17.0",)), "cpu", settings=settings)
     before = dangling_ids()
     with pytest.raises(ImageBuildError) as caught:
         build_image(docker_client, plan, log_path=tmp_path / "fail.log", say=lambda text: None)
     assert dangling_ids() - before == set()  # the half-built stage is removed
     message = str(caught.value)
-    assert "failed at Step" in message and "RUN set -f" in message
+    assert "failed at " in message and "RUN set -f" in message
     assert "--- last lines of the build log ---" in message and "six" in message
     assert caught.value.log_path == tmp_path / "fail.log"
     assert docker_client.images.list(name=plan.tag) == []
 
 
 @pytest.mark.docker
-def test_missing_base_image_says_how_to_make_one(docker_client, tmp_path):
-    settings = ImageSettings(cpu_base="repro-matrix-test/no-such-base:1", pip_source="index")
+def test_missing_base_image_says_how_to_make_one(docker_client, tmp_path, builder):
+    settings = ImageSettings(cpu_base="repro-matrix-test/no-such-base:1", pip_source="index", builder=builder)
     plan = plan_image(EnvSpec(requires=("six==1.17.0",)), "cpu", settings=settings)
     with pytest.raises(ImageBuildError) as caught:
         build_image(docker_client, plan, log_path=tmp_path / "base.log", say=lambda text: None)

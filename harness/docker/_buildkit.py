@@ -1,0 +1,95 @@
+"""BuildKit through a docker CLI: the default builder when a CLI has it (``REPRO_DOCKER_BUILDER``).
+
+The SDK only drives the legacy builder, which commits the ~1 GB build stage and then copies /venv
+again. BuildKit builds the same Dockerfile several times faster, but the Python SDK cannot drive it,
+so this shells out to a CLI that has it: one with the buildx plugin, or a 20.10 CLI with the built-in
+client (Debian's ``/usr/bin/docker``), pointed at the daemon the SDK uses. Output is handled as the SDK
+path does: steps to the user, everything to the log, the failing step and the log tail on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from harness._exceptions import EnvBuildError
+from harness.docker._client import ImageBuildError, endpoint
+from harness.docker._plan import ImagePlan
+
+_STEP = re.compile(r"^#\d+ \[([^\]]+ \d+/\d+)\] (.*)$")
+_FAILED = re.compile(r"^ > \[([^\]]+)\] (.*):$")
+_BUILD_TIMEOUT_S = 3600
+
+
+def buildkit_cli() -> str:
+    """A docker CLI that can build with BuildKit, or :class:`EnvBuildError` saying what is missing."""
+    candidates = [os.environ.get("REPRO_DOCKER_CLI"), "/usr/bin/docker", shutil.which("docker")]
+    for cli in dict.fromkeys(c for c in candidates if c and Path(c).is_file()):
+        if _runs([cli, "buildx", "version"]) or _major_version(cli) in range(18, 23):
+            return cli
+    raise EnvBuildError("REPRO_DOCKER_BUILDER=buildkit needs a docker CLI with the buildx plugin or a 20.10 CLI "
+                        "(Debian's docker.io: /usr/bin/docker); set REPRO_DOCKER_CLI, or use the default SDK builder")
+
+
+def buildkit_build(cli: str, plan: ImagePlan, context: Path, labels: dict[str, str], log_path: Path,
+                   say: Callable[[str], None], verbose: bool) -> None:
+    argv = [cli, "--host", endpoint(), "build", "--progress=plain", "--network", plan.settings.network(),
+            "-f", str(context / plan.dockerfile.name), "-t", plan.tag]
+    if plan.target:
+        argv += ["--target", plan.target]
+    for key, value in plan.build_args().items():
+        argv += ["--build-arg", f"{key}={value}"]
+    for key, value in labels.items():
+        argv += ["--label", f"{key}={value}"]
+    argv.append(str(context))
+    steps_seen: set[str] = set()
+    with log_path.open("a", encoding="utf-8") as log:
+        log.write(f"$ DOCKER_BUILDKIT=1 {' '.join(argv[:8])} ...\n")
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   env={**os.environ, "DOCKER_BUILDKIT": "1"}, errors="replace")
+        assert process.stdout is not None
+        for line in process.stdout:
+            log.write(line)
+            _show(line.rstrip("\n"), steps_seen, say, verbose)
+        code = process.wait(timeout=_BUILD_TIMEOUT_S)
+    if code != 0:
+        raise ImageBuildError(_failure(plan, log_path, code), log_path)
+
+
+def _show(line: str, steps_seen: set[str], say: Callable[[str], None], verbose: bool) -> None:
+    step = _STEP.match(line)
+    if step and step.group(1) not in steps_seen:
+        steps_seen.add(step.group(1))
+        say(f"[{step.group(1)}] {step.group(2)}")
+    elif verbose or "Successfully installed" in line or "applying /patches" in line:
+        say(f"  {line.split(' ', 2)[-1] if line.startswith('#') else line}")
+
+
+def _failure(plan: ImagePlan, log_path: Path, code: int) -> str:
+    from harness.docker._build import failure_message
+
+    text = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    failed = [f"[{m.group(1)}] {m.group(2)}" for m in map(_FAILED.match, text) if m]
+    errors = [line for line in text if line.startswith(("ERROR", "error:", "executor failed", "failed to"))]
+    message = errors[-1] if errors else f"docker build exited with {code}"
+    return failure_message(plan, failed[-1] if failed else "(unknown step)", message, log_path)
+
+
+def _runs(argv: list[str]) -> bool:
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=60, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _major_version(cli: str) -> int:
+    try:
+        proc = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True,
+                              timeout=60, check=False)
+        return int(proc.stdout.strip().split(".")[0])
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return 0
