@@ -37,7 +37,7 @@ def cases(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
-    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH)
+    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
     if "--no-system" not in session.posargs:
         session.run("bash", str(ROOT / "scripts" / "ensure-system.sh"), external=True)
     args = [a for a in session.posargs if a != "--no-system"]
