@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -334,7 +335,18 @@ def functions() -> dict[str, Any]:
         "get_rng_state_all": lambda: [_rng_state()],
         "set_rng_state_all": lambda new_states: _set_rng_state(next(iter(new_states))),
     }
-    return stubs
+    return {name: _distinct(value) for name, value in stubs.items()}
+
+
+def _distinct(value: Any) -> Any:
+    """A private copy of a shared stub function: dynamo's trace rules index torch objects by
+    identity and assert when one object turns up under two names with different rules."""
+    if isinstance(value, types.FunctionType):
+        copy = types.FunctionType(value.__code__, value.__globals__, value.__name__, value.__defaults__,
+                                  value.__closure__)
+        copy.__kwdefaults__ = value.__kwdefaults__
+        return copy
+    return value
 
 
 class _Nvtx:

@@ -61,7 +61,8 @@ class PlacementMode(TorchFunctionMode):
             func = inner
         if kwargs.get("device") is None and func in _FACTORIES:
             if func in _NEW_METHODS and args:
-                kwargs = {**kwargs, "device": device_of(args[0])}  # x.new_*(...) is made where x lives
+                if not _wraps_existing(func, args):
+                    kwargs = {**kwargs, "device": device_of(args[0])}  # x.new_*(...) is made where x lives
             elif _device_module.CURRENT_DEVICE is not None:
                 # set_default_device / `with torch.device(...)`: DeviceContext sits below this mode
                 # and the skip-one-hop redispatch would bypass it
@@ -128,6 +129,12 @@ _GENERATED = tuple(m for m in (torch._C._VariableFunctions, torch._C._nn, getatt
                                getattr(torch._C, "_fft", None), getattr(torch._C, "_special", None),
                                getattr(torch._C, "_nested", None), getattr(torch._C, "_sparse", None))
                    if m is not None)
+
+
+def _wraps_existing(func: Callable[..., Any], args: Sequence[object]) -> bool:
+    """``x.new(storage)`` / ``x.new(tensor)`` share existing memory, and so its placement."""
+    return func is _Base.new and len(args) > 1 and isinstance(
+        args[1], (torch.TypedStorage, torch.UntypedStorage, torch.Tensor))
 
 
 def _reenterable(func: Callable[..., Any]) -> bool:

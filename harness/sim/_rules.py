@@ -266,6 +266,9 @@ def _index_put_impl(func: torch._ops.OpOverload, args: Sequence[object], kwargs:
                     ops: list[Operand]) -> torch.device:
     self_op = ops[0]
     value = next((op for op in ops if op.name == "values"), None)
+    indices = args[1] if len(args) > 1 else kwargs.get("indices", ())
+    if len(indices) > self_op.tensor.dim():  # type: ignore[arg-type]
+        return self_op.device  # "too many indices" (IndexError) comes first
     if value is None or value.device == self_op.device or (
             value.tensor.dim() == 0 and value.tensor.numel() == 1):
         return self_op.device
@@ -292,12 +295,13 @@ def _where(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
     runs a TensorIterator over out and the inputs."""
     inputs = [op for op in ops if not op.out]
     device = _first_non_cpu(inputs)
-    for op in [op for op in ops if op.out] + inputs:
-        if op.device == device or (not op.out and device != CPU and op.tensor.dim() == 0):
-            continue
-        common = device if device != CPU else op.device
-        raise cuda_error(_native.tensor_iterator_message(common, op.device if common != op.device else device))
-    return device
+    kept = [op for op in inputs if not (device != CPU and op.device != device and op.tensor.dim() == 0)]
+    iterated = [op for op in ops if op.out] + kept
+    common = _first_non_cpu(iterated)
+    for op in iterated:
+        if op.device != common:
+            raise cuda_error(_native.tensor_iterator_message(common, op.device))
+    return common
 
 
 def _type_string(t: torch.Tensor, device: torch.device) -> str:
@@ -367,5 +371,9 @@ _SPECIAL: dict[str, _Handler] = {
     "masked_fill.Tensor": _masked_fill, "masked_fill.Scalar": _masked_fill,
     "convolution": _convolution, "_convolution": _convolution,
     "where.self": _where, "where.self_out": _where,
-    "_local_scalar_dense": _no_check_self, "set_.source_Tensor": _no_check_self,
+    "_local_scalar_dense": _no_check_self,
+    # CTC: "log_probs is expected to be on CUDA while targets is expected to be on CPU"
+    "_ctc_loss": _no_check_self, "_ctc_loss.Tensor": _no_check_self, "_cudnn_ctc_loss": _no_check_self,
+    "_cudnn_ctc_loss.Tensor": _no_check_self, "_use_cudnn_ctc_loss": _no_check_self,
+    "_use_cudnn_ctc_loss.Tensor": _no_check_self, "set_.source_Tensor": _no_check_self,
 }

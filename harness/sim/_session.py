@@ -25,7 +25,6 @@ class Session:
         self.registry_entry: Any = None
 
     def start(self) -> None:
-        _import_dynamo_first()
         try:
             self._patch()
             self.registry_entry = _serialization.register()
@@ -40,10 +39,16 @@ class Session:
         self.function_mode.__enter__()
         self.dispatch_mode.__enter__()
 
+    def leave_thread(self) -> None:
+        self.dispatch_mode.__exit__(None, None, None)
+        self.function_mode.__exit__(None, None, None)
+
+    def in_this_thread(self) -> bool:
+        return any(mode is self.function_mode for mode in torch.overrides._get_current_function_mode_stack())
+
     def stop(self, entered: bool = True) -> None:
         if entered:
-            self.dispatch_mode.__exit__(None, None, None)
-            self.function_mode.__exit__(None, None, None)
+            self.leave_thread()
         if self.registry_entry is not None:
             _serialization.unregister(self.registry_entry)
         if self.toolkit is not None:
@@ -86,13 +91,6 @@ def _patch_function_apply(p: Patcher) -> None:
     p.set(function_cls, "apply", classmethod(apply))
 
 
-def _import_dynamo_first() -> None:
-    # dynamo builds its trace-rule table from torch's attributes on first import; it must see
-    # the real ones, not the stubs
-    with contextlib.suppress(Exception):
-        import torch._dynamo  # noqa: F401
-
-
 _lock = threading.RLock()
 _current: Session | None = None
 _installed = False
@@ -102,12 +100,11 @@ _depth = 0
 def install() -> None:
     global _current, _installed
     with _lock:
-        if _installed:
-            return
         if _current is None:
-            session = Session()
-            session.start()
-            _current = session
+            _current = Session()
+            _current.start()
+        elif not _current.in_this_thread():
+            _current.enter_thread()
         _installed = True
 
 
@@ -115,20 +112,25 @@ def install() -> None:
 def simulate() -> Iterator[None]:
     global _current, _depth
     with _lock:
-        owner = _current is None
-        if owner:
-            session = Session()
-            session.start()
-            _current = session
+        if _current is None:
+            _current = Session()
+            _current.start()
+            entered = True
+        else:
+            entered = not _current.in_this_thread()
+            if entered:
+                _current.enter_thread()
+        session = _current
         _depth += 1
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
-            if owner and not _installed:
-                assert _current is not None
-                _current.stop()
+            if entered and not _installed:
+                session.leave_thread()
+            if _depth == 0 and not _installed:
+                session.stop(entered=False)
                 _current = None
 
 

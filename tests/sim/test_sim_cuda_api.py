@@ -208,3 +208,24 @@ def test_foreach_per_index(sim):
     assert [t.device.type for t in out] == ["cuda", "cpu"]
     with pytest.raises(RuntimeError, match=r"found at least two devices, cuda:0 and cpu!$"):
         torch._foreach_add_([torch.ones(2, device="cuda")], [torch.ones(2)])
+
+
+class _Probe(torch.utils.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return torch.tensor([float(torch.cuda.is_available()), float(torch.ones(1, device="cuda").is_cuda)])
+
+
+def test_forked_dataloader_workers_inherit_the_simulation(sim):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no TypedStorage deprecation from collate's x.new(storage)
+        loader = torch.utils.data.DataLoader(_Probe(), batch_size=2, num_workers=1, pin_memory=True)
+        batches = [batch for batch in loader]
+    assert all(batch.tolist() == [[1.0, 1.0], [1.0, 1.0]] for batch in batches)
+    assert all(batch.is_pinned() for batch in batches)
+    x = torch.ones(3, device="cuda")
+    assert x.new(x.untyped_storage()).device.type == "cuda"

@@ -41,3 +41,12 @@ def test_agrees_with_torchgen():
             assert info.cuda_kernel, name
         checked += 1
     assert checked > 2000
+
+
+def test_older_torch_message_format_is_the_var_127_text(monkeypatch):
+    # torch releases before the adaption.cpp rewording print the VAR #127 text
+    monkeypatch.setattr(_native, "new_device_check_message", lambda: False)
+    message = _native.device_check_message("state_steps", torch.device("cpu"), torch.device("cuda", 0),
+                                           "wrapper_CUDA___fused_adamw_")
+    assert message == ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+                       "cpu! (when checking argument for argument state_steps in method wrapper_CUDA___fused_adamw_)")

@@ -109,3 +109,27 @@ def test_cli_usage_errors(tmp_path):
     bare = subprocess.run([sys.executable, "-m", "harness.sim"], capture_output=True, text=True, env=_env(),
                           cwd=REPO, timeout=300, check=False)
     assert bare.returncode == 2 and "usage" in bare.stderr
+
+
+def test_simulate_in_a_thread_that_existed_before():
+    import threading
+
+    ready, go, seen = threading.Event(), threading.Event(), {}
+
+    def worker():
+        ready.set()
+        go.wait(60)
+        with simulate():
+            seen["device"] = torch.ones(1, device="cuda").device
+        seen["after"] = torch.cuda.is_available()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    ready.wait(60)
+    with simulate():
+        go.set()
+        thread.join(120)
+        assert torch.cuda.is_available()
+    assert seen["device"] == torch.device("cuda", 0)
+    assert seen["after"] is True  # the main thread's simulation was still on
+    assert not torch.cuda.is_available()
