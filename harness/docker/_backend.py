@@ -30,6 +30,7 @@ from harness._process import ProcessResult
 from harness.docker._catalog import flavours_for_lanes, image_dir_and_cases
 from harness.docker._client import (
     ImageRef,
+    cache_volume,
     connect,
     find_image,
     gpu_runtime_reason,
@@ -37,6 +38,7 @@ from harness.docker._client import (
     require_image,
 )
 from harness.docker._containers import (
+    CACHE_DIR,
     Bind,
     ContainerExit,
     ContainerRunner,
@@ -174,9 +176,12 @@ class DockerBackend:
                  Bind(request.case_dir, str(INSIDE / "case")),
                  Bind(request.cell_dir, str(INSIDE / "cell"), read_only=False))
         command = ["python", str(INSIDE / "harness" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]
+        # JIT-built torch extensions (DeepSpeed ops) persist per image, as the venv backend keeps them per
+        # environment: a compile costs minutes, and every cell of the image would repeat it.
+        environment = {**_CHILD_ENV, "TORCH_EXTENSIONS_DIR": f"{CACHE_DIR}/torch_extensions", **request.env}
         return ContainerSpec(image=image.id, command=command, binds=binds, working_dir=str(INSIDE / "cell"),
-                             environment={**_CHILD_ENV, **request.env}, memory_bytes=self.memory_bytes,
-                             pids_limit=self.pids_limit, gpu=request.gpu, name_hint=request.label)
+                             environment=environment, memory_bytes=self.memory_bytes, pids_limit=self.pids_limit,
+                             gpu=request.gpu, name_hint=request.label, cache_volume=cache_volume(image.id))
 
     def _outcome(self, result: ContainerExit, request: CellRequest, image: ImageRef) -> ChildOutcome:
         outcome_path = request.cell_dir / "outcome.json"

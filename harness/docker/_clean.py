@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from harness._cases import Case
 from harness.docker._catalog import catalog
-from harness.docker._client import connect
+from harness.docker._client import cache_volume, connect
 from harness.docker._containers import remove_leftovers
 from harness.docker._plan import ImageSettings
 
+if TYPE_CHECKING:
+    import docker
+
 
 def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], None],
-                 settings: ImageSettings | None = None) -> int:
+                 settings: ImageSettings | None = None, repository: str | None = None) -> int:
     """Remove ``repro-matrix/*`` images whose recipe (pins, patches, Dockerfile) no case uses.
 
     An image built for a current recipe is kept whatever base it was built from: the base is a
     per-host choice, and removing the other base's images would force rebuilds on the next switch.
+    ``repository`` limits the sweep to one image name (``repro-matrix/torch-cpu``).
     """
     from docker.errors import APIError
 
@@ -24,7 +29,7 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
     settings = settings or ImageSettings.from_env()
     used = {entry.plan.recipe_hash for entry in catalog(cases, ("cpu", "cuda"), settings)}
     removed = 0
-    for image in client.images.list(filters={"label": "repro-matrix.recipe"}):
+    for image in client.images.list(name=repository, filters={"label": "repro-matrix.recipe"}):
         if image.labels.get("repro-matrix.recipe") in used:
             continue
         names = ", ".join(image.tags) or image.short_id
@@ -36,8 +41,22 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
             except APIError as error:  # a container still uses it
                 say(f"kept {names}: {error.explanation or error}")
                 continue
+            _remove_volume(client, cache_volume(image.id))
         removed += 1
-    if not dry_run:
+    if not dry_run and repository is None:
         for name in remove_leftovers(client):
             say(f"removed leftover container {name}")
+        # BuildKit keeps every build stage (each holding a wheelhouse) in its cache.
+        reclaimed = int(client.api.prune_builds().get("SpaceReclaimed") or 0)
+        if reclaimed:
+            say(f"pruned {reclaimed / 1e9:.1f} GB of build cache")
     return removed
+
+
+def _remove_volume(client: docker.DockerClient, name: str) -> None:
+    from docker.errors import APIError, NotFound
+
+    try:
+        client.volumes.get(name).remove()
+    except (NotFound, APIError):
+        return

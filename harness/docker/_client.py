@@ -104,6 +104,11 @@ def missing_image_message(client: docker.DockerClient, plan: ImagePlan, cases: S
     return text
 
 
+def cache_volume(image_id: str) -> str:
+    """The named volume holding one image's JIT-compiled extensions (``/cache`` in its containers)."""
+    return f"repro-matrix-cache-{image_id.removeprefix('sha256:')[:12]}"
+
+
 def is_gpu_runtime_error(error: BaseException) -> bool:
     text = str(error).lower()
     return any(marker in text for marker in _GPU_RUNTIME_ERRORS)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
 
 RUN_LABEL = "repro-matrix.run"
+CACHE_DIR = "/cache"
 _REMOVE_GRACE_S = 30
 
 
@@ -50,6 +51,7 @@ class ContainerSpec:
     pids_limit: int = 2048
     gpu: bool = False
     name_hint: str = ""
+    cache_volume: str | None = None  # a named volume mounted at /cache, shared by the image's cells
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,9 @@ class ContainerRunner:
             name = f"repro-matrix-{self.run_id}-{self._counter}"
         mounts = [Mount(target=b.target, source=str(b.source), type="bind", read_only=b.read_only)
                   for b in spec.binds]
+        if spec.cache_volume:
+            mounts.append(Mount(target=CACHE_DIR, source=spec.cache_volume, type="volume",
+                                labels={"repro-matrix.cache": "1"}))
         container = self.client.containers.create(
             spec.image, list(spec.command), name=name, labels=self._labels(spec), mounts=mounts,
             working_dir=spec.working_dir, environment=dict(spec.environment), network_mode="none",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +82,24 @@ def test_cell_runs_isolated(backend, tiny_spec, cell_request):
     assert "to stderr" in log
     assert outcome.image and outcome.image["tag"] == env.image["tag"]
     assert outcome.imported.get("six") == "1.17.0"
+
+
+def test_extension_cache_persists_between_cells_of_an_image(backend, tiny_spec, cell_request, tmp_path):
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    script = """
+        import os, sys
+        from pathlib import Path
+        cache = Path(os.environ["TORCH_EXTENSIONS_DIR"])
+        cache.mkdir(parents=True, exist_ok=True)
+        marker = cache / "marker"
+        print("found" if marker.exists() else "fresh", marker)
+        marker.write_text("compiled")
+    """
+    first = cell_request(script)
+    assert backend.run_cell(env, first).status == "passed", first.log_path.read_text()
+    second = cell_request(script)
+    assert backend.run_cell(env, second).status == "passed", second.log_path.read_text()
+    assert "found /cache/torch_extensions/marker" in second.log_path.read_text()
 
 
 @pytest.mark.parametrize(("script", "status", "detail"), [
@@ -179,3 +199,22 @@ def test_gpu_device_request_shape():
     assert is_gpu_runtime_error(RuntimeError(
         '500 Server Error: Internal Server Error ("could not select device driver "" with capabilities: [[gpu]]")'))
     assert not is_gpu_runtime_error(RuntimeError("No such image"))
+
+
+def test_clean_removes_images_no_case_uses(docker_client, tiny_settings, tmp_path):
+    from harness._backend import EnvSpec
+    from harness._cases import load_cases
+    from harness.docker import build_image, clean_images, plan_image
+    from harness.docker._client import find_image
+
+    # Its own image folder, so the sweep cannot touch the images other tests (or CI) built.
+    shutil.copytree(Path(__file__).resolve().parents[2] / "images" / "torch", tmp_path / "cleantest")
+    plan = plan_image(EnvSpec(requires=("six==1.16.0",)), "cpu", settings=tiny_settings,
+                      image_dir=tmp_path / "cleantest")
+    build_image(docker_client, plan, log_path=tmp_path / "unused.log", say=lambda text: None)
+    cases = load_cases([Path(__file__).resolve().parents[1] / "fixtures" / "cases"]).cases
+    said: list[str] = []
+    clean_images(cases, dry_run=True, say=said.append, repository=plan.repository)
+    assert said == [f"would remove image {plan.tag}"] and find_image(docker_client, plan.tag) is not None
+    clean_images(cases, dry_run=False, say=said.append, repository=plan.repository)
+    assert f"removing image {plan.tag}" in said and find_image(docker_client, plan.tag) is None
