@@ -494,11 +494,17 @@ def cold_part(requires: tuple[str, ...], reps: int, tmp: Path, log: Log) -> dict
     log(f"cold: pins {' '.join(requires)}; warming the uv cache")
     _bare_env_build(uv, root / "warm", requires, env, compile_bytecode=False)
     harness_runs, bare_runs = [], []
-    for rep in range(1, reps + 1):
+    def harness() -> None:
         cpu, started = children_cpu(), time.perf_counter()
         VenvBackend(root=root / f"harness-{rep}").prepare(EnvSpec(requires=requires), lambda text: None)
         harness_runs.append(Timed(time.perf_counter() - started, children_cpu() - cpu, 0))
+
+    def bare() -> None:
         bare_runs.append(_bare_env_build(uv, root / f"bare-{rep}", requires, env, compile_bytecode=False))
+
+    for rep in range(1, reps + 1):
+        for build in (harness, bare) if rep % 2 else (bare, harness):  # alternate who goes first
+            build()
         log(f"cold rep {rep}: harness {harness_runs[-1].wall:.2f}s, bare uv {bare_runs[-1].wall:.2f}s")
         shutil.rmtree(root / f"harness-{rep}", ignore_errors=True)
         shutil.rmtree(root / f"bare-{rep}", ignore_errors=True)
