@@ -120,14 +120,25 @@ def fill_wheelhouse(plan: ImagePlan, wheels: Path, log_path: Path, say: Say) -> 
 
 
 def host_python(version: str) -> str:
-    """An interpreter of the image's Python version, so pip picks wheels the image can install."""
-    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
-        return sys.executable
-    found = shutil.which(f"python{version}")
-    if not found:
-        raise EnvBuildError(f"the wheelhouse for a Python {version} image needs python{version} on this host "
-                            "(or set REPRO_DOCKER_PIP_SOURCE=index to let pip run inside the build)")
-    return found
+    """An interpreter of the image's Python version that has pip, so pip picks wheels the image can install.
+
+    The harness's own interpreter first; a uv-made venv (nox sessions) has no pip, so then the interpreter
+    the venv was made from, then ``python<version>`` on PATH.
+    """
+    candidates = [sys.executable, getattr(sys, "_base_executable", ""), shutil.which(f"python{version}")]
+    for python in dict.fromkeys(c for c in candidates if c):
+        if _python_with_pip(python, version):
+            return python
+    raise EnvBuildError(f"the wheelhouse for a Python {version} image needs python{version} with pip on this "
+                        "host (or set REPRO_DOCKER_PIP_SOURCE=index to let pip run inside the build)")
+
+
+def _python_with_pip(python: str, version: str) -> bool:
+    code = f"import sys, pip; sys.exit(0 if '%d.%d' % sys.version_info[:2] == {version!r} else 1)"
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=60, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, labels: dict[str, str],

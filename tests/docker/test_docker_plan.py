@@ -138,3 +138,15 @@ def test_cases_sharing_pins_share_an_image():
     assert len(entries[0].users) == sum(len(case.variants) for case in cases)
     both = catalog(cases, ["cpu", "cuda"], LOCAL)
     assert sorted(e.plan.flavour for e in both) == ["cpu", "cuda"]
+
+
+def test_wheelhouse_python_has_pip_and_the_image_python_version():
+    from harness._exceptions import EnvBuildError
+    from harness.docker._build import host_python
+
+    python = host_python(SPEC.python)
+    check = subprocess.run([python, "-c", "import pip, sys; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True, check=True)
+    assert check.stdout.strip() == SPEC.python
+    with pytest.raises(EnvBuildError, match=r"python2\.6 with pip"):
+        host_python("2.6")
