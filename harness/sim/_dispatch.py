@@ -7,6 +7,7 @@ values are computed by the real CPU kernel.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -25,8 +26,23 @@ class DeviceMode(TorchDispatchMode):
     """Checks that an operator's tensors may meet, runs it on the CPU, and places its fresh
     outputs on the device the operator ran on."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # TorchDispatchMode wraps __torch_dispatch__ in torch._dynamo.disable, which imports
+        # dynamo (seconds) at the first operator; this mode does it itself once dynamo is loaded
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
-        kwargs = kwargs or {}
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None and hasattr(dynamo, "disable"):
+            if self._disabled is None:
+                self._disabled = dynamo.disable(self._dispatch, recursive=True)
+            return self._disabled(func, args, kwargs or {})
+        return self._dispatch(func, args, kwargs or {})
+
+    _disabled = None
+
+    def _dispatch(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         with torch._C.DisableTorchFunction():
             return self._run(func, args, kwargs)
 
