@@ -1,0 +1,85 @@
+"""No container outlives a run: Ctrl-C and SIGTERM through the real command line, and a SIGKILLed run's
+containers swept by the next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def fixture_image(local_base):
+    """The fixture cases' one environment (torch==2.13.0) as an image."""
+    proc = subprocess.run([sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases",
+                           "--case", "hangs"], cwd=REPO, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "REPRO_DOCKER_BASE": local_base})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return local_base
+
+
+@pytest.fixture
+def slow_hang(fixture_cases) -> Path:
+    """The 'hangs' fixture with a timeout long enough to interrupt it by hand."""
+    case = fixture_cases / "hangs" / "case.yaml"
+    case.write_text(case.read_text().replace("timeout: 3", "timeout: 600"))
+    return fixture_cases
+
+
+def start_run(cases: Path, output: Path, base: str, *names: str) -> subprocess.Popen:
+    selection = [arg for name in names for arg in ("--case", name)]
+    return subprocess.Popen([sys.executable, "-m", "harness", "cases", "--backend", "docker", "--lane", "cpu",
+                             "--cases-dir", str(cases), *selection, "--output", str(output), "--jobs", "2"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "REPRO_DOCKER_BASE": base})
+
+
+def hang_containers(client) -> list:
+    return [c for c in client.containers.list(all=True, filters={"label": "repro-matrix.run"})
+            if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
+
+
+def wait_for_running_hang(client, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(c.status == "running" for c in hang_containers(client)):
+            time.sleep(1)  # let the child runner start inside
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the hanging cell never started: {process.communicate(timeout=60)[0][-3000:]}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, slow_hang, tmp_path, sig):
+    process = start_run(slow_hang, tmp_path, fixture_image, "hangs")
+    wait_for_running_hang(docker_client, process)
+    process.send_signal(sig)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, output[-3000:]
+    assert hang_containers(docker_client) == []
+    (results,) = tmp_path.glob("*/results.json")
+    run = json.loads(results.read_text())
+    assert run["run"]["status"] == "interrupted"
+    buggy = next(c for c in run["cells"] if c["variant"] == "buggy")
+    assert buggy["status"] == "interrupted"
+
+
+def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, slow_hang, tmp_path):
+    process = start_run(slow_hang, tmp_path / "killed", fixture_image, "hangs")
+    wait_for_running_hang(docker_client, process)
+    process.kill()
+    process.communicate(timeout=60)
+    assert hang_containers(docker_client), "SIGKILL cannot clean up: the container is still there"
+    second = start_run(slow_hang, tmp_path / "next", fixture_image, "confirmed")
+    output, _ = second.communicate(timeout=600)
+    assert second.returncode == 0, output[-3000:]
+    assert hang_containers(docker_client) == []
