@@ -31,7 +31,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 def add_images_parser(commands: Any) -> argparse.ArgumentParser:
     """Register ``images`` on the harness's subcommand parser; the handler is ``args.handler``."""
-    parser = commands.add_parser(
+    parser: argparse.ArgumentParser = commands.add_parser(
         "images", help="build the docker backend's images (nox -s images)",
         description="Build one image per distinct environment of the selected cases (missing ones only, "
                     "unless --rebuild). Tags are content hashes, so unchanged environments are never rebuilt.")

@@ -148,7 +148,8 @@ def normalise_requirements(requires: Sequence[str], python: str) -> tuple[str, .
 
     Markers are decided here, for the image's Python, so none reach the shell inside the build.
     """
-    environment = {**default_environment(), "python_version": python, "python_full_version": f"{python}.0"}
+    environment = {key: str(value) for key, value in default_environment().items()}
+    environment.update(python_version=python, python_full_version=f"{python}.0")
     kept: dict[str, str] = {}
     for text in requires:
         requirement = Requirement(text)
