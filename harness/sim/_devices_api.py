@@ -12,7 +12,7 @@ import torch
 from harness.sim import _cuda_api
 from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
-from harness.sim._placement import CUDA, device_of
+from harness.sim._placement import CPU, CUDA, device_of, parse_device
 
 _STEP_MESSAGE = ("Tensors of the same index must be on the same device and the same dtype except `step` "
                  "tensors that can be CPU and float32/64, and optimizer states that can be bfloat16 for "
@@ -58,11 +58,62 @@ def _guard_nccl(original: Callable[..., Any]) -> Callable[..., Any]:
     return init_process_group
 
 
+def _devices(devices: Any) -> list[torch.device]:
+    # every index but 0 raises NotSimulatedError: the simulated host has one GPU
+    return [parse_device(d) for d in (devices if devices is not None else [0])]
+
+
+def _scatter(tensor: torch.Tensor, devices: Any = None, chunk_sizes: Any = None, dim: int = 0,
+             streams: Any = None, *, out: Any = None) -> tuple[torch.Tensor, ...]:
+    if out is not None:
+        raise NotSimulatedError("comm.scatter(out=...)")
+    targets = _devices(devices)
+    chunks = (tensor.split(list(chunk_sizes), dim) if chunk_sizes is not None
+              else tensor.chunk(len(targets), dim))
+    return tuple(chunk.contiguous().to(target) for chunk, target in zip(chunks, targets, strict=True))
+
+
+def _gather(tensors: Any, dim: int = 0, destination: Any = None, *, out: Any = None) -> torch.Tensor:
+    target = CPU if destination == -1 or destination == "cpu" else (
+        parse_device(destination) if destination is not None else CUDA)
+    return torch.cat([t.to(target) for t in tensors], dim)
+
+
+def _broadcast(tensor: torch.Tensor, devices: Any = None, *, out: Any = None) -> tuple[torch.Tensor, ...]:
+    return tuple(tensor.to(target) for target in _devices(devices))
+
+
+def _broadcast_coalesced(tensors: Any, devices: Any, buffer_size: int = 10485760) -> list[list[torch.Tensor]]:
+    return [[t.to(target) for t in tensors] for target in _devices(devices)]
+
+
+def _reduce_add(inputs: Any, destination: Any = None) -> torch.Tensor:
+    target = parse_device(destination) if destination is not None else CUDA
+    total = inputs[0].to(target)
+    for item in inputs[1:]:
+        total = total + item.to(target)
+    return total
+
+
+def _patch_comm(p: Patcher) -> None:
+    """``torch.nn.parallel.comm`` (DataParallel) over the one simulated GPU: the CUDA build's
+    ``torch._C._scatter`` & co. are absent from a CPU build."""
+    from torch.nn.parallel import comm
+
+    for name, value in (("scatter", _scatter), ("gather", _gather), ("broadcast", _broadcast),
+                        ("broadcast_coalesced", _broadcast_coalesced), ("reduce_add", _reduce_add)):
+        p.set(comm, name, value)
+
+
 def patch(p: Patcher) -> None:
+    _patch_comm(p)
     p.set(torch._C, "_group_tensors_by_device_and_dtype", group_tensors_by_device_and_dtype)
     cudnn = torch.backends.cudnn
     p.set(cudnn, "is_available", lambda: True)
     p.set(cudnn, "version", lambda: 90100)
+    # no cuDNN kernels exist to run: RNNs keep their unflattened weights (quietly, not with the
+    # CPU build's "compiled without cuDNN" warning)
+    p.set(cudnn, "is_acceptable", lambda tensor: False)
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None:
         _patch_accelerator(p, accelerator)

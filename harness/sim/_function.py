@@ -295,6 +295,25 @@ def _parse_to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, obj
     return (target, opts.get("dtype"), bool(opts.get("non_blocking", False)), opts.get("memory_format"))
 
 
+def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object], func: Callable[..., Any]) -> object:
+    """``_VF.lstm/gru/rnn_*``: RNN.cpp ``check_attributes`` compares the input's device with every
+    hidden state, then every parameter, before any kernel (the CPU path cannot see it)."""
+    packed = not isinstance(args[2], (list, tuple)) if len(args) > 2 else False
+    hidden, params = (args[2], args[3]) if packed else (args[1], args[2])
+    device = device_of(args[0])  # type: ignore[arg-type]
+    hiddens = hidden if isinstance(hidden, (list, tuple)) else [hidden]
+    for name, group in (("hidden", hiddens), ("parameter", params)):
+        for t in group:  # type: ignore[union-attr]
+            if isinstance(t, torch.Tensor) and device_of(t) != device:
+                raise cuda_error(f"Input and {name} tensors are not at the same device, found input tensor at "
+                                 f"{device} and {name} tensor at {device_of(t)}")
+    return mode.call(func, (), args, kwargs, builtin=True)
+
+
+def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
+    return lambda mode, args, kwargs: _rnn(mode, args, kwargs, func)
+
+
 _GETTERS: dict[object, Callable[[torch.Tensor], object]] = {
     _Base.__dict__["device"]: device_of,
     _Base.__dict__["is_cuda"]: lambda t: device_of(t).type == "cuda",
@@ -306,5 +325,8 @@ _METHODS: dict[object, _Handler] = {
     _Base.numpy: _numpy, _Base.pin_memory: _pin_memory, _Base.is_pinned: _is_pinned,
     _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to,
 }
+for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+    _rnn_func = getattr(torch._C._VariableFunctions, _name)
+    _METHODS[_rnn_func] = _rnn_handler(_rnn_func)
 if hasattr(torch.Tensor, "__dlpack__"):
     _METHODS[torch.Tensor.__dlpack__] = _dlpack

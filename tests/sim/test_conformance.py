@@ -22,6 +22,9 @@ Sources, cited per scenario:
   [CONV]  aten/src/ATen/native/Convolution.cpp ``_convolution``: shape checks, then the backend
           (cuDNN for a CUDA input; for a CPU input what ``torch._C._select_conv_backend`` picks, here
           MKLDNN) and ``check_input_same_type_as_parameters`` with ``Tensor::toString`` types.
+  [RNN]   aten/src/ATen/native/RNN.cpp ``check_attributes``: the input's device against each hidden
+          state, then each parameter ("Input and parameter tensors are not at the same device, found
+          input tensor at cpu and parameter tensor at cuda:0", as posted upstream from ``_VF.lstm``).
   [NP]    torch/csrc/utils/tensor_numpy.cpp ``tensor_to_numpy`` (TypeError).
   [GEN]   aten/src/ATen/core/Generator.h ``check_generator``.
   [DOC]   PyTorch docs: ``Tensor.to``/``copy_`` copy across devices; ``*_like``/``new_*`` inherit
@@ -239,6 +242,15 @@ SCENARIOS = [
              error=RuntimeError,
              message="Input type (torch.cuda.FloatTensor) and bias type (torch.FloatTensor) should be the same"),
     Scenario("conv2d all cuda", "[CONV]", lambda: _conv("cuda", "cuda"), device="cuda:0"),
+    # --- recurrent layers
+    Scenario("LSTM cpu input, cuda parameters", "[RNN]", lambda: torch.nn.LSTM(3, 4).cuda()(cpu(2, 1, 3)),
+             error=RuntimeError, message="Input and parameter tensors are not at the same device, found input "
+             "tensor at cpu and parameter tensor at cuda:0"),
+    Scenario("GRU cuda input and parameters, cpu h0", "[RNN]",
+             lambda: torch.nn.GRU(3, 4).cuda()(cuda(2, 1, 3), torch.zeros(1, 1, 4)), error=RuntimeError,
+             message="Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden "
+             "tensor at cpu"),
+    Scenario("LSTM all cuda", "[RNN]", lambda: torch.nn.LSTM(3, 4).cuda()(cuda(2, 1, 3))[0], device="cuda:0"),
     # --- copies, factories, conversions
     Scenario("cuda copy_ from cpu", "[DOC]", lambda: cuda(3).copy_(cpu(3)), device="cuda:0"),
     Scenario("cpu copy_ from cuda", "[DOC]", lambda: cpu(3).copy_(cuda(3)), device="cpu"),

@@ -229,3 +229,12 @@ def test_forked_dataloader_workers_inherit_the_simulation(sim):
     assert all(batch.is_pinned() for batch in batches)
     x = torch.ones(3, device="cuda")
     assert x.new(x.untyped_storage()).device.type == "cuda"
+
+
+def test_data_parallel_on_the_single_gpu(sim):
+    model = torch.nn.DataParallel(torch.nn.Linear(3, 2)).cuda()
+    out = model(torch.randn(4, 3, device="cuda"))
+    out.sum().backward()
+    assert out.device.type == "cuda" and model.module.weight.grad.device.type == "cuda"
+    with pytest.raises(NotSimulatedError):
+        torch.nn.parallel.comm.broadcast(torch.ones(2), [0, 1])
