@@ -103,6 +103,10 @@ def _write_atomic(path: str, data: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    # Running this file puts harness/ first on sys.path, where its subpackages (docker, sim, report)
+    # would shadow top-level packages of the same name that a repro imports.
+    here = str(Path(__file__).resolve().parent)
+    sys.path[:] = [p for p in sys.path if str(Path(p or ".").resolve()) != here]
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     started = time.perf_counter()
     outcome = _run(spec)
