@@ -15,7 +15,7 @@ pytestmark = pytest.mark.docker
 def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
     plan, result, lines = tiny_build
     assert result.image.tag == plan.tag and result.image.id.startswith("sha256:")
-    assert any("applying /patches/00-six-marker.diff" in line for line in lines)
+    # (the build log names the patch only when the layer is not cached; the container check below proves it)
     labels = docker_client.images.get(plan.tag).labels
     assert labels["repro-matrix.requires"] == '["six==1.17.0"]'
     assert labels["repro-matrix.base"] == plan.base
