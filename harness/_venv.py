@@ -150,8 +150,11 @@ class VenvBackend:
         spec_path.write_text(json.dumps(request.child_spec()))
         # JIT-built torch extensions (e.g. DeepSpeed ops) are cached per environment: a shared cache is
         # rebuilt whenever a different library version compiles into it.
-        extensions = Path(env.python_path).parent.parent / ".torch_extensions"
-        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(extensions), **request.env}
+        # Bytecode too: uv installs without .pyc files, and recompiling torch/transformers on every cell
+        # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment.
+        folder = Path(env.python_path).parent.parent
+        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(folder / ".torch_extensions"),
+                     "PYTHONPYCACHEPREFIX": str(folder / ".pycache"), **request.env}
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
                                  cwd=request.cell_dir, log_path=request.log_path,
                                  memory_limit_bytes=self.memory_limit_bytes)
@@ -175,6 +178,7 @@ def _base_environment() -> dict[str, str]:
     """The parent's environment minus what would leak the harness's own interpreter into the child."""
     drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT"}
     env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1",
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update({"PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1",
                 "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONHASHSEED": "0"})
     return env
