@@ -117,6 +117,9 @@ def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
 
 
 def _console() -> Console:
+    # FORCE_COLOR=0 means "no colour" to most tools; rich would take any value as "force a terminal".
+    if os.environ.get("FORCE_COLOR", "").strip().lower() in ("0", "false", "no"):
+        return Console(highlight=False, width=160, soft_wrap=True, force_terminal=False, no_color=True)
     console = Console(highlight=False)
     return console if console.is_terminal else Console(highlight=False, width=160, soft_wrap=True)
 
