@@ -87,6 +87,7 @@ def new_run_dir(output: Path) -> tuple[str, Path]:
     ``REPRO_MATRIX_RUN_ID`` gives every shard of one CI run the same id, so the site merges them; the
     folder then gets a numeric suffix if that id is already taken in ``output``.
     """
+    output = output.resolve()  # cells run in their own folders: every path handed to them is absolute
     output.mkdir(parents=True, exist_ok=True)
     shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
     if shared:

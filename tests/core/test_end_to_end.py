@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def harness(*args: str, cwd: Path = REPO, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(REPO)})
 
 
 def only_run(output: Path) -> dict:
@@ -116,6 +116,13 @@ def test_shards_share_a_run_id_from_the_environment(tmp_path):
     ids = {json.loads((tmp_path / f / "results.json").read_text())["run"]["id"] for f in folders}
     cases = [json.loads((tmp_path / f / "results.json").read_text())["run"]["selection"]["cases"] for f in folders]
     assert ids == {"nightly-42"} and sorted(c for shard in cases for c in shard) == ["confirmed", "stale-repro"]
+
+
+def test_relative_output_folder(tmp_path):
+    proc = harness("cases", "--cases-dir", str(REPO / "tests/fixtures/cases"), "--case", "confirmed", "--lane", "cpu",
+                   "--output", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert only_run(tmp_path / "out")["verdicts"][0]["verdict"] == "confirmed"
 
 
 def test_list_shows_cases_without_running(tmp_path):
