@@ -67,14 +67,16 @@ class _BoundedLog:
             self._tail_size -= len(self._tail.popleft())
 
     def close(self) -> None:
+        joined = b"".join(self._tail)
+        tail = joined[-LOG_TAIL_BYTES:] if len(joined) > LOG_TAIL_BYTES else joined
+        self.dropped += len(joined) - len(tail)
         try:
             if self.write_error:
                 self._handle.write(f"\n[repro-matrix: log incomplete: {self.write_error}]\n".encode())
             elif self.dropped:
                 marker = f"\n[repro-matrix: log truncated, {self.dropped} bytes dropped here]\n"
                 self._handle.write(marker.encode())
-            for chunk in self._tail:
-                self._handle.write(chunk)
+            self._handle.write(tail)
             self._handle.close()
         except OSError:
             with contextlib.suppress(OSError):
