@@ -23,13 +23,17 @@ _HOOKED = "cuda_sim_device_hook"
 
 def fix_devices(result: object, args: Sequence[object], kwargs: dict[str, object]) -> None:
     """After a torch function that mixed devices: hook the autograd nodes it produced."""
+    _hook_outputs(result, args, kwargs, strict=False)
+
+
+def _hook_outputs(result: object, args: Sequence[object], kwargs: dict[str, object], *, strict: bool) -> None:
     if not torch.is_grad_enabled():
         return
     with torch._C.DisableTorchFunction():
         inputs = [(t, device_of(t)) for t in _tensors((args, kwargs))]
         for out in _tensors(result):
             if out.grad_fn is not None:
-                hook_node(out.grad_fn, inputs)
+                hook_node(out.grad_fn, inputs, strict=strict)
 
 
 def _tensors(value: object) -> list[torch.Tensor]:
@@ -49,13 +53,7 @@ def _tensors(value: object) -> list[torch.Tensor]:
 def check_custom_function(result: object, args: Sequence[object], kwargs: dict[str, object]) -> None:
     """After ``MyFunction.apply``: its backward is user code, so a gradient on the wrong device
     is a real bug, reported as the engine's ``validate_outputs`` reports it."""
-    if not torch.is_grad_enabled():
-        return
-    with torch._C.DisableTorchFunction():
-        inputs = [(t, device_of(t)) for t in _tensors((args, kwargs))]
-        for out in _tensors(result):
-            if out.grad_fn is not None:
-                hook_node(out.grad_fn, inputs, strict=True)
+    _hook_outputs(result, args, kwargs, strict=True)
 
 
 def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, torch.device]],
