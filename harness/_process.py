@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -116,14 +117,10 @@ class RunningProcess:
 
     def wait(self, timeout: float) -> ProcessResult:
         timed_out = False
-        try:
-            self._proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        if not _wait_exit(self._proc, timeout):
             timed_out = True
             kill_group(self._proc.pid, signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=_GRACE_S)
-            except subprocess.TimeoutExpired:
+            if not _wait_exit(self._proc, _GRACE_S):
                 kill_group(self._proc.pid, signal.SIGKILL)
                 self._proc.wait()
         duration = time.perf_counter() - self._started
@@ -133,6 +130,45 @@ class RunningProcess:
         self._log.close()
         return ProcessResult(self._proc.returncode, timed_out, self._interrupted.is_set(), duration,
                              self._log.dropped)
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Reap ``proc`` if it exits within ``timeout`` seconds; False when it is still running.
+
+    ``Popen.wait(timeout=...)`` polls with sleeps growing to 50 ms, so a cell's end was noticed up to
+    50 ms late. A pidfd becomes readable the moment the process exits; without one (Linux < 5.3, a
+    seccomp filter refusing the call) Popen's polling wait still does the job.
+    """
+    if proc.returncode is not None:  # reaped already: its pid may belong to another process by now
+        return True
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        if not _readable_within(pidfd, timeout):
+            return False
+    finally:
+        os.close(pidfd)
+    proc.wait()  # already exited: reaps at once and records the return code
+    return True
+
+
+def _readable_within(fd: int, timeout: float) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        # poll() takes milliseconds as a C int: wait in slices of at most an hour for very long timeouts.
+        if poller.poll(max(0, min(remaining, 3600.0)) * 1000):
+            return True
+        if remaining <= 3600.0:
+            return False
 
 
 def _limit_memory(limit: int):  # noqa: ANN202 - a preexec_fn closure

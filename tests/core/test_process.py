@@ -82,3 +82,75 @@ def test_invalid_utf8_is_kept_as_bytes(tmp_path):
 def test_signal_death_is_named(tmp_path):
     result, _ = _python(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", timeout=30)
     assert _process.signal_name(result.returncode) == "SIGSEGV"
+
+
+def test_exit_is_noticed_at_once_not_at_a_poll_tick(tmp_path):
+    # Popen.wait(timeout=...) sleeps up to 50 ms between polls; past 0.3 s a child's exit was noticed
+    # 0-50 ms late (median ~25 ms). Compare with an independent pidfd waiter on the same exit.
+    lateness = []
+    for _ in range(8):
+        proc = RunningProcess([sys.executable, "-c", "import time; time.sleep(0.3)"], env=dict(os.environ),
+                              cwd=tmp_path, log_path=tmp_path / "cell.log")
+        exited = _exit_time_in_thread(proc._proc.pid)
+        proc.wait(30)
+        returned = time.monotonic()
+        exited.join()
+        lateness.append(returned - exited.at)
+    assert sorted(lateness)[len(lateness) // 2] < 0.010, lateness
+
+
+def _exit_time_in_thread(pid: int):
+    import select
+    import threading
+
+    class Waiter(threading.Thread):
+        at = 0.0
+
+        def run(self) -> None:
+            fd = os.pidfd_open(pid)
+            select.select([fd], [], [], 30)
+            self.at = time.monotonic()
+            os.close(fd)
+
+    waiter = Waiter(daemon=True)
+    waiter.start()
+    return waiter
+
+
+def test_a_child_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path, monkeypatch):
+    monkeypatch.setattr(_process, "_GRACE_S", 0.5)
+    source = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(600)\n"
+    started = time.monotonic()
+    result, _ = _python(tmp_path, source, timeout=1.5)
+    assert result.timed_out and _process.signal_name(result.returncode) == "SIGKILL"
+    assert time.monotonic() - started < 10
+
+
+def test_interrupt_from_another_thread_ends_the_wait(tmp_path):
+    import threading
+
+    proc = RunningProcess([sys.executable, "-c", "import time; time.sleep(600)"], env=dict(os.environ),
+                          cwd=tmp_path, log_path=tmp_path / "cell.log")
+    threading.Timer(0.5, proc.interrupt).start()
+    started = time.monotonic()
+    result = proc.wait(600)
+    assert result.interrupted and not result.timed_out
+    assert _process.signal_name(result.returncode) == "SIGTERM"
+    assert time.monotonic() - started < 10
+
+
+def test_waits_without_pidfd_support_keep_timeouts(tmp_path, monkeypatch):
+    # Kernels before 5.3 (or a seccomp filter) refuse pidfd_open: Popen's own wait takes over.
+    def refuse(pid: int, flags: int = 0) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(_process.os, "pidfd_open", refuse)
+    result, _ = _python(tmp_path, "print('ok')", timeout=30)
+    assert result.returncode == 0 and not result.timed_out
+    result, _ = _python(tmp_path, "import time; time.sleep(600)", timeout=1)
+    assert result.timed_out
+
+
+def test_a_timeout_longer_than_a_poll_slice_works(tmp_path):
+    result, _ = _python(tmp_path, "print('ok')", timeout=10 * 86400)
+    assert result.returncode == 0 and not result.timed_out
