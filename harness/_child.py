@@ -40,8 +40,30 @@ def _exception_record(error: BaseException) -> dict[str, Any]:
     }
 
 
-def _imported_versions() -> dict[str, str]:
+def _imported_versions(owners_file: str | None = None) -> dict[str, str]:
     """Versions of the distributions whose top-level modules the repro actually imported."""
+    if owners_file:
+        try:
+            stored = _stored_versions(owners_file)
+        except Exception:  # an unreadable or odd record: compute as if there were none
+            stored = None
+        if stored is not None:
+            return stored
+    return _computed_versions()
+
+
+def _stored_versions(owners_file: str) -> dict[str, str] | None:
+    with open(owners_file, encoding="utf-8") as handle:
+        record = json.load(handle)
+    if not _still_holds(record["paths"]):
+        return None
+    known: dict[str, str] = record["versions"]
+    names = {m.partition(".")[0] for m in list(sys.modules)} | set(record["modules"])
+    versions = {dist: known[dist] for name in names for dist in record["owners"].get(name, ()) if dist in known}
+    return dict(sorted(versions.items(), key=lambda kv: kv[0].lower()))
+
+
+def _computed_versions() -> dict[str, str]:
     from importlib import metadata
 
     try:
@@ -56,6 +78,62 @@ def _imported_versions() -> dict[str, str]:
             except metadata.PackageNotFoundError:
                 continue
     return dict(sorted(versions.items(), key=lambda kv: kv[0].lower()))
+
+
+def owners_record() -> dict[str, Any]:
+    """What :func:`_computed_versions` reads, computed once per environment (``--owners``).
+
+    Reading every distribution's metadata cost a cell 25-95 ms. Stored with what it depends on (the
+    metadata names on each sys.path entry), so a cell can tell whether it still holds.
+    """
+    before = {m.partition(".")[0] for m in list(sys.modules)}
+    from importlib import metadata
+
+    owners = {k: list(v) for k, v in metadata.packages_distributions().items()}
+    modules = sorted({m.partition(".")[0] for m in list(sys.modules)} - before)
+    versions: dict[str, str] = {}
+    for dist in {d for dists in owners.values() for d in dists}:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    # modules: what importing and running importlib.metadata loaded (the computed path sees those too).
+    return {"paths": {p: _metadata_names(p) for p in dict.fromkeys(sys.path)}, "modules": modules,
+            "owners": owners, "versions": versions}
+
+
+def _still_holds(paths: dict[str, list[str] | None]) -> bool:
+    """Would :func:`_computed_versions` read what the record was computed from?
+
+    Asked after the repro ran: it must not have reordered, added or removed distributions on
+    sys.path (a PYTHONPATH in the case's env counts too), nor installed a finder of its own.
+    """
+    current = list(dict.fromkeys(sys.path))
+    if [p for p in current if p in paths] != list(paths) or _other_distribution_finders():
+        return False
+    for entry in current:
+        names = _metadata_names(entry)
+        if entry in paths:
+            if names != paths[entry]:
+                return False
+        elif names or (names is None and os.path.exists(entry or ".")):  # new metadata, or a zip
+            return False
+    return True
+
+
+def _metadata_names(entry: str) -> list[str] | None:
+    """The names importlib.metadata finds distributions by in one sys.path folder (None: no folder)."""
+    try:
+        names = os.listdir(entry or ".")
+    except OSError:
+        return None
+    return sorted(n for n in names if n.lower().endswith((".dist-info", ".egg-info")) or n.lower() == "egg-info")
+
+
+def _other_distribution_finders() -> bool:
+    from importlib.machinery import PathFinder
+
+    return any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path)
 
 
 def _enter_simulation(repo_root: str) -> None:
@@ -107,11 +185,14 @@ def main() -> None:
     # would shadow top-level packages of the same name that a repro imports.
     here = str(Path(__file__).resolve().parent)
     sys.path[:] = [p for p in sys.path if str(Path(p or ".").resolve()) != here]
+    if sys.argv[1] == "--owners":  # run once per environment, at build (harness._venv)
+        print(json.dumps(owners_record()))
+        return
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     started = time.perf_counter()
     outcome = _run(spec)
     outcome["duration_s"] = round(time.perf_counter() - started, 4)
-    outcome["imported"] = _imported_versions()
+    outcome["imported"] = _imported_versions(spec.get("owners"))
     sys.stdout.flush()
     sys.stderr.flush()
     _write_atomic(spec["outcome"], outcome)

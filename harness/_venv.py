@@ -8,6 +8,7 @@ concurrent runs build each environment once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,6 +35,7 @@ from harness._outcome import outcome_from_process
 from harness._process import RunningProcess
 
 _MARKER = ".complete"
+_OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
 _INSTALL_TIMEOUT_S = 3600
 _FREEZE = ("import json, importlib.metadata as m; "
            "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
@@ -76,6 +78,8 @@ class VenvBackend:
         with FileLock(str(self.root / f"{env_id}.lock")):
             if (folder / _MARKER).is_file():
                 meta = json.loads((folder / _MARKER).read_text())
+                if not (folder / _OWNERS).is_file():  # built before the map was stored
+                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ))
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             if folder.exists():
                 progress(f"{env_id}: removing a half-built environment")
@@ -109,7 +113,19 @@ class VenvBackend:
             site = self._site_packages(python, log, env)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env)
         installed = json.loads(self._step(log, [python, "-c", _FREEZE], env))
+        self._store_owners(folder, log, env)
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
+
+    def _store_owners(self, folder: Path, log: Path, env: dict[str, str]) -> None:
+        """Store the child runner's module -> distribution map; without it each cell computes its own."""
+        # -I: the sys.path a cell starts with (no cwd, no PYTHONPATH); the child checks what differs.
+        # -B: no bytecode in site-packages (cells keep theirs under .pycache).
+        argv = [str(folder / "bin" / "python"), "-I", "-B", str(CHILD_RUNNER), "--owners"]
+        with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError):
+            record = json.loads(self._step(log, argv, env).strip().splitlines()[-1])
+            tmp = folder / f"{_OWNERS}.tmp{os.getpid()}"
+            tmp.write_text(json.dumps(record))
+            os.replace(tmp, folder / _OWNERS)
 
     def _site_packages(self, python: str, log: Path, env: dict[str, str]) -> str:
         return self._step(log, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -147,12 +163,12 @@ class VenvBackend:
     def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
-        spec_path.write_text(json.dumps(request.child_spec()))
+        folder = Path(env.python_path).parent.parent
+        spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS)}))
         # JIT-built torch extensions (e.g. DeepSpeed ops) are cached per environment: a shared cache is
         # rebuilt whenever a different library version compiles into it.
         # Bytecode too: uv installs without .pyc files, and recompiling torch/transformers on every cell
         # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment.
-        folder = Path(env.python_path).parent.parent
         child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(folder / ".torch_extensions"),
                      "PYTHONPYCACHEPREFIX": str(folder / ".pycache"), **request.env}
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
