@@ -7,6 +7,7 @@ only: the noxfile imports this before any dependency is installed.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ _ENV_MAP = {
 }
 
 
+@functools.cache  # `pip config get` takes 0.3-1.4 s; pip's configuration does not change under a run
 def _pip_config_value(key: str) -> str | None:
     try:
         proc = subprocess.run(

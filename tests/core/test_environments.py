@@ -59,3 +59,22 @@ def test_floating_sets_are_keyed_by_refresh_period(monkeypatch):
     monkeypatch.delenv("REPRO_MATRIX_REFRESH")
     monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", "7")
     assert floating.key() == floating.key()
+
+
+def test_pip_config_is_asked_once_per_process(monkeypatch):
+    import subprocess
+
+    import harness._index as index
+
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(*args, **kwargs):
+        calls.append(args[0])
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(index.subprocess, "run", counting_run)
+    index._pip_config_value.cache_clear()
+    first = uv_index_environment({})
+    assert uv_index_environment({}) == first and uv_index_environment({"PIP_INDEX_URL": "x"})["UV_INDEX_URL"] == "x"
+    assert len(calls) == 1 and calls[0][-2:] == ["get", "global.find-links"]
