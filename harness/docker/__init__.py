@@ -9,14 +9,22 @@ from harness.docker._build import BuildResult, build_image
 from harness.docker._catalog import CatalogEntry, catalog
 from harness.docker._clean import clean_images
 from harness.docker._cli import add_images_parser, images_command
-from harness.docker._client import DockerUnavailableError, ImageBuildError, ImageMissingError, connect
-from harness.docker._containers import remove_leftovers
+from harness.docker._client import (
+    DockerDaemonGoneError,
+    DockerUnavailableError,
+    ImageBuildError,
+    ImageMissingError,
+    connect,
+)
+from harness.docker._containers import ContainerSummary, labelled_containers, remove_leftovers
 from harness.docker._plan import ImagePlan, ImageSettings, plan_image
 
 __all__ = [
     "BuildResult",
     "CatalogEntry",
+    "ContainerSummary",
     "DockerBackend",
+    "DockerDaemonGoneError",
     "DockerUnavailableError",
     "ImageBuildError",
     "ImageMissingError",
@@ -28,6 +36,7 @@ __all__ = [
     "clean_images",
     "connect",
     "images_command",
+    "labelled_containers",
     "plan_image",
     "remove_leftovers",
 ]

@@ -29,9 +29,11 @@ from harness._outcome import outcome_from_process
 from harness._process import ProcessResult
 from harness.docker._catalog import flavours_for_lanes, image_dir_and_cases
 from harness.docker._client import (
+    DockerDaemonGoneError,
     ImageRef,
     cache_volume,
     connect,
+    daemon_call,
     find_image,
     gpu_runtime_reason,
     missing_image_message,
@@ -93,10 +95,12 @@ class DockerBackend:
     def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
         flavour: Flavour = "cpu" if "cpu" in self.flavours else "cuda"
         plan, case_ids = self._plan(spec, flavour)
-        image = require_image(self.client, plan, case_ids)
+        with daemon_call(f"looking up image {plan.tag}"):
+            image = require_image(self.client, plan, case_ids)
+            installed = self._installed(image)
         progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]})")
         return PreparedEnv(id=f"docker-{spec.key()}", spec=spec, backend=self.name, python_path="/venv/bin/python",
-                           installed=self._installed(image), reused=True, build_s=0.0, image=image.serialize())
+                           installed=installed, reused=True, build_s=0.0, image=image.serialize())
 
     def _plan(self, spec: EnvSpec, flavour: Flavour) -> tuple[ImagePlan, tuple[str, ...]]:
         image_dir, case_ids = image_dir_and_cases(self.cases, spec)
@@ -107,7 +111,7 @@ class DockerBackend:
         from docker.errors import APIError
 
         container = self.client.containers.create(image.id, ["true"], network_mode="none",
-                                                  labels={"repro-matrix.run": self.runner.run_id})
+                                                  labels=self.runner.labels())
         try:
             stream, _ = container.get_archive(_INSTALLED_FILE)
             with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
@@ -128,7 +132,8 @@ class DockerBackend:
         return image, "" if image else missing_image_message(self.client, plan, case_ids)
 
     def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
-        image, _ = self._cuda_image(env.spec)
+        with daemon_call("looking up the CUDA image"):
+            image, _ = self._cuda_image(env.spec)
         if image is None:
             return True, "CUDA image missing: its cells report how to build it"
         log = image_log_dir() / f"{env.id}.cuda-probe.log"
@@ -146,7 +151,11 @@ class DockerBackend:
     def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
         from docker.errors import APIError
 
-        image = self._image_for(env, request)
+        try:
+            with daemon_call("looking up the CUDA image"):
+                image = self._image_for(env, request)
+        except DockerDaemonGoneError as error:
+            return ChildOutcome("infra-error", reason=str(error))
         if isinstance(image, str):
             return ChildOutcome("infra-error", reason=image)
         request.cell_dir.mkdir(parents=True, exist_ok=True)
@@ -158,6 +167,8 @@ class DockerBackend:
             result = self.runner.run(container, timeout=request.timeout, log_path=request.log_path)
         except GpuUnavailableError as error:
             return ChildOutcome("skipped", reason=gpu_runtime_reason(error), image=image.serialize())
+        except DockerDaemonGoneError as error:
+            return ChildOutcome("infra-error", reason=str(error), image=image.serialize())
         except APIError as error:
             return ChildOutcome("infra-error", reason=f"docker could not run the cell: {error}",
                                 image=image.serialize())

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._process import _BoundedLog
-from harness.docker._client import gpu_device_requests, is_gpu_runtime_error
+from harness.docker._client import DockerDaemonGoneError, daemon_call, gpu_device_requests, is_gpu_runtime_error
 
 if TYPE_CHECKING:
     import docker
@@ -85,17 +85,21 @@ class ContainerRunner:
         atexit.register(self.remove_all)
 
     def run(self, spec: ContainerSpec, *, timeout: float, log_path: Path) -> ContainerExit:
+        """Create, start and follow one container; :class:`DockerDaemonGoneError` if the daemon goes away."""
         from docker.errors import APIError
 
-        container = self._create(spec)
+        with daemon_call("creating a container"):
+            container = self._create(spec)
         try:
-            try:
-                container.start()
-            except APIError as error:
-                if spec.gpu and is_gpu_runtime_error(error):
-                    raise GpuUnavailableError(str(error)) from None
-                raise
-            return self._follow(container, timeout, log_path)
+            with daemon_call("starting a container"):
+                try:
+                    container.start()
+                except APIError as error:
+                    if spec.gpu and is_gpu_runtime_error(error):
+                        raise GpuUnavailableError(str(error)) from None
+                    raise
+            with daemon_call("the cell ran"):
+                return self._follow(container, timeout, log_path)
         finally:
             self._remove(container)
 
@@ -123,7 +127,7 @@ class ContainerRunner:
             mounts.append(Mount(target=CACHE_DIR, source=spec.cache_volume, type="volume",
                                 labels={"repro-matrix.cache": "1"}))
         container = self.client.containers.create(
-            spec.image, list(spec.command), name=name, labels=self._labels(spec), mounts=mounts,
+            spec.image, list(spec.command), name=name, labels=self.labels(spec.name_hint), mounts=mounts,
             working_dir=spec.working_dir, environment=dict(spec.environment), network_mode="none",
             mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes, pids_limit=spec.pids_limit,
             shm_size="1g", read_only=True, tmpfs={"/tmp": f"rw,exec,size={spec.memory_bytes}"},
@@ -134,9 +138,10 @@ class ContainerRunner:
             self._live[container.id] = container
         return container
 
-    def _labels(self, spec: ContainerSpec) -> dict[str, str]:
+    def labels(self, cell: str = "") -> dict[str, str]:
+        """What lets :func:`remove_leftovers` find this container if the run is killed outright."""
         return {RUN_LABEL: self.run_id, "repro-matrix.pid": str(os.getpid()),
-                "repro-matrix.host": socket.gethostname(), "repro-matrix.cell": spec.name_hint}
+                "repro-matrix.host": socket.gethostname(), "repro-matrix.cell": cell}
 
     def _follow(self, container: Container, timeout: float, log_path: Path) -> ContainerExit:
         from docker.errors import APIError
@@ -147,9 +152,15 @@ class ContainerRunner:
         pump = threading.Thread(target=_pump_logs, args=(container, log), daemon=True)
         pump.start()
         timed_out = False
+        wait_s = max(1.0, timeout)
         try:
-            status = container.wait(timeout=max(1.0, timeout))
-        except (RequestException, APIError):  # the wait timed out, or cancel() removed the container
+            status = container.wait(timeout=wait_s)
+        except (RequestException, APIError) as error:  # timed out, cancel() removed it, or the daemon went away
+            waited = time.perf_counter() - started
+            if isinstance(error, RequestException) and not self._cancelled.is_set() and waited < wait_s - 1:
+                pump.join(timeout=10)
+                log.close()
+                raise DockerDaemonGoneError("the cell ran", error) from None
             timed_out = not self._cancelled.is_set()
             _kill(container)
             status = _wait_quietly(container)
@@ -163,8 +174,10 @@ class ContainerRunner:
 
     def _remove(self, container: Container) -> None:
         from docker.errors import APIError, NotFound
+        from requests.exceptions import ConnectionError as RequestsConnectionError
 
-        with contextlib.suppress(NotFound):
+        # A daemon that is gone cannot remove anything: the next run's remove_leftovers() sweeps it.
+        with contextlib.suppress(NotFound, RequestsConnectionError):
             try:
                 container.remove(force=True)
             except APIError as error:
@@ -221,17 +234,40 @@ def _state(container: Container) -> dict[str, Any]:
     return dict(container.attrs.get("State") or {})
 
 
+@dataclass(frozen=True)
+class ContainerSummary:
+    """A container as one listing call saw it."""
+
+    id: str
+    name: str
+    state: str
+    labels: Mapping[str, str]
+
+
+def labelled_containers(client: docker.DockerClient, label: str = RUN_LABEL) -> list[ContainerSummary]:
+    """Containers (any state) carrying ``label`` (``key`` or ``key=value``), from a single API call.
+
+    The SDK's ``containers.list`` inspects each listed container in a second call, which raises
+    NotFound when another run removes one in between; the listing itself already has what we need.
+    """
+    rows = client.api.containers(all=True, filters={"label": label})
+    return [ContainerSummary(id=row["Id"], name=(row.get("Names") or ["?"])[0].lstrip("/"),
+                             state=row.get("State") or "", labels=row.get("Labels") or {}) for row in rows]
+
+
 def remove_leftovers(client: docker.DockerClient, *, run_id: str | None = None) -> list[str]:
     """Remove repro-matrix containers of runs that are gone (their process died) or of ``run_id``."""
+    from docker.errors import APIError
+
     host = socket.gethostname()
     removed = []
-    for container in client.containers.list(all=True, filters={"label": RUN_LABEL}):
-        labels = container.labels or {}
-        mine = run_id is not None and labels.get(RUN_LABEL) == run_id
-        orphan = labels.get("repro-matrix.host") == host and not _alive(labels.get("repro-matrix.pid", ""))
+    for container in labelled_containers(client):
+        mine = run_id is not None and container.labels.get(RUN_LABEL) == run_id
+        orphan = (container.labels.get("repro-matrix.host") == host
+                  and not _alive(container.labels.get("repro-matrix.pid", "")))
         if mine or orphan:
-            with contextlib.suppress(Exception):
-                container.remove(force=True)
+            with contextlib.suppress(APIError):  # already gone, or another run is removing it
+                client.api.remove_container(container.id, force=True)
                 removed.append(container.name)
     return removed
 

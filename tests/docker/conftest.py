@@ -107,7 +107,9 @@ def backend(tiny_build, tiny_settings):
 @pytest.fixture
 def containers_of(docker_client):
     """The containers (any state) labelled with a run id."""
-    return lambda run_id: docker_client.containers.list(all=True, filters={"label": f"repro-matrix.run={run_id}"})
+    from harness.docker import labelled_containers
+
+    return lambda run_id: labelled_containers(docker_client, f"repro-matrix.run={run_id}")
 
 
 @pytest.fixture

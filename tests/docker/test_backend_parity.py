@@ -81,6 +81,7 @@ def test_docker_results_name_their_images(runs):
 
 
 def test_no_container_outlives_the_run(runs, docker_client):
-    left = [c for c in docker_client.containers.list(all=True, filters={"label": "repro-matrix.run"})
-            if c.labels.get("repro-matrix.cell", "").startswith(CASES)]
+    from harness.docker import labelled_containers
+
+    left = [c for c in labelled_containers(docker_client) if c.labels.get("repro-matrix.cell", "").startswith(CASES)]
     assert left == []

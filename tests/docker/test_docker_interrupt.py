@@ -35,7 +35,28 @@ def slow_hang(fixture_cases) -> Path:
     return fixture_cases
 
 
-def start_run(cases: Path, output: Path, base: str, *names: str) -> subprocess.Popen:
+@pytest.fixture
+def start_run():
+    """Starts ``python -m harness cases --backend docker``; kills what is still running at teardown, so a
+    failed assertion never leaves a hanging run (and its container) behind for the next test."""
+    started: list[subprocess.Popen] = []
+
+    def start(cases: Path, output: Path, base: str, *names: str) -> subprocess.Popen:
+        started.append(_popen_run(cases, output, base, *names))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # lets the run remove its containers
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+
+
+def _popen_run(cases: Path, output: Path, base: str, *names: str) -> subprocess.Popen:
     selection = [arg for name in names for arg in ("--case", name)]
     return subprocess.Popen([sys.executable, "-m", "harness", "cases", "--backend", "docker", "--lane", "cpu",
                              "--cases-dir", str(cases), *selection, "--output", str(output), "--jobs", "2"],
@@ -44,14 +65,15 @@ def start_run(cases: Path, output: Path, base: str, *names: str) -> subprocess.P
 
 
 def hang_containers(client) -> list:
-    return [c for c in client.containers.list(all=True, filters={"label": "repro-matrix.run"})
-            if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
+    from harness.docker import labelled_containers
+
+    return [c for c in labelled_containers(client) if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
 
 
 def wait_for_running_hang(client, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
-        if any(c.status == "running" for c in hang_containers(client)):
+        if any(c.state == "running" for c in hang_containers(client)):
             time.sleep(1)  # let the child runner start inside
             return
         time.sleep(0.2)
@@ -59,7 +81,8 @@ def wait_for_running_hang(client, process: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, slow_hang, tmp_path, sig):
+def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, slow_hang, tmp_path, sig,
+                                                   start_run):
     process = start_run(slow_hang, tmp_path, fixture_image, "hangs")
     wait_for_running_hang(docker_client, process)
     process.send_signal(sig)
@@ -73,7 +96,8 @@ def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image,
     assert buggy["status"] == "interrupted"
 
 
-def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, slow_hang, tmp_path):
+def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, slow_hang, tmp_path,
+                                                              start_run):
     process = start_run(slow_hang, tmp_path / "killed", fixture_image, "hangs")
     wait_for_running_hang(docker_client, process)
     process.kill()
