@@ -27,6 +27,13 @@ def _harness(session: nox.Session, *args: str) -> None:
     session.run("python", "-m", "harness", *args, external=False)
 
 
+def _system_and_args(session: nox.Session) -> list[str]:
+    """Install Chromium and start a Docker engine (``scripts/ensure-system.sh``) unless ``--no-system``."""
+    if "--no-system" not in session.posargs:
+        session.run("bash", str(ROOT / "scripts" / "ensure-system.sh"), external=True)
+    return [a for a in session.posargs if a != "--no-system"]
+
+
 @nox.session
 def cases(session: nox.Session) -> None:
     """Run the cases: ``nox -s cases -- [--case ID] [--lane L] [--variant V] [--backend docker] [--list]``."""
@@ -38,9 +45,7 @@ def cases(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
     session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
-    if "--no-system" not in session.posargs:
-        session.run("bash", str(ROOT / "scripts" / "ensure-system.sh"), external=True)
-    args = [a for a in session.posargs if a != "--no-system"]
+    args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
     session.run("pytest", *args)
 
@@ -48,8 +53,9 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def faults(session: nox.Session) -> None:
     """The fault catalogue: every way a cell, a case file or the host can go wrong (``faults handled: N/M``)."""
-    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"))
-    session.run("pytest", "-m", "fault", "tests", *session.posargs)
+    # torch: collecting tests/sim imports it, even though no fault test runs there.
+    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
+    session.run("pytest", "-m", "fault", "tests", *_system_and_args(session))
 
 
 @nox.session

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,30 @@ class DockerUnavailableError(HarnessError):
 
     def __str__(self) -> str:
         return f"no Docker daemon reachable at {self.endpoint} ({self.detail}); {START_HINT}"
+
+
+class DockerDaemonGoneError(EnvBuildError):
+    """The daemon stopped answering during the run: it crashed, was restarted or was stopped."""
+
+    def __init__(self, during: str, error: BaseException) -> None:
+        super().__init__(f"the Docker daemon at {endpoint()} is gone: it stopped answering while {during} "
+                         f"({_short(error)}); {START_HINT}, then re-run (the next run removes the "
+                         "containers this one left behind)")
+
+
+@contextlib.contextmanager
+def daemon_call(during: str) -> Iterator[None]:
+    """Turn a broken connection to the daemon into :class:`DockerDaemonGoneError`.
+
+    The SDK lets ``requests``' ConnectionError through (refused, reset, aborted); an HTTP error from a
+    daemon that answers stays an ``APIError``.
+    """
+    from requests.exceptions import ConnectionError as RequestsConnectionError
+
+    try:
+        yield
+    except RequestsConnectionError as error:
+        raise DockerDaemonGoneError(during, error) from None
 
 
 class ImageMissingError(EnvBuildError):

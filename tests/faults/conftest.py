@@ -1,8 +1,4 @@
-"""Fault catalogue plumbing: fixture-case builder, harness runner, and the ``faults handled: N/M`` line.
-
-Each test marked ``@pytest.mark.fault("<fault>")`` triggers one fault of the catalogue for real; a
-fault counts as handled when every test marked with it passes.
-"""
+"""Fault-test helpers: fixture-case builder and harness runner (the catalogue count is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,40 +7,11 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections import defaultdict
 from pathlib import Path
 
-import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-_OUTCOMES: dict[str, list[bool]] = defaultdict(list)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    fault = report.user_properties and dict(report.user_properties).get("fault")
-    if fault and (report.when == "call" or report.failed):
-        _OUTCOMES[fault].append(report.passed)
-
-
-@pytest.fixture(autouse=True)
-def _record_fault(request: pytest.FixtureRequest) -> None:
-    marker = request.node.get_closest_marker("fault")
-    if marker:
-        request.node.user_properties.append(("fault", marker.args[0]))
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    if not _OUTCOMES:
-        return
-    handled = sorted(f for f, results in _OUTCOMES.items() if all(results))
-    differed = sorted(f for f, results in _OUTCOMES.items() if not all(results))
-    terminalreporter.write_sep("=", "fault catalogue")
-    for fault in differed:
-        terminalreporter.write_line(f"outcome differed from the table: {fault}")
-    terminalreporter.write_line(f"faults handled: {len(handled)}/{len(_OUTCOMES)}")
-
-
 def write_case(root: Path, case_id: str, script: str, variants: dict | None = None, **extra) -> Path:
     """A fixture case whose single repro script is ``script``; variants default to buggy + fix."""
     folder = root / case_id

@@ -1,0 +1,248 @@
+"""Against a private Docker daemon: it dies mid-run (a fault of the catalogue), and ``harness clean``
+prunes its images. Neither may touch the machine's own daemon.
+
+Fault: a private ``dockerd`` (own socket, data and exec roots, so killing it harms nobody) holds the fixture
+image; the harness runs against it through ``DOCKER_HOST``; the test SIGKILLs the daemon while a cell's
+container runs. The run must still finish and write its results: the running cell and the cells after it
+end as ``infra-error`` saying the daemon is gone, cells that finished before keep their verdicts, and
+the next run on a healthy daemon sweeps the container the first run could not remove.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness._cases import load_case
+from harness._lanes import LANE_TABLE
+from harness._plan import plan_cells
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+class PrivateDaemon:
+    """A second ``dockerd --bridge=none --iptables=false`` that a test may kill."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.host = f"unix://{root}/docker.sock"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, attempts: int = 3) -> None:
+        """Start it; a loaded host can make dockerd give up waiting for its containerd, so retry."""
+        for _ in range(attempts):
+            if self._start_once(timeout=90):
+                return
+            containerd = self._containerd_pid()  # a failed dockerd may leave its containerd running
+            if containerd is not None and _running(containerd):
+                os.kill(containerd, signal.SIGTERM)
+            _wait_exit(containerd)
+        pytest.fail(f"the private dockerd did not start in {attempts} attempts: {self.log_tail()}")
+
+    def _start_once(self, timeout: float) -> bool:
+        log = (self.root / "dockerd.log").open("ab")
+        self.process = subprocess.Popen(
+            ["dockerd", "--bridge=none", "--iptables=false", f"--data-root={self.root}/data",
+             f"--exec-root={self.root}/exec", f"--pidfile={self.root}/dockerd.pid", f"--host={self.host}"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if self.client_or_none() is not None:
+                return True
+            time.sleep(0.2)
+        self.stop()
+        return False
+
+    def ensure_running(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+
+    def client_or_none(self):
+        import docker
+        from docker.errors import DockerException
+
+        try:
+            client = docker.DockerClient(base_url=self.host, timeout=600)
+            client.ping()
+        except DockerException:
+            return None
+        return client
+
+    def kill(self) -> None:
+        """A crash: SIGKILL, no shutdown. Its containers' processes live on in their shims."""
+        assert self.process is not None
+        containerd = self._containerd_pid()
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=60)
+        # Its containerd follows it down; a restart before that finds it "still running" and gives up.
+        _wait_exit(containerd)
+
+    def stop(self) -> None:
+        """A clean shutdown (SIGTERM): dockerd stops its containers; then nothing of it is left mounted."""
+        if self.process is not None and self.process.poll() is None:
+            containerd = self._containerd_pid()
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=120)
+            _wait_exit(containerd)
+        data = str(self.root / "data")
+        if any(line.split()[1] == data for line in Path("/proc/mounts").read_text().splitlines()):
+            subprocess.run(["umount", data], check=False)
+
+    def _containerd_pid(self) -> int | None:
+        pidfile = self.root / "exec" / "containerd" / "containerd.pid"
+        text = pidfile.read_text().strip() if pidfile.is_file() else ""
+        return int(text) if text.isdigit() else None
+
+    def log_tail(self) -> str:
+        return (self.root / "dockerd.log").read_text(errors="replace")[-2000:]
+
+
+def _wait_exit(pid: int | None, timeout: float = 30) -> None:
+    """Wait for ``pid`` to end (a zombie counts as ended); SIGKILL it after ``timeout``."""
+    killed_at = None
+    while pid is not None and _running(pid):
+        time.sleep(0.1)
+        timeout -= 0.1
+        if timeout <= 0 and killed_at is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed_at = time.monotonic()
+        elif killed_at is not None and time.monotonic() - killed_at > 30:
+            pytest.fail(f"process {pid} of the private daemon survives SIGKILL")
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.fixture(scope="module")
+def private_daemon(docker_client) -> Iterator[PrivateDaemon]:
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        pytest.skip("a private dockerd needs root and Debian's docker.io")
+    # Short: the daemon's sockets live under it, and a unix socket path has at most 107 bytes.
+    root = Path(tempfile.mkdtemp(prefix="rm-dockerd-", dir="/tmp"))
+    daemon = PrivateDaemon(root)
+    daemon.start()
+    try:
+        yield daemon
+    finally:
+        # A killed daemon left its containers' processes running: a restart reaps them, a stop unmounts.
+        daemon.ensure_running()
+        daemon.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def private_image(docker_client, local_base, private_daemon) -> str:
+    """The fixture cases' image (torch==2.13.0), built on the main daemon and copied to the private one."""
+    from harness.docker import ImageSettings, plan_image
+
+    built = subprocess.run([sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases",
+                            "--case", "hangs"], cwd=REPO, capture_output=True, text=True, timeout=1800,
+                           env={**os.environ, "REPRO_DOCKER_BASE": local_base})
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    case = load_case(REPO / "tests" / "fixtures" / "cases" / "hangs")
+    spec = plan_cells([case], [LANE_TABLE["cpu"]])[0].env_spec()
+    tag = plan_image(spec, "cpu", settings=ImageSettings(cpu_base=local_base)).tag
+    client = private_daemon.client_or_none()
+    assert client is not None
+    client.images.load(docker_client.images.get(tag).save(chunk_size=1024 * 1024, named=tag))
+    return tag
+
+
+def hang_state(client) -> list[str]:
+    from harness.docker import labelled_containers
+
+    return [c.state for c in labelled_containers(client) if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
+
+
+@pytest.mark.fault("docker daemon gone mid-run (docker backend)")
+def test_daemon_killed_mid_cell_ends_in_clear_infra_errors(private_daemon, private_image, local_base,
+                                                            fixture_cases, tmp_path):
+    hangs = fixture_cases / "hangs" / "case.yaml"
+    hangs.write_text(hangs.read_text().replace("timeout: 3", "timeout: 600"))
+    env = {**os.environ, "DOCKER_HOST": private_daemon.host, "REPRO_DOCKER_BASE": local_base, "COLUMNS": "200"}
+    command = [sys.executable, "-m", "harness", "cases", "--backend", "docker", "--lane", "cpu", "--jobs", "1",
+               "--cases-dir", str(fixture_cases), "--case", "confirmed", "--case", "hangs"]
+    run = subprocess.Popen([*command, "--output", str(tmp_path / "first")], cwd=REPO, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client = private_daemon.client_or_none()
+        deadline = time.monotonic() + 300
+        while "running" not in hang_state(client):
+            if run.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the hanging cell never started: {run.communicate(timeout=60)[0][-3000:]}")
+            time.sleep(0.2)
+        time.sleep(1)
+        private_daemon.kill()
+        output, _ = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, output[-3000:]
+    (results_path,) = (tmp_path / "first").glob("*/results.json")
+    results = json.loads(results_path.read_text())
+    assert results["run"]["status"] == "completed"
+    cells = {(c["case"], c["variant"]): c for c in results["cells"]}
+    for variant in ("buggy", "fixed"):  # the one running when the daemon died, and the one after it
+        cell = cells[("hangs", variant)]
+        assert (cell["status"], cell["judgement"]) == ("infra-error", "infra-error"), cell
+        assert f"the Docker daemon at {private_daemon.host} is gone" in cell["reason"], cell["reason"]
+        assert "dockerd --bridge=none" in cell["reason"]  # how to start one again
+    assert "stopped answering while the cell ran" in cells[("hangs", "buggy")]["reason"]
+    # Cells that finished before the crash keep their real verdict.
+    assert {c["judgement"] for k, c in cells.items() if k[0] == "confirmed"} == {"confirmed"}
+    verdicts = {v["case"]: v["verdict"] for v in results["verdicts"]}
+    assert verdicts == {"confirmed": "confirmed", "hangs": "infra-error"}
+    assert "is gone" in output
+
+    # The daemon comes back: the next run works and removes the container the dead run left behind.
+    private_daemon.start()
+    from harness.docker import labelled_containers
+
+    left = [c for c in labelled_containers(private_daemon.client_or_none())
+            if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
+    assert [c.labels["repro-matrix.run"] for c in left] == [results["run"]["id"]]  # labelled with the run
+    again = subprocess.run([*command[:-2], "--output", str(tmp_path / "second")], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert hang_state(private_daemon.client_or_none()) == []
+
+
+def test_clean_command_prunes_images_no_case_uses(private_daemon, private_image, tmp_path):
+    private_daemon.ensure_running()
+    cases = tmp_path / "cases"
+    shutil.copytree(REPO / "tests" / "fixtures" / "cases" / "confirmed", cases / "confirmed")
+    case_file = cases / "confirmed" / "case.yaml"
+    case_file.write_text(case_file.read_text().replace("requires: [torch==2.13.0]", "requires: [torch==2.13.0, six]"))
+    env = {**os.environ, "DOCKER_HOST": private_daemon.host, "REPRO_MATRIX_ENVS": str(tmp_path / "envs"),
+           "FORCE_COLOR": "0"}
+    command = [sys.executable, "-m", "harness", "clean", "--cases-dir", str(cases)]
+    client = private_daemon.client_or_none()
+
+    dry = subprocess.run([*command, "--dry-run"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"would remove image {private_image}" in dry.stdout and "would remove 1 image(s)" in dry.stdout
+    assert client.images.list(name=private_image.split(":")[0])  # still there
+
+    real = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert real.returncode == 0, real.stdout + real.stderr
+    assert f"removing image {private_image}" in real.stdout and "removed 1 image(s)" in real.stdout
+    assert not client.images.list(name=private_image.split(":")[0])
