@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._backend import Backend, CellRequest, ChildOutcome, EnvSpec, PreparedEnv
-from harness._exceptions import EnvBuildError
+from harness._exceptions import EnvBuildError, HarnessError
 from harness._lanes import host_lane_status
 from harness._plan import Cell
 from harness._results import CellRecord, utc_now
@@ -92,7 +92,8 @@ class Executor:
         except Exception as error:  # the single place a harness fault is turned into a result
             record = _blank(cell)
             record.status, record.judgement = "infra-error", "infra-error"
-            record.reason = f"harness error while running the cell: {type(error).__name__}: {error}"
+            record.reason = (str(error) if isinstance(error, HarnessError)  # already says what to do
+                             else f"harness error while running the cell: {type(error).__name__}: {error}")
             self.progress(f"{cell.key}: {record.reason}")
             return record
 
