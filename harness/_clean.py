@@ -26,7 +26,8 @@ def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[s
         return 0
     used = used_environment_ids(cases)
     removed = 0
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in used):
+    # Only environment folders: the root also holds image build logs (images/).
+    for folder in sorted(p for p in root.glob("venv-*") if p.is_dir() and p.name not in used):
         lock = FileLock(str(root / f"{folder.name}.lock"))
         try:
             with lock.acquire(timeout=0):

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from harness._cases import LANES
+from harness._cases import LANES, Case
 from harness._exceptions import (
     CaseFileError,
     EmptySelectionError,
@@ -93,8 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--jobs", "-j", type=int, default=_usable_cores())
     bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports")
     bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
-    clean = commands.add_parser("clean", help="prune environments no case uses any more")
+    clean = commands.add_parser("clean", help="prune environments, images and leftover containers no case uses")
     clean.add_argument("--dry-run", action="store_true")
+    clean.add_argument("--no-images", action="store_true",
+                       help="leave Docker alone (by default images are pruned when a daemon answers)")
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
     return parser
@@ -185,7 +187,20 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     loaded = load_step(_case_roots(args), _ui(console))
     removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=console.print)
     console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
+    if not args.no_images:
+        _clean_images(loaded.cases, args.dry_run, console)
     return EXIT_OK
+
+
+def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> None:
+    from harness.docker import DockerUnavailableError, clean_images
+
+    try:
+        removed = clean_images(cases, dry_run=dry_run, say=console.print)
+    except DockerUnavailableError as error:
+        console.print(f"images: not pruned ({error})")
+        return
+    console.print(f"{'would remove' if dry_run else 'removed'} {removed} image(s)")
 
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:

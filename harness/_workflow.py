@@ -100,12 +100,16 @@ def report_step(run_dir: Path, record: RunRecord, ui: UI) -> dict[str, Any]:
     return results
 
 
-def make_backend(options: RunOptions) -> Backend:
+def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | None = None) -> Backend:
     limit = int(options.memory_limit_gb * 1024**3) if options.memory_limit_gb else None
     if options.backend == "docker":
         from harness.docker import DockerBackend
 
-        return DockerBackend(memory_limit_bytes=limit)
+        # The cases tell it each environment's image folder; the lanes which image flavours to look for;
+        # the run id labels its containers, so `docker ps` points back at this run.
+        cases = list({cell.case.id: cell.case for cell in cells}.values())
+        lanes = sorted({cell.lane.name for cell in cells}) or ("cpu", "cuda", "cuda-sim")
+        return DockerBackend(memory_limit_bytes=limit, cases=cases, lanes=lanes, run_id=run_id)
     from harness._venv import VenvBackend
 
     return VenvBackend(memory_limit_bytes=limit)
@@ -114,8 +118,12 @@ def make_backend(options: RunOptions) -> Backend:
 def run_cases(options: RunOptions, ui: UI) -> int:
     loaded = load_step(options.case_roots, ui)
     cases, cells = select_step(loaded, options.selection)
-    backend = make_backend(options)
     run_id, run_dir = new_run_dir(options.output)
+    try:
+        backend = make_backend(options, cells, run_dir.name)
+    except BaseException:
+        run_dir.rmdir()  # nothing ran: leave no empty run folder behind
+        raise
     record = RunRecord(
         id=run_id, started=utc_now(), host=describe_host(), harness_version=__version__,
         selection=_selection_record(options, cases),
