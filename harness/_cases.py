@@ -168,7 +168,22 @@ def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CaseFileError(path, f"expected a mapping of case fields, got {type(data).__name__}",
                             fix="start the file with 'id: <case-id>' and the other fields of the schema")
+    _require_text_keys(path, text, data, [])
     return data
+
+
+def _require_text_keys(path: Path, text: str, node: Any, trail: list[Any]) -> None:
+    """Every mapping key is text (YAML also allows ``1:``, ``true:``, ``null:`` or a bare ``?``)."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _require_text_keys(path, text, item, [*trail, index])
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                where = "/".join(map(str, trail)) or "(top level)"
+                raise CaseFileError(path, f"{where}: key {key!r} is a {type(key).__name__}, not text",
+                                    fix=f"quote the key ('{key}':) or remove it", line=_line_of(text, trail))
+            _require_text_keys(path, text, value, [*trail, key])
 
 
 def _validate_schema(path: Path, text: str, data: dict[str, Any]) -> None:
@@ -184,7 +199,7 @@ def _validate_schema(path: Path, text: str, data: dict[str, Any]) -> None:
 
 def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        extra = sorted(set(map(str, error.instance)) - set(error.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(map(repr, extra))}"
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is required")
@@ -194,7 +209,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
 def _suggest(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(known))
+        extra = sorted(set(map(str, error.instance)) - set(known))
         hints = [f"{k!r} -> {m[0]!r}" for k in extra if (m := difflib.get_close_matches(k, known, n=1))]
         base = "allowed keys: " + ", ".join(known)
         return f"did you mean {', '.join(hints)}? {base}" if hints else base

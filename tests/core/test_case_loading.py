@@ -120,3 +120,14 @@ def test_retired_needs_reason(fixture_cases):
     _edit(fixture_cases / "confirmed", lambda d: d.update(status="retired"))
     with pytest.raises(CaseFileError, match="retired_reason"):
         load_case(fixture_cases / "confirmed")
+
+
+@pytest.mark.parametrize(("text", "where"), [("?", "(top level): key None"),
+                                             ("id: x\nvariants:\n  1: {role: buggy}\n", "variants: key 1")])
+def test_non_text_keys_are_named(tmp_path, text, where):
+    folder = tmp_path / "x"
+    folder.mkdir()
+    (folder / "case.yaml").write_text(text)
+    with pytest.raises(CaseFileError) as raised:
+        load_case(folder)
+    assert where in str(raised.value) and "quote the key" in str(raised.value)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from harness._cases import load_case
@@ -104,6 +104,8 @@ def test_arbitrary_documents_only_raise_case_file_errors(tmp_path, document):
 @pytest.mark.fault("arbitrary YAML never crashes the loader")
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=200))
+@example(text="?")  # {None: None}: crashed the unknown-key suggestion once
+@example(text="id: x\n1: one\nvariants: {true: {}}")
 def test_arbitrary_text_only_raises_case_file_errors(tmp_path, text):
     folder = tmp_path / "fuzz"
     folder.mkdir(exist_ok=True)
