@@ -70,6 +70,7 @@ sys.exit(code)
 # then runs the child runner's own package capture: the bytecode-cache probe of the suite part.
 _IMPORT_PROBE = """
 import importlib, importlib.metadata as md, json, sys, time
+from pathlib import Path
 dists = set(json.loads(sys.argv[1]))
 owners = md.packages_distributions()
 modules = sorted({m for m, ds in owners.items() if dists & set(ds) and not m.startswith("_")})
@@ -85,7 +86,7 @@ cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 sys.path.insert(0, sys.argv[2])
 from harness._child import _imported_versions
 capture = time.perf_counter()
-_imported_versions()
+_imported_versions(sys.argv[3] if Path(sys.argv[3]).is_file() else None)  # the env's stored map, as cells use it
 capture = time.perf_counter() - capture
 print(json.dumps({"cpu": cpu, "wall": wall, "modules": imported, "capture_s": capture}))
 """
@@ -264,7 +265,9 @@ def bare_environment(env_dir: Path, variant_env: dict[str, str]) -> dict[str, st
     ratio measures the harness's machinery (the settings' own cost is the bytecode probe's figure)."""
     env = {k: v for k, v in os.environ.items() if k not in _LEAKS}
     env.update(_OFFLINE)
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0",
+    env.update({"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0",
+                # The environment's bytecode cache, as the harness's cells use it (warm after the warm-up run).
+                "PYTHONPYCACHEPREFIX": str(env_dir / ".pycache"),
                 "TORCH_EXTENSIONS_DIR": str(env_dir / ".torch_extensions")})
     env.update(variant_env)
     return env
@@ -424,9 +427,9 @@ def _cell_duration(results: dict[str, Any], key: str) -> float:
 
 
 def bytecode_probe(cells: Sequence[BareCell], tmp: Path, reps: int, log: Log) -> list[dict[str, Any]]:
-    """Import cost of what a cell imports, without a bytecode cache (as every harness cell runs: the
-    harness sets PYTHONDONTWRITEBYTECODE=1 and uv installs no .pyc) and with a warm one, in the lightest
-    and the heaviest environment of the suite."""
+    """Import cost of what a cell imports without a bytecode cache (uv installs no .pyc; cells ran that
+    way before the harness gave each environment its own cache) and with a warm one, in the lightest and
+    the heaviest environment of the suite: what the per-environment cache saves every cell."""
     with_imports = [c for c in cells if c.imported]
     if not with_imports:
         return []
@@ -451,10 +454,14 @@ def bytecode_probe(cells: Sequence[BareCell], tmp: Path, reps: int, log: Log) ->
 
 def _probe(cell: BareCell, prefix: Path | None) -> dict[str, Any]:
     env = dict(cell.env)
-    if prefix is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if prefix is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
         env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    proc = subprocess.run([str(cell.python), "-c", _IMPORT_PROBE, json.dumps(list(cell.imported)), str(REPO)],
+    owners = cell.python.parent.parent / ".module-owners.json"
+    proc = subprocess.run([str(cell.python), "-c", _IMPORT_PROBE, json.dumps(list(cell.imported)), str(REPO),
+                           str(owners)],
                           env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True, check=False)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:

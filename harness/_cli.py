@@ -28,6 +28,7 @@ from harness._exceptions import (
     SelectionError,
     UsageError,
 )
+from harness._execute import usable_cores
 from harness._listing import print_case_list
 from harness._plan import Selection, parse_shard
 from harness._progress import LiveCells
@@ -49,13 +50,6 @@ _STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "
           "failed-differently": "magenta", "infra-error": "red"}
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -66,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--output", type=Path, default=REPO_ROOT / "reports", help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
     cases.add_argument("--backend", choices=("venv", "docker"), default="venv")
-    cases.add_argument("--jobs", "-j", type=int, default=_usable_cores(), help="cells run in parallel")
+    cases.add_argument("--jobs", "-j", type=int, default=usable_cores(),
+                       help="cells run in parallel (default: usable cores); with more than one, each cell gets "
+                            "OMP_NUM_THREADS/MKL_NUM_THREADS = cores // jobs unless you or the case set them")
     cases.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic, balanced shards")
     cases.add_argument("--memory-limit", type=float, metavar="GB", help="per-cell address-space limit")
     cases.add_argument("--refresh", action="store_true",
@@ -90,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--pre", action="store_true", help="include pre-releases")
     bisect.add_argument("--lane", choices=LANES, help="default: cuda if a GPU is present, else cuda-sim")
     bisect.add_argument("--mode", choices=("linear", "binary"), default="linear")
-    bisect.add_argument("--jobs", "-j", type=int, default=_usable_cores())
+    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores())
     bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports")
     bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     clean = commands.add_parser("clean", help="prune environments, images and leftover containers no case uses")

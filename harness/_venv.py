@@ -149,8 +149,10 @@ class VenvBackend:
         return proc.stdout
 
     def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+        folder = Path(env.python_path).parent.parent
+        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / ".pycache")}  # the cells' bytecode cache
         proc = subprocess.run([env.python_path, "-c", _CUDA_PROBE], capture_output=True, text=True,
-                              timeout=120, check=False)
+                              timeout=120, check=False, env=probe_env)
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
         probe = json.loads(proc.stdout.strip().splitlines()[-1])
