@@ -38,6 +38,7 @@ class Session:
     def enter_thread(self) -> None:
         self.function_mode.__enter__()
         self.dispatch_mode.__enter__()
+        _release_modes_at_thread_end()
 
     def leave_thread(self) -> None:
         self.dispatch_mode.__exit__(None, None, None)
@@ -89,6 +90,39 @@ def _patch_function_apply(p: Patcher) -> None:
         return result
 
     p.set(function_cls, "apply", classmethod(apply))
+
+
+class _ThreadEnd:
+    """Empties its thread's two C++ mode stacks when Python frees the thread's locals.
+
+    Left there, the modes would be released by torch's C++ thread-local destructors, which run
+    after ``join()`` has returned and must take the GIL to drop a Python reference: when the
+    interpreter is finalizing by then, taking the GIL ends the thread with ``pthread_exit``,
+    whose unwinding through that (noexcept) destructor calls ``std::terminate`` ("terminate
+    called without an active exception", an abort at exit). Python frees a thread's locals
+    while the thread still holds the GIL, before ``join()`` returns.
+    """
+
+    def __init__(self) -> None:
+        self.ident = threading.get_ident()
+
+    def __del__(self) -> None:
+        # another thread clears a dead thread's state at fork and at finalization: not ours to touch
+        if threading.get_ident() != self.ident:
+            return
+        while torch._C._len_torch_function_stack():
+            torch._C._pop_torch_function_stack()
+        while torch._C._len_torch_dispatch_stack():
+            torch._C._pop_torch_dispatch_stack(None)
+
+
+_thread_end = threading.local()
+
+
+def _release_modes_at_thread_end() -> None:
+    # the main thread's C++ thread-locals die after finalization, when torch no longer touches Python
+    if threading.get_ident() != threading.main_thread().ident and not hasattr(_thread_end, "guard"):
+        _thread_end.guard = _ThreadEnd()
 
 
 _lock = threading.RLock()

@@ -76,6 +76,61 @@ def test_install_is_process_wide_and_idempotent():
     assert result.stdout.split() == ["True", "cuda:0", "1"]
 
 
+# A thread that ends with Python objects on its C++ mode stacks has torch's thread-local
+# destructors drop them after join() returned; if the interpreter is finalizing by then, taking the
+# GIL there ends the thread with pthread_exit inside a noexcept destructor: std::terminate, an abort
+# at exit. The race is narrow (a CI flake under load); the prelude makes it certain: each worker
+# sleeps 0.5 s in its thread-local destructors before torch's run (they run last-registered first)
+# while the main thread's last atexit callback holds the GIL for 1.5 s (a PyDLL call runs no bytecode,
+# so it never hands the GIL over) until finalization has begun.
+_EXIT_RACE = """
+    import atexit, ctypes, sys, threading
+    libc = ctypes.PyDLL(None)
+    atexit.register(libc.usleep, 1_500_000)
+    usleep = ctypes.cast(libc.usleep, ctypes.c_void_p).value
+    at_thread_exit = ctypes.CDLL(None).__cxa_thread_atexit_impl
+    at_thread_exit.argtypes = [ctypes.c_void_p] * 3
+    import torch, harness.sim
+
+    def slow_thread_end():
+        at_thread_exit(usleep, 500_000, None)
+"""
+
+
+@pytest.mark.slow  # fresh interpreters importing torch
+@pytest.mark.parametrize("how", ["control", "started-after-install", "installs-itself"])
+def test_a_simulated_thread_leaves_nothing_for_exit(how):
+    result = _run(_EXIT_RACE + """
+    out, ready = {}, threading.Event()
+
+    def work():
+        if how == "control":  # a plain mode left pushed: the prelude must make this abort
+            torch.overrides.TorchFunctionMode().__enter__()
+        elif how == "installs-itself":  # a thread that existed before install() and calls it
+            ready.wait(60)
+            harness.sim.install()
+        out["d"] = str(torch.ones(1, device="cuda").device) if how != "control" else "cpu"
+        slow_thread_end()
+
+    how = sys.argv[1]
+    t = threading.Thread(target=work)
+    if how != "started-after-install":
+        t.start()
+    if how != "control":
+        harness.sim.install()
+    if how == "started-after-install":
+        t.start()
+    ready.set(); t.join()
+    print(out["d"])
+    """, how)
+    if how == "control":
+        assert result.returncode == -6 and "terminate called" in result.stderr, (result.returncode, result.stderr)
+        return
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["cuda:0"]
+    assert "terminate called" not in result.stderr
+
+
 @pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
 def test_cli_runs_a_script_as_main(tmp_path):
     script = tmp_path / "train.py"
