@@ -46,7 +46,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 PARTS = ("suite", "cold", "scale")
-_LEAKS = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONPYCACHEPREFIX")
+# PYTHONDONTWRITEBYTECODE too: the harness drops it for cells (they write the environment's bytecode cache).
+_LEAKS = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONPYCACHEPREFIX",
+          "PYTHONDONTWRITEBYTECODE")
 _OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 _NOT_RUN = {"skipped", "infra-error", "interrupted"}
 
