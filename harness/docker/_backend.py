@@ -29,7 +29,7 @@ from harness._outcome import outcome_from_process
 from harness._process import ProcessResult
 from harness.docker._catalog import flavours_for_lanes, image_dir_and_cases
 from harness.docker._client import (
-    DockerDaemonGoneError,
+    DockerInfraError,
     ImageRef,
     cache_volume,
     connect,
@@ -154,7 +154,7 @@ class DockerBackend:
         try:
             with daemon_call("looking up the CUDA image"):
                 image = self._image_for(env, request)
-        except DockerDaemonGoneError as error:
+        except DockerInfraError as error:
             return ChildOutcome("infra-error", reason=str(error))
         if isinstance(image, str):
             return ChildOutcome("infra-error", reason=image)
@@ -167,7 +167,7 @@ class DockerBackend:
             result = self.runner.run(container, timeout=request.timeout, log_path=request.log_path)
         except GpuUnavailableError as error:
             return ChildOutcome("skipped", reason=gpu_runtime_reason(error), image=image.serialize())
-        except DockerDaemonGoneError as error:
+        except DockerInfraError as error:  # the daemon went away, or stopped the container
             return ChildOutcome("infra-error", reason=str(error), image=image.serialize())
         except APIError as error:
             return ChildOutcome("infra-error", reason=f"docker could not run the cell: {error}",

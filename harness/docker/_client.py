@@ -34,13 +34,27 @@ class DockerUnavailableError(HarnessError):
         return f"no Docker daemon reachable at {self.endpoint} ({self.detail}); {START_HINT}"
 
 
-class DockerDaemonGoneError(EnvBuildError):
+class DockerInfraError(EnvBuildError):
+    """Docker, not the repro, ended a cell: the cell is an ``infra-error`` with this message."""
+
+
+class DockerDaemonGoneError(DockerInfraError):
     """The daemon stopped answering during the run: it crashed, was restarted or was stopped."""
 
     def __init__(self, during: str, error: BaseException) -> None:
         super().__init__(f"the Docker daemon at {endpoint()} is gone: it stopped answering while {during} "
                          f"({_short(error)}); {START_HINT}, then re-run (the next run removes the "
                          "containers this one left behind)")
+
+
+class ContainerStoppedError(DockerInfraError):
+    """Something other than the harness stopped the cell's container (``docker stop``/``kill``, or the
+    daemon stopping its containers as it shuts down)."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"the cell's container was stopped from outside the harness (the Docker daemon sent "
+                         f"{signal_name}: 'docker stop', 'docker kill', or dockerd shutting down or restarting), "
+                         "so the repro's result is unknown; re-run the case")
 
 
 @contextlib.contextmanager

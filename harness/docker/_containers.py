@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import os
 import secrets
+import signal
 import socket
 import threading
 import time
@@ -22,7 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._process import _BoundedLog
-from harness.docker._client import DockerDaemonGoneError, daemon_call, gpu_device_requests, is_gpu_runtime_error
+from harness.docker._client import (
+    ContainerStoppedError,
+    DockerDaemonGoneError,
+    daemon_call,
+    gpu_device_requests,
+    is_gpu_runtime_error,
+)
 
 if TYPE_CHECKING:
     import docker
@@ -147,7 +154,7 @@ class ContainerRunner:
         from docker.errors import APIError
         from requests.exceptions import RequestException
 
-        started = time.perf_counter()
+        started, started_epoch = time.perf_counter(), time.time()
         log = _BoundedLog(log_path)
         pump = threading.Thread(target=_pump_logs, args=(container, log), daemon=True)
         pump.start()
@@ -169,6 +176,10 @@ class ContainerRunner:
         log.close()
         state = _state(container)
         code = status.get("StatusCode") if status else state.get("ExitCode")
+        if not timed_out and not self._cancelled.is_set() and code is not None and code > 128:
+            sent = _signal_sent_by_daemon(self.client, container, started_epoch)
+            if sent:
+                raise ContainerStoppedError(sent)
         return ContainerExit(exit_code=code, oom_killed=bool(state.get("OOMKilled")), timed_out=timed_out,
                              interrupted=self._cancelled.is_set(), duration_s=duration, dropped_bytes=log.dropped)
 
@@ -187,6 +198,19 @@ class ContainerRunner:
                 _wait_gone(container)
         with self._lock:
             self._live.pop(container.id, None)
+
+
+def _signal_sent_by_daemon(client: docker.DockerClient, container: Container, since: float) -> str | None:
+    """The signal of a ``kill`` event for the container: the daemon signalled it (``docker stop``/``kill``,
+    or its own shutdown), where a repro that died of a signal by itself leaves no such event."""
+    events = client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
+                           filters={"container": container.id, "event": "kill"})
+    for event in events:
+        number = (event.get("Actor", {}).get("Attributes") or {}).get("signal", "")
+        with contextlib.suppress(ValueError):
+            return signal.Signals(int(number)).name
+        return f"signal {number or '?'}"
+    return None
 
 
 def _pump_logs(container: Container, log: _BoundedLog) -> None:

@@ -106,6 +106,8 @@ def test_extension_cache_persists_between_cells_of_an_image(backend, tiny_spec, 
     ("raise RuntimeError('Expected all tensors to be on the same device')", "raised", "RuntimeError"),
     ("import sys; sys.exit(3)", "exited", 3),
     ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "crashed", "SIGSEGV"),
+    # A repro that dies of SIGTERM by itself is its own result, not a container stopped from outside.
+    ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", "crashed", "SIGTERM"),
 ])
 def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, cell_request, script, status, detail):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
@@ -117,6 +119,27 @@ def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, cell_r
         assert outcome.exit_code == detail
     else:
         assert outcome.signal == detail
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_container_stopped_from_outside_is_an_infra_error(backend, tiny_spec, cell_request, containers_of, sig):
+    """'docker kill' (or dockerd stopping its containers as it shuts down) is not the repro's result."""
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    request = cell_request("import time\nprint('running', flush=True)\ntime.sleep(600)", timeout=300)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not [c for c in containers_of(backend.runner.run_id) if c.state == "running"]:
+        assert time.monotonic() < deadline, "the cell's container never ran"
+        time.sleep(0.2)
+    time.sleep(1)
+    (container,) = containers_of(backend.runner.run_id)
+    backend.client.api.kill(container.id, signal=sig)
+    worker.join(timeout=120)
+    assert results and results[0].status == "infra-error", results
+    assert f"stopped from outside the harness (the Docker daemon sent {sig}" in results[0].reason
+    assert containers_of(backend.runner.run_id) == []
 
 
 def test_memory_limit_kills_with_oom(backend, tiny_spec, cell_request):
