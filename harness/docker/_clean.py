@@ -29,19 +29,21 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
     settings = settings or ImageSettings.from_env()
     used = {entry.plan.recipe_hash for entry in catalog(cases, ("cpu", "cuda"), settings)}
     removed = 0
-    for image in client.images.list(name=repository, filters={"label": "repro-matrix.recipe"}):
-        if image.labels.get("repro-matrix.recipe") in used:
+    # One listing call: the SDK's images.list() inspects every image again, racing with other removals.
+    for image in client.api.images(name=repository, filters={"label": "repro-matrix.recipe"}):
+        if (image.get("Labels") or {}).get("repro-matrix.recipe") in used:
             continue
-        names = ", ".join(image.tags) or image.short_id
+        tags = [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]
+        names = ", ".join(tags) or image["Id"].removeprefix("sha256:")[:12]
         say(f"{'would remove' if dry_run else 'removing'} image {names}")
         if not dry_run:
             try:
-                for tag in image.tags or [image.id]:
+                for tag in tags or [image["Id"]]:
                     client.images.remove(tag)
-            except APIError as error:  # a container still uses it
+            except APIError as error:  # a container still uses it, or it is already gone
                 say(f"kept {names}: {error.explanation or error}")
                 continue
-            _remove_volume(client, cache_volume(image.id))
+            _remove_volume(client, cache_volume(image["Id"]))
         removed += 1
     if not dry_run and repository is None:
         for name in remove_leftovers(client):

@@ -135,7 +135,8 @@ def missing_image_message(client: docker.DockerClient, plan: ImagePlan, cases: S
     selection = "".join(f" --case {c}" for c in cases)
     text = (f"image {plan.tag} ({plan.flavour}: {' '.join(plan.requirements)}) is not built; "
             f"build it with: nox -s images --{selection or ' --case <id>'}{lane}")
-    others = [_base_of(i) for i in client.images.list(filters={"label": f"repro-matrix.recipe={plan.recipe_hash}"})]
+    same_recipe = client.api.images(filters={"label": f"repro-matrix.recipe={plan.recipe_hash}"})
+    others = [str((i.get("Labels") or {}).get("repro-matrix.base", "?")) for i in same_recipe]
     if others:
         variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
         text += (f" (an image with these pins exists, built FROM {', '.join(sorted(set(others)))}; "
@@ -163,10 +164,6 @@ def gpu_device_requests() -> list[Any]:
     from docker.types import DeviceRequest
 
     return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-
-
-def _base_of(image: Any) -> str:
-    return str((image.labels or {}).get("repro-matrix.base", "?"))
 
 
 def _short(error: BaseException) -> str:
