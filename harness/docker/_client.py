@@ -136,10 +136,13 @@ def missing_image_message(client: docker.DockerClient, plan: ImagePlan, cases: S
     text = (f"image {plan.tag} ({plan.flavour}: {' '.join(plan.requirements)}) is not built; "
             f"build it with: nox -s images --{selection or ' --case <id>'}{lane}")
     same_recipe = client.api.images(filters={"label": f"repro-matrix.recipe={plan.recipe_hash}"})
-    others = [str((i.get("Labels") or {}).get("repro-matrix.base", "?")) for i in same_recipe]
-    if others:
+    bases = {str((i.get("Labels") or {}).get("repro-matrix.base", "?")): i["Id"] for i in same_recipe}
+    if plan.base in bases:  # e.g. loaded with 'docker load' from a save by id, which drops the tag
+        text += (f" (an image with these pins built FROM {plan.base} exists without this tag: "
+                 f"docker tag {bases[plan.base].removeprefix('sha256:')[:12]} {plan.tag})")
+    elif bases:
         variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
-        text += (f" (an image with these pins exists, built FROM {', '.join(sorted(set(others)))}; "
+        text += (f" (an image with these pins exists, built FROM {', '.join(sorted(bases))}; "
                  f"this run expects FROM {plan.base}: set {variable} to the base it was built from)")
     return text
 

@@ -143,3 +143,15 @@ def _fixture_cases():
     from harness._cases import load_cases
 
     return load_cases([REPO / "tests/fixtures/cases"]).cases
+
+
+@pytest.mark.docker
+def test_image_missing_says_how_to_retag_an_untagged_copy(docker_client, tiny_build):
+    """Same recipe and base but not under the expected tag (``docker load`` of a save by id): say so."""
+    from harness.docker._client import missing_image_message
+
+    plan, _, _ = tiny_build
+    message = missing_image_message(docker_client, plan, ["my-case"])
+    image_id = docker_client.images.get(plan.tag).id.removeprefix("sha256:")[:12]
+    assert f"exists without this tag: docker tag {image_id} {plan.tag}" in message
+    assert "REPRO_DOCKER_BASE" not in message
