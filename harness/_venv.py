@@ -112,7 +112,8 @@ class VenvBackend:
         for patch in spec.patches:
             site = self._site_packages(python, log, env)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env)
-        installed = json.loads(self._step(log, [python, "-c", _FREEZE], env))
+        # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
+        installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env))
         self._store_owners(folder, log, env)
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
 

@@ -78,3 +78,17 @@ def test_pip_config_is_asked_once_per_process(monkeypatch):
     first = uv_index_environment({})
     assert uv_index_environment({}) == first and uv_index_environment({"PIP_INDEX_URL": "x"})["UV_INDEX_URL"] == "x"
     assert len(calls) == 1 and calls[0][-2:] == ["get", "global.find-links"]
+
+
+def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
+    """The freeze step must not see the harness's working directory: a stray *.dist-info there is not installed."""
+    from harness._backend import EnvSpec
+    from harness._venv import VenvBackend
+
+    stray = tmp_path / "cwd" / "stray_pkg-9.9.dist-info"
+    stray.mkdir(parents=True)
+    (stray / "METADATA").write_text("Metadata-Version: 2.1\nName: stray-pkg\nVersion: 9.9\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None)
+    assert env.installed.get("six") == "1.16.0"
+    assert "stray-pkg" not in env.installed
