@@ -13,7 +13,7 @@ from typing import Any
 
 from harness import __version__
 from harness._backend import Backend
-from harness._cases import Case, CaseLoad, load_cases
+from harness._cases import LANES, Case, CaseLoad, load_cases
 from harness._exceptions import CaseFileError, EmptySelectionError
 from harness._execute import Executor, Interrupted
 from harness._host import describe_host
@@ -108,7 +108,7 @@ def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | 
         # The cases tell it each environment's image folder; the lanes which image flavours to look for;
         # the run id labels its containers, so `docker ps` points back at this run.
         cases = list({cell.case.id: cell.case for cell in cells}.values())
-        lanes = sorted({cell.lane.name for cell in cells}) or ("cpu", "cuda", "cuda-sim")
+        lanes = sorted({cell.lane.name for cell in cells}) or LANES
         return DockerBackend(memory_limit_bytes=limit, cases=cases, lanes=lanes, run_id=run_id)
     from harness._venv import VenvBackend
 

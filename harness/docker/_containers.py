@@ -151,29 +151,16 @@ class ContainerRunner:
                 "repro-matrix.host": socket.gethostname(), "repro-matrix.cell": cell}
 
     def _follow(self, container: Container, timeout: float, log_path: Path) -> ContainerExit:
-        from docker.errors import APIError
-        from requests.exceptions import RequestException
-
         started, started_epoch = time.perf_counter(), time.time()
         log = _BoundedLog(log_path)
         pump = threading.Thread(target=_pump_logs, args=(container, log), daemon=True)
         pump.start()
-        timed_out = False
-        wait_s = max(1.0, timeout)
         try:
-            status = container.wait(timeout=wait_s)
-        except (RequestException, APIError) as error:  # timed out, cancel() removed it, or the daemon went away
-            waited = time.perf_counter() - started
-            if isinstance(error, RequestException) and not self._cancelled.is_set() and waited < wait_s - 1:
-                pump.join(timeout=10)
-                log.close()
-                raise DockerDaemonGoneError("the cell ran", error) from None
-            timed_out = not self._cancelled.is_set()
-            _kill(container)
-            status = _wait_quietly(container)
-        duration = time.perf_counter() - started
-        pump.join(timeout=10)
-        log.close()
+            status, timed_out = self._wait(container, max(1.0, timeout), started)
+        finally:  # the log is complete whatever ended the wait
+            duration = time.perf_counter() - started
+            pump.join(timeout=10)
+            log.close()
         state = _state(container)
         code = status.get("StatusCode") if status else state.get("ExitCode")
         if not timed_out and not self._cancelled.is_set() and code is not None and code > 128:
@@ -182,6 +169,20 @@ class ContainerRunner:
                 raise ContainerStoppedError(sent)
         return ContainerExit(exit_code=code, oom_killed=bool(state.get("OOMKilled")), timed_out=timed_out,
                              interrupted=self._cancelled.is_set(), duration_s=duration, dropped_bytes=log.dropped)
+
+    def _wait(self, container: Container, wait_s: float, started: float) -> tuple[dict[str, Any] | None, bool]:
+        """The container's exit status and whether the timeout ended it (then it was killed)."""
+        from docker.errors import APIError
+        from requests.exceptions import RequestException
+
+        try:
+            return dict(container.wait(timeout=wait_s)), False
+        except (RequestException, APIError) as error:  # timed out, cancel() removed it, or the daemon went away
+            waited = time.perf_counter() - started
+            if isinstance(error, RequestException) and not self._cancelled.is_set() and waited < wait_s - 1:
+                raise DockerDaemonGoneError("the cell ran", error) from None
+            _kill(container)
+            return _wait_quietly(container), not self._cancelled.is_set()
 
     def _remove(self, container: Container) -> None:
         from docker.errors import APIError, NotFound

@@ -121,19 +121,25 @@ def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, cell_r
         assert outcome.signal == detail
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
-def test_container_stopped_from_outside_is_an_infra_error(backend, tiny_spec, cell_request, containers_of, sig):
-    """'docker kill' (or dockerd stopping its containers as it shuts down) is not the repro's result."""
-    env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = cell_request("import time\nprint('running', flush=True)\ntime.sleep(600)", timeout=300)
-    results = []
+def start_cell(backend, env, request, containers_of) -> tuple[threading.Thread, list]:
+    """Run the cell in a thread; return once its container runs (the outcome lands in the list)."""
+    results: list = []
     worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
     worker.start()
     deadline = time.monotonic() + 60
     while not [c for c in containers_of(backend.runner.run_id) if c.state == "running"]:
         assert time.monotonic() < deadline, "the cell's container never ran"
         time.sleep(0.2)
-    time.sleep(1)
+    time.sleep(1)  # let the child runner start inside
+    return worker, results
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_container_stopped_from_outside_is_an_infra_error(backend, tiny_spec, cell_request, containers_of, sig):
+    """'docker kill' (or dockerd stopping its containers as it shuts down) is not the repro's result."""
+    env = backend.prepare(tiny_spec, progress=lambda text: None)
+    request = cell_request("import time\nprint('running', flush=True)\ntime.sleep(600)", timeout=300)
+    worker, results = start_cell(backend, env, request, containers_of)
     (container,) = containers_of(backend.runner.run_id)
     backend.client.api.kill(container.id, signal=sig)
     worker.join(timeout=120)
@@ -170,13 +176,7 @@ def test_timeout_kills_and_removes_the_container(backend, tiny_spec, cell_reques
 def test_cancel_interrupts_running_cells_and_leaves_nothing(backend, tiny_spec, cell_request, containers_of):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
     request = cell_request("import time\ntime.sleep(600)", timeout=300)
-    results = []
-    worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
-    worker.start()
-    deadline = time.monotonic() + 30
-    while not containers_of(backend.runner.run_id) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(1)
+    worker, results = start_cell(backend, env, request, containers_of)
     backend.cancel()
     worker.join(timeout=60)
     assert results and results[0].status == "interrupted", results
