@@ -203,6 +203,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"unknown key(s) {', '.join(map(repr, extra))}"
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is required")
+    if error.validator == "anyOf" and all(set(branch) == {"required"} for branch in error.validator_value):
+        keys = [key for branch in error.validator_value for key in branch["required"]]
+        return f"needs at least one of {', '.join(map(repr, keys))}"
     return str(error.message)
 
 
@@ -213,6 +216,8 @@ def _suggest(error: jsonschema.ValidationError) -> str:
         hints = [f"{k!r} -> {m[0]!r}" for k in extra if (m := difflib.get_close_matches(k, known, n=1))]
         base = "allowed keys: " + ", ".join(known)
         return f"did you mean {', '.join(hints)}? {base}" if hints else base
+    if error.validator == "anyOf" and list(error.absolute_path) == ["upstream"]:
+        return "link the bug report (issue:), or the pull request (pr:) or commit (commit:) when there is no issue"
     if error.validator in ("anyOf", "enum") and "expect" in map(str, error.absolute_path):
         return "each lane expects 'reproduces', 'passes' or 'unsupported: <why>'"
     return "see harness/case.schema.json"

@@ -24,8 +24,8 @@ def print_case_list(console: Console, cases: Sequence[Case]) -> None:
     for lane in LANES:
         table.add_column(lane)
     for case in cases:
-        links = "\n".join(f"[link={url}]{url}[/link]" for url in (case.upstream.get("issue"), case.upstream.get("fix"))
-                          if url)
+        urls = (case.upstream.get(key) for key in ("issue", "pr", "commit", "fix"))
+        links = "\n".join(f"[link={url}]{url}[/link]" for url in urls if url)
         status = "" if case.status == "active" else f"\n[yellow]retired: {case.retired_reason}[/]"
         variants = "\n".join(f"{v.name} ({v.role})" for v in case.variants.values())
         table.add_row(case.id, f"{case.title}\n[dim]{links}[/]{status}", variants,

@@ -40,6 +40,25 @@ FAULT_CATALOGUE = (
     "disk full while writing results",
     "docker daemon gone mid-run (docker backend)",
     "captured text with HTML/JS in it",
+    # hostile input (the hardening issue): every repro, case file and results.json is untrusted
+    "results.json names that would write outside the site",
+    "results.json log paths outside the run, or symlinked logs",
+    "a repro writes into the run folder (forges or destroys records)",
+    "terminal escapes and markup in repro or case text",
+    "YAML alias bombs, self-references and deep nesting",
+    "catastrophic signature regex",
+    "case values that pass the schema but break later",
+    "out-of-range command-line numbers",
+    "a repro leaves a setsid daemon behind",
+    "the harness is SIGKILLed mid-run",
+    "an environment build is SIGKILLed mid-install",
+    "output folder read-only or a file",
+    "structurally wrong results.json in the report input",
+    "a local file: requirement whose code changed",
+    "report file permissions and links",
+    "report --output inside its own input",
+    "a huge results.json",
+    "harness exit codes through nox",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

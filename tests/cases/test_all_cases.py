@@ -33,7 +33,8 @@ def test_every_case_loads_and_plans_its_environments():
     for cell in cells:
         assert any(r.startswith("torch==") for r in cell.env_spec().requires), cell.key
     for case in CASES.cases:
-        assert case.upstream.get("issue") and case.upstream.get("fix"), case.id
+        assert any(case.upstream.get(key) for key in ("issue", "pr", "commit")), case.id
+        assert any(case.upstream.get(key) for key in ("fix", "pr", "commit")), f"{case.id}: no link to the fix"
         assert len(case.summary) > 80, case.id
 
 

@@ -131,3 +131,18 @@ def test_non_text_keys_are_named(tmp_path, text, where):
     with pytest.raises(CaseFileError) as raised:
         load_case(folder)
     assert where in str(raised.value) and "quote the key" in str(raised.value)
+
+
+@pytest.mark.parametrize("key", ["issue", "pr", "commit"])
+def test_upstream_needs_only_one_of_issue_pr_commit(fixture_cases, key):
+    url = "https://github.com/org/repo/pull/2"
+    _edit(fixture_cases / "confirmed", lambda d: d.update(upstream={key: url}))
+    assert load_case(fixture_cases / "confirmed").upstream == {key: url}
+
+
+def test_upstream_without_issue_pr_or_commit_says_which_keys(fixture_cases):
+    _edit(fixture_cases / "confirmed", lambda d: d.update(upstream={"fix": "https://github.com/org/repo/pull/2"}))
+    with pytest.raises(CaseFileError) as info:
+        load_case(fixture_cases / "confirmed")
+    assert "upstream" in str(info.value)
+    assert all(key in str(info.value) for key in ("issue", "pr", "commit")), str(info.value)
