@@ -11,7 +11,6 @@ programming mistake gives (an AttributeError, a KeyError, ...), never one torch 
 
 from __future__ import annotations
 
-import dis
 import os
 from types import CodeType, TracebackType
 
@@ -59,6 +58,8 @@ def _innermost(tb: TracebackType) -> TracebackType:
 
 
 def _opname(code: CodeType, offset: int) -> str | None:
+    import dis  # only when an error is classified: the pytest plugin imports this module in every session
+
     for instruction in dis.get_instructions(code):
         if instruction.offset == offset:
             return instruction.opname
