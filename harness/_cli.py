@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
     cases.add_argument("--output", type=Path, default=REPO_ROOT / "reports", help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
-    cases.add_argument("--backend", choices=("venv", "docker"), default="venv")
+    cases.add_argument("--backend", choices=("venv", "docker"), default="venv",
+                       help="where cells run: 'venv' (default: one uv environment per requirement set) or "
+                            "'docker' (each case's image; see docs/docker.md)")
     cases.add_argument("--jobs", "-j", type=int, default=usable_cores(),
                        help="cells run in parallel (default: usable cores); with more than one, each cell gets "
                             "OMP_NUM_THREADS/MKL_NUM_THREADS = cores // jobs unless you or the case set them")
@@ -70,25 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                        help="folder of case folders (default: cases/; repeatable)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
-    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                          help="folder of case folders (default: cases/; repeatable)")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
     report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
     report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
     report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
-    bisect.add_argument("--case", required=True, metavar="ID")
+    bisect.add_argument("--case", required=True, metavar="ID", help="the case to bisect")
     bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
     bisect.add_argument("--package", required=True, metavar="NAME", help="the package whose releases to try")
-    bisect.add_argument("--from", dest="low", metavar="VERSION")
-    bisect.add_argument("--to", dest="high", metavar="VERSION")
+    bisect.add_argument("--from", dest="low", metavar="VERSION", help="oldest release to try (default: the first)")
+    bisect.add_argument("--to", dest="high", metavar="VERSION", help="newest release to try (default: the last)")
     bisect.add_argument("--versions", metavar="A,B,C", help="exact versions instead of asking the index")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases")
     bisect.add_argument("--lane", choices=LANES, help="default: cuda if a GPU is present, else cuda-sim")
-    bisect.add_argument("--mode", choices=("linear", "binary"), default="linear")
-    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores())
-    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports")
-    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    bisect.add_argument("--mode", choices=("linear", "binary"), default="linear",
+                        help="linear: every release in the range; binary: the first change in log2(n) runs, "
+                             "assuming the outcome changes once")
+    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores(), help="releases tried in parallel")
+    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports",
+                        help="where the run folder with bisect.json goes (reports/)")
+    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                        help="folder of case folders (default: cases/; repeatable)")
     clean = commands.add_parser("clean", help="prune environments, images and leftover containers no case uses")
     clean.add_argument("--dry-run", action="store_true")
     clean.add_argument("--no-images", action="store_true",
@@ -211,7 +218,8 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     name = args.variant or buggy[0].name
     if name not in case.variants:
         raise UsageError(f"case {case.id} has no variant {name!r}; it has {', '.join(case.variants)}")
-    versions = args.versions.split(",") if args.versions else available_versions(args.package)
+    versions = (args.versions.split(",") if args.versions
+                else available_versions(args.package, say=lambda text: console.print(escape(text))))
     lane = LANE_TABLE[args.lane or ("cuda" if nvidia_gpu_status()[0] else "cuda-sim")]
     request = BisectRequest(case, case.variants[name], args.package,
                             tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
