@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness._cases import load_case
 from harness._exceptions import CaseFileError
-from tests.faults.conftest import SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
+from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
 
 BROKEN = {
     "malformed-yaml": ("id: malformed-yaml\ntitle: [unclosed\n", "malformed YAML", True),
@@ -231,3 +232,93 @@ def test_values_that_would_break_later_are_refused_at_load(tmp_path, name):
     assert message in str(error), str(error)
     assert error.line is not None, str(error)
     assert error.fix and error.fix != "see harness/case.schema.json", str(error)
+
+
+# --- terminal escapes and rich markup in case and repro text ----------------------------------------------------
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[8mhidden\x1b[0m\rOK \x9b1A \u202egnp.exe"
+VISIBLE = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m\\rOK \\x9b1A \\u202egnp.exe"
+_RAW = ("\x1b]0;", "\x1b[2J", "\x1b[8m", "\r", "\x9b", "\u202e")
+NO_COLOUR = {"FORCE_COLOR": "0"}  # rich then writes no escape of its own: every ESC left is the case's
+
+
+def _raw_escapes(text: str) -> list[str]:
+    return [seq for seq in _RAW if seq in text]
+
+
+def _hostile_text_case(root: Path) -> Path:
+    folder = write_case(root, "hostile-text", SIGNATURE_SCRIPT)
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data.update(title=f"Flux [/] sampling [bold]{ESCAPES}", summary=f"summary {ESCAPES} [/dim]",
+                upstream={"issue": "https://github.com/org/lib/issues/1?q=[x]]", "fix": "https://github.com/org/lib/pull/2"})
+    data["variants"]["fixed"]["expect"]["cuda"] = f"unsupported: {ESCAPES}"
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_list_shows_hostile_titles_as_text(tmp_path):
+    _hostile_text_case(tmp_path / "cases")
+    proc = run_harness("cases", "--list", "--cases-dir", str(tmp_path / "cases"), env=NO_COLOUR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr   # a MarkupError traceback before
+    assert not _raw_escapes(proc.stdout), _raw_escapes(proc.stdout)
+    assert f"Flux [/] sampling [bold]{VISIBLE}" in proc.stdout
+    assert "https://github.com/org/lib/issues/1?q=[x]]" in proc.stdout
+    assert f"unsupported (fixed): {VISIBLE}" in proc.stdout
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_case_file_errors_show_hostile_names_as_text(tmp_path):
+    root = tmp_path / "cases"
+    folder = write_case(root, "bad", SIGNATURE_SCRIPT)
+    (folder / "case.yaml").write_text(f"id: bad\ntitle: [/]\nsumary: \"{ESCAPES.encode('unicode_escape').decode()}\"\n")
+    (root / f"dir{ESCAPES}[b]").mkdir()  # a folder name from a pull request
+    proc = run_harness("validate", "--cases-dir", str(root), env=NO_COLOUR)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert not _raw_escapes(proc.stdout), _raw_escapes(proc.stdout)
+    assert f"dir{VISIBLE}[b]" in proc.stdout and "0 case file(s) valid, 2 invalid" in proc.stdout
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_terminal_summary_shows_hostile_results_as_text():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from harness.report import terminal_summary
+
+    results = json.loads((REPO / "tests/report/fixtures/single/20261121T081200Z-b71e09/results.json").read_text())
+    results["run"]["id"] += ESCAPES
+    results["run"]["load_errors"] = [f"cases/x/case.yaml: {ESCAPES}"]
+    results["run"]["host"]["cpu"] = ESCAPES
+    for judged in results["verdicts"]:
+        judged["reason"] = f"{judged['reason']} {ESCAPES}"
+        judged["case"] = f"{judged['case']}{ESCAPES}"
+    for record in results["cells"]:
+        record["case"] = f"{record['case']}{ESCAPES}"
+    console = Console(file=StringIO(), width=300, force_terminal=True, color_system="truecolor")
+    console.print(terminal_summary(results))
+    text = console.file.getvalue()
+    assert not _raw_escapes(text), _raw_escapes(text)
+    assert VISIBLE in text
+
+
+@pytest.mark.slow
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_repro_exception_messages_reach_the_terminal_as_text(tmp_path):
+    script = f"""
+        import sys
+        print({ESCAPES!r}, flush=True)
+        if "buggy" in sys.argv:
+            raise RuntimeError("Expected all tensors to be on the same device " + {ESCAPES!r} + " [/] [bold]")
+        raise ValueError("a different error " + {ESCAPES!r} + " [/]")
+    """
+    write_case(tmp_path / "cases", "escapes", script)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu",
+                       "--output", str(tmp_path / "out"), env=NO_COLOUR)
+    out = proc.stdout
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, out + proc.stderr
+    assert not _raw_escapes(out), _raw_escapes(out)
+    # the cell line shows the recorded message (its first line: up to the \r) with every escape made visible
+    assert "a different error \\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m" in out
+    assert verdict(results_of(tmp_path / "out")[0], "escapes")["verdict"] == "failed-differently"
