@@ -287,7 +287,7 @@ def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Ca
                             fix=f"set 'id: {folder.name}' or rename the folder to {data['id']!r}")
     signature = _compile_signature(path, text, data["signature"])
     relative = data.get("script", "repro.py")
-    _case_file(folder, path, relative, "script", line=_line_of(text, ["script"]) if "script" in data else None)
+    _case_file(folder, path, relative, "script", text=text, trail=["script"] if "script" in data else None)
     script = folder / relative  # unresolved: the runner names it relative to the case folder
     timeout = float(data.get("timeout", 300))
     variants = {name: _build_variant(folder, path, text, data, name, timeout) for name in data["variants"]}
@@ -335,11 +335,11 @@ def _case_files(folder: Path, path: Path, text: str, case: dict[str, Any], varia
     trails = [[key, i] for i in range(len(case.get(key, [])))]
     trails += [["variants", variant, key, i] for i in range(len(case["variants"][variant].get(key, [])))]
     names = [*case.get(key, []), *case["variants"][variant].get(key, [])]
-    return tuple(_case_file(folder, path, name, key, line=_line_of(text, trail))
+    return tuple(_case_file(folder, path, name, key, text=text, trail=trail)
                  for name, trail in zip(names, trails, strict=True))
 
 
-def _case_file(folder: Path, path: Path, relative: str, key: str, line: int | None = None) -> Path:
+def _case_file(folder: Path, path: Path, relative: str, key: str, *, text: str, trail: list[Any] | None) -> Path:
     """A file the case names, resolved (symlinks included) and confined to the case folder."""
     try:
         target = (folder / relative).resolve()
@@ -347,15 +347,16 @@ def _case_file(folder: Path, path: Path, relative: str, key: str, line: int | No
         found = inside and target.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         inside = found = False
+    if inside and found:
+        return target
+    line = _line_of(text, trail) if trail else None
     if not inside:
         raise CaseFileError(path, f"{key}: {relative!r} points outside the case folder", line=line,
                             fix=f"put the file in {folder} and name it relative to that folder "
                                 "(no absolute path, no '..', no symlink leading out)")
-    if not found:
-        label = f"script {relative!r}" if key == "script" else f"{key}: file {relative!r}"
-        raise CaseFileError(path, f"{label} not found in the case folder {folder}", line=line,
-                            fix=f"add {relative} to {folder} or remove it from '{key}'")
-    return target
+    label = f"script {relative!r}" if key == "script" else f"{key}: file {relative!r}"
+    raise CaseFileError(path, f"{label} not found in the case folder {folder}", line=line,
+                        fix=f"add {relative} to {folder} or remove it from '{key}'")
 
 
 def merge_requirements(path: Path, shared: Iterable[str], own: Iterable[str], variant: str) -> tuple[str, ...]:
