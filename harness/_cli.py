@@ -12,12 +12,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from harness._cases import LANES, Case
 from harness._exceptions import (
@@ -33,6 +33,7 @@ from harness._listing import print_case_list
 from harness._plan import Selection, parse_shard
 from harness._progress import LiveCells
 from harness._results import CellRecord
+from harness._text import for_terminal
 from harness._workflow import (
     EXIT_BAD_INPUT,
     EXIT_EMPTY,
@@ -124,18 +125,19 @@ def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
 def _console() -> Console:
     # FORCE_COLOR=0 means "no colour" to most tools; rich would take any value as "force a terminal".
     if os.environ.get("FORCE_COLOR", "").strip().lower() in ("0", "false", "no"):
-        return Console(highlight=False, width=160, soft_wrap=True, force_terminal=False, no_color=True)
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=160, soft_wrap=True)
+        return Console(highlight=False, emoji=False, width=160, soft_wrap=True, force_terminal=False, no_color=True)
+    console = Console(highlight=False, emoji=False)
+    return console if console.is_terminal else Console(highlight=False, emoji=False, width=160, soft_wrap=True)
 
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:
     def cell_done(index: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
-        console.print(f"\\[{index + 1:>{width}}/{total}] [{style}]{record.judgement:<18}[/] "
-                      f"{record.case} · {record.lane} · {record.variant}  [dim]{record.status} "
-                      f"{record.duration_s:.1f}s — {escape(record.reason)}[/]")
+        cell = for_terminal(f"{record.case} · {record.lane} · {record.variant}", one_line=True)
+        console.print(Text.assemble(
+            f"[{index + 1:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
+            (f"{record.status} {record.duration_s:.1f}s — {for_terminal(record.reason, one_line=True)}", "dim")))
 
     def summary(results: dict[str, Any]) -> None:
         from harness.report import terminal_summary
@@ -143,9 +145,18 @@ def _ui(console: Console, live: LiveCells | None = None) -> UI:
         console.print(terminal_summary(results))
 
     live = live or LiveCells(console)
-    return UI(info=lambda text: console.print(f"[dim]{escape(text)}[/]"),
-              error=lambda text: console.print(f"[red]error:[/] {escape(text)}"), cell_done=cell_done,
+    return UI(info=lambda text: console.print(Text(for_terminal(text), style="dim")),
+              error=lambda text: _print_error(console, text), cell_done=cell_done,
               cell_started=live.started, cell_finished=live.finished, summary=summary)
+
+
+def _print_error(console: Console, text: str) -> None:
+    console.print(Text.assemble(("error:", "red"), " ", for_terminal(text)))
+
+
+def _plain_printer(console: Console) -> Callable[[str], None]:
+    """A ``say`` callable: text from tools, cases and repros is shown as text, never obeyed as escapes or markup."""
+    return lambda text: console.print(Text(for_terminal(text)))
 
 
 def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
@@ -188,7 +199,7 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     from harness._clean import clean_environments
 
     loaded = load_step(_case_roots(args), _ui(console))
-    removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=console.print)
+    removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
     console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
     if not args.no_images:
         _clean_images(loaded.cases, args.dry_run, console)
@@ -199,9 +210,9 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
     from harness.docker import DockerUnavailableError, clean_images
 
     try:
-        removed = clean_images(cases, dry_run=dry_run, say=console.print)
+        removed = clean_images(cases, dry_run=dry_run, say=_plain_printer(console))
     except DockerUnavailableError as error:
-        console.print(f"images: not pruned ({error})")
+        console.print(Text(for_terminal(f"images: not pruned ({error})")))
         return
     console.print(f"{'would remove' if dry_run else 'removed'} {removed} image(s)")
 
@@ -224,16 +235,16 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     request = BisectRequest(case, case.variants[name], args.package,
                             tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
                             binary=args.mode == "binary")
-    console.print(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
-                  f"on {lane.name} ({args.mode})")
-    report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs,
-                        say=lambda text: console.print(escape(text)))
+    say = _plain_printer(console)
+    say(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
+        f"on {lane.name} ({args.mode})")
+    report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs, say=say)
     for change in report["transitions"]:
-        console.print(f"[bold]{args.package} {change['from']} -> {change['to']}:[/] {change['was']} -> {change['now']}")
+        releases = for_terminal(f"{args.package} {change['from']} -> {change['to']}:")
+        console.print(Text.assemble((releases, "bold"), for_terminal(f" {change['was']} -> {change['now']}")))
     if not report["transitions"]:
-        only = report["rows"][0]["outcome"] if report["rows"] else "nothing ran"
-        console.print(f"no change across the range: {only}")
-    console.print(f"bisect report: {report['path']}")
+        say(f"no change across the range: {report['rows'][0]['outcome'] if report['rows'] else 'nothing ran'}")
+    say(f"bisect report: {report['path']}")
     return EXIT_OK
 
 
@@ -250,16 +261,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args, console)
     except EmptySelectionError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_EMPTY
     except (SelectionError, CaseFileError, UsageError) as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_BAD_INPUT
     except ReportWriteError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_WRITE
     except HarnessError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         console.print("[red]interrupted[/]")
