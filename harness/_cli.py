@@ -229,13 +229,12 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     name = args.variant or buggy[0].name
     if name not in case.variants:
         raise UsageError(f"case {case.id} has no variant {name!r}; it has {', '.join(case.variants)}")
-    versions = (args.versions.split(",") if args.versions
-                else available_versions(args.package, say=lambda text: console.print(escape(text))))
+    say = _plain_printer(console)
+    versions = args.versions.split(",") if args.versions else available_versions(args.package, say=say)
     lane = LANE_TABLE[args.lane or ("cuda" if nvidia_gpu_status()[0] else "cuda-sim")]
     request = BisectRequest(case, case.variants[name], args.package,
                             tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
                             binary=args.mode == "binary")
-    say = _plain_printer(console)
     say(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
         f"on {lane.name} ({args.mode})")
     report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs, say=say)
