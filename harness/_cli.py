@@ -19,6 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from harness._backend import project_root
 from harness._cases import LANES, Case
 from harness._exceptions import (
     CaseFileError,
@@ -46,19 +47,19 @@ from harness._workflow import (
     run_cases,
 )
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 _STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "stale-repro": "yellow",
           "failed-differently": "magenta", "infra-error": "red"}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    root = project_root()
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     cases = commands.add_parser("cases", help="run cases across lanes (nox -s cases)")
     cases.add_argument("--case", action="append", default=[], metavar="ID", help="run this case (repeatable)")
     cases.add_argument("--lane", action="append", default=[], choices=LANES, help="run this lane (repeatable)")
     cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
-    cases.add_argument("--output", type=Path, default=REPO_ROOT / "reports", help="run output folder (reports/)")
+    cases.add_argument("--output", type=Path, default=root / "reports", help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
     cases.add_argument("--backend", choices=("venv", "docker"), default="venv",
                        help="where cells run: 'venv' (default: one uv environment per requirement set) or "
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="folder of case folders (default: cases/; repeatable)")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
-    report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
+    report.add_argument("--output", type=Path, default=root / "reports" / "site")
     report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
     report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="linear: every release in the range; binary: the first change in log2(n) runs, "
                              "assuming the outcome changes once")
     bisect.add_argument("--jobs", "-j", type=int, default=usable_cores(), help="releases tried in parallel")
-    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports",
+    bisect.add_argument("--output", type=Path, default=root / "reports",
                         help="where the run folder with bisect.json goes (reports/)")
     bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                         help="folder of case folders (default: cases/; repeatable)")
@@ -115,7 +116,7 @@ def _add_images(commands: Any) -> None:
 
 
 def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
-    roots = tuple(p.resolve() for p in args.cases_dir) or (REPO_ROOT / "cases",)
+    roots = tuple(p.resolve() for p in args.cases_dir) or (project_root() / "cases",)
     missing = [str(p) for p in roots if not p.is_dir()]
     if missing:
         raise UsageError(f"cases folder not found: {', '.join(missing)}")
@@ -186,7 +187,7 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     from harness.report import build_site
 
-    inputs = args.input or [REPO_ROOT / "reports"]
+    inputs = args.input or [project_root() / "reports"]
     missing = [str(p) for p in inputs if not p.exists()]
     if missing:
         raise UsageError(f"--input not found: {', '.join(missing)}")
