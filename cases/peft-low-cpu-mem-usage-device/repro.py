@@ -34,7 +34,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def tiny_model():  # noqa: ANN201 - transformers type
+def tiny_model():
     from transformers import OPTConfig, OPTForCausalLM
 
     torch.manual_seed(0)
@@ -43,7 +43,7 @@ def tiny_model():  # noqa: ANN201 - transformers type
     return OPTForCausalLM(config)
 
 
-def saved_adapter(folder: str):  # noqa: ANN201 - peft type
+def saved_adapter(folder: str):
     from peft import LoraConfig, get_peft_model
 
     config = LoraConfig(r=4, init_lora_weights=False, target_modules="all-linear")

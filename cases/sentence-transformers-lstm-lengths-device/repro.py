@@ -19,7 +19,8 @@ import sys
 
 import torch
 
-WORDS = "a the cat dog sat on mat ran fast slow red blue big small house car tree".split()
+WORDS = ["a", "the", "cat", "dog", "sat", "on", "mat", "ran", "fast", "slow", "red", "blue", "big", "small",
+         "house", "car", "tree"]
 DIM = 8
 
 

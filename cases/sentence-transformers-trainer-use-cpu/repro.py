@@ -25,7 +25,8 @@ from pathlib import Path
 
 import torch
 
-WORDS = "a the cat dog sat on mat ran fast slow red blue big small house car tree".split()
+WORDS = ["a", "the", "cat", "dog", "sat", "on", "mat", "ran", "fast", "slow", "red", "blue", "big", "small",
+         "house", "car", "tree"]
 HIDDEN = 16
 
 
@@ -57,8 +58,13 @@ def main(argv: list[str]) -> None:
     import sentence_transformers
     import transformers
     from datasets import Dataset
-    from sentence_transformers import (SentenceTransformer, SentenceTransformerTrainer,
-                                       SentenceTransformerTrainingArguments, losses, models)
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+        losses,
+        models,
+    )
 
     print(f"variant={args.variant} host={args.device} torch={torch.__version__} "
           f"sentence-transformers={sentence_transformers.__version__} transformers={transformers.__version__}")

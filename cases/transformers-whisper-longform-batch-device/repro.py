@@ -35,7 +35,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def tiny_whisper():  # noqa: ANN201 - transformers type
+def tiny_whisper():
     from transformers import GenerationConfig, WhisperConfig, WhisperForConditionalGeneration
 
     config = WhisperConfig(vocab_size=VOCAB, num_mel_bins=MEL_BINS, d_model=16, encoder_layers=1, decoder_layers=1,
