@@ -12,6 +12,7 @@ run whose harness died (SIGKILL, a power cut) is found by :func:`recover_dead_ru
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -189,10 +190,16 @@ class RunFolder:
     def append_cell(self, record: CellRecord) -> None:
         """One line per finished cell, fsync'd: what survives the harness dying mid-run."""
         line = (json.dumps(record.serialize()) + "\n").encode()
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         with self._lock:
             try:
-                fd = os.open(CELLS_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
-                             dir_fd=self._fd)
+                try:
+                    fd = os.open(CELLS_LOG, flags, 0o644, dir_fd=self._fd)
+                except OSError as error:
+                    if error.errno != errno.ELOOP:
+                        raise
+                    os.unlink(CELLS_LOG, dir_fd=self._fd)  # a planted symlink is replaced, never followed
+                    fd = os.open(CELLS_LOG, flags, 0o644, dir_fd=self._fd)
                 try:
                     os.write(fd, line)
                     os.fsync(fd)
@@ -208,9 +215,7 @@ class RunFolder:
         folder = os.dup(self._fd)
         try:
             for part in parts[:-1]:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=folder)
-                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+                inner = _enter(folder, part)
                 os.close(folder)
                 folder = inner
             _clear_for_file(folder, parts[-1])
@@ -225,6 +230,20 @@ class RunFolder:
 
 
 CELLS_LOG = "cells.jsonl"
+
+
+def _enter(folder: int, name: str) -> int:
+    """Open (creating it if needed) the real folder ``name``: anything else in its place is removed."""
+    for _ in range(3):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=folder)
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError as error:
+            if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            os.unlink(name, dir_fd=folder)  # a symlink or a file planted where our folder goes
+    raise OSError(errno.EEXIST, f"{name} keeps being replaced")
 
 
 # -- runs whose harness died -----------------------------------------------------------------------
