@@ -245,6 +245,9 @@ class RunningProcess:
         self._drain_until = time.monotonic() + _DRAIN_S
         self._reader.join()
         status = supervised.status()
+        if status.get("notes"):  # what the containment could not do here (e.g. no namespaces): say it in the log
+            notes = "; ".join(str(n) for n in status["notes"])
+            self._log.feed(f"\n[repro-matrix: containment {status.get('containment')}: {notes}]\n".encode())
         if self.held_open:
             self._log.feed(b"\n[repro-matrix: stopped reading: a process that escaped the cell held its output open]\n")
         self._log.close()
