@@ -184,6 +184,7 @@ class VenvBackend:
 
     # -- cells -----------------------------------------------------------------------------------
     def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
+        request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         folder = Path(env.python_path).parent.parent
         spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS)}))
@@ -217,7 +218,8 @@ class VenvBackend:
         harness, another case or a shared environment), the output hidden; only the caches stay writable."""
         readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve())))
         needed = (request.cell_dir, request.case_dir, caches[0].parent, CHILD_RUNNER, Path(sys.executable))
-        return Confinement(hide=request.private, readonly=readonly, writable=caches).usable(needed)
+        return Confinement(hide=request.private, readonly=readonly,
+                           writable=(*caches, request.cell_dir)).usable(needed)
 
     def cancel(self) -> None:
         with self._lock:
