@@ -20,6 +20,7 @@ from harness._host import describe_host
 from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
 from harness._results import CellRecord, RunFolder, RunRecord, new_run_dir, recover_dead_run, utc_now
+from harness._text import for_terminal
 from harness._verdicts import Verdict, lane_verdicts
 
 EXIT_OK, EXIT_VERDICTS, EXIT_BAD_INPUT, EXIT_EMPTY, EXIT_WRITE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -97,7 +98,8 @@ def recover_step(output: Path, ui: UI) -> None:
         if run_dir.is_symlink() or not run_dir.is_dir() or not _looks_running(run_dir / "results.json"):
             continue
         if recover_dead_run(run_dir):
-            ui.info(f"run {run_dir.name}: its harness died mid-run; marked interrupted, with the cells it finished")
+            ui.info(f"run {for_terminal(run_dir.name, one_line=True)}: its harness died mid-run; marked interrupted, "
+                    "with the cells it finished")
             _rewrite_reports(run_dir, ui)
 
 
@@ -118,7 +120,8 @@ def _rewrite_reports(run_dir: Path, ui: UI) -> None:
     try:
         write_run_reports(run_dir, json.loads((run_dir / "results.json").read_text(encoding="utf-8")))
     except Exception as error:  # the recovered results.json is what matters; the pages can be rebuilt
-        ui.error(f"run {run_dir.name}: its reports could not be rebuilt: {type(error).__name__}: {error}")
+        ui.error(for_terminal(f"run {run_dir.name}: its reports could not be rebuilt: {type(error).__name__}: {error}",
+                              one_line=True))
 
 
 def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | None = None) -> Backend:
