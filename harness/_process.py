@@ -96,11 +96,6 @@ class _BoundedLog:
                 self._handle.close()
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 @dataclass(frozen=True)
 class Confinement:
     """What a supervised process may see of the host, where namespaces allow it (see _supervise.py)."""

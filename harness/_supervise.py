@@ -336,7 +336,9 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     box: _Namespaced | _Subreaped = _Namespaced(config, notes) if namespaced else _Subreaped(config)
     result = _loop(config, box, wake_r)
     result["duration_s"] = time.monotonic() - started
-    killed = _kill_tree()  # nothing survives the cell (in a namespace, its end already saw to that)
+    # Nothing survives the command. In a namespace its init's end already saw to that: the kernel kills the
+    # namespace's processes before the init can be reaped. Otherwise: every descendant, found via /proc.
+    killed = 0 if namespaced else _kill_tree()
     return {**result, "containment": "namespaces" if namespaced else "subreaper", "notes": notes,
             "swept": killed}
 
