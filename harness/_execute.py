@@ -55,6 +55,7 @@ class Executor:
         self.folder = folder or RunFolder(run_dir)
         self.private = (run_dir.parent, run_dir)  # the whole output folder: no cell may forge or read a run
         self.on_record = on_record
+        _sweep_scratch()
         self.jobs = max(1, jobs)
         self.progress = progress
         self.on_start = on_start
@@ -183,7 +184,7 @@ class Executor:
 
     def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:
         log_path, log_fd = self.folder.new_file(_log_parts(cell), _log_header(cell, env))
-        scratch = Path(tempfile.mkdtemp(prefix="repro-cell-"))
+        scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
         try:
             request = CellRequest(
                 case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
@@ -274,6 +275,27 @@ def _describe_env(env: PreparedEnv) -> dict[str, Any]:
     return {"id": env.id, "backend": env.backend, **env.spec.describe(), "installed": dict(env.installed),
             "reused": env.reused, "build_s": env.build_s, "image": dict(env.image) if env.image else None,
             "error": None}
+
+
+_SCRATCH = "repro-cell-"
+
+
+def _sweep_scratch() -> None:
+    """Scratch folders of harness processes that died without removing them (killed outright)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*-*"):
+        pid = folder.name.removeprefix(_SCRATCH).partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _log_parts(cell: Cell) -> tuple[str, ...]:

@@ -217,7 +217,8 @@ class VenvBackend:
         """The repository, the case folders and the environments read-only (a repro must not change the
         harness, another case or a shared environment), the output hidden; only the caches stay writable."""
         readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve())))
-        needed = (request.cell_dir, request.case_dir, caches[0].parent, CHILD_RUNNER, Path(sys.executable))
+        needed = (request.cell_dir, request.case_dir, caches[0].parent, CHILD_RUNNER,
+                  Path(sys.executable).resolve(), (caches[0].parent / "bin" / "python").resolve())
         return Confinement(hide=request.private, readonly=readonly,
                            writable=(*caches, request.cell_dir)).usable(needed)
 

@@ -96,3 +96,38 @@ def test_helpers_keep_stdout_and_stderr_apart_and_time_out(tmp_path):
     started = time.monotonic()
     stuck = run_helper(["sleep", "600"], env=dict(os.environ), timeout=1)
     assert stuck.timed_out and time.monotonic() - started < 15
+
+
+def test_output_held_open_by_a_process_outside_the_cell_does_not_stall_it(tmp_path, monkeypatch):
+    """A repro can hand its stdout to a process it did not start (SCM_RIGHTS over a unix socket): no
+    containment kills that one, so the log pump stops reading shortly after the cell is over."""
+    import socket
+
+    from harness import _process
+
+    monkeypatch.setattr(_process, "_DRAIN_S", 0.5)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(tmp_path / "holder.sock"))
+    server.listen(1)
+    (tmp_path / "cwd").mkdir()
+    source = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])\n"
+        "socket.send_fds(s, [b'x'], [1])\n"
+        "print('handed over', flush=True)\n"
+    )
+    started = time.monotonic()
+    proc = RunningProcess([sys.executable, "-c", source, str(tmp_path / "holder.sock")], env=dict(os.environ),
+                          cwd=tmp_path / "cwd", log_path=tmp_path / "cell.log", timeout=60)
+    connection, _ = server.accept()
+    _, fds, _, _ = socket.recv_fds(connection, 1, 1)  # this test process now holds the cell's stdout
+    try:
+        result = proc.wait()
+    finally:
+        for fd in fds:
+            os.close(fd)
+        connection.close()
+        server.close()
+    assert result.returncode == 0 and time.monotonic() - started < 20
+    log = (tmp_path / "cell.log").read_text()
+    assert "handed over" in log and "held its output open" in log

@@ -227,6 +227,9 @@ def test_sigkill_of_the_harness_kills_its_cells_and_the_next_run_finalises_it(tm
     assert [(c["variant"], c["judgement"]) for c in recovered["cells"]] == [("a-quick", "confirmed")]
     assert verdict(recovered, "killed")["verdict"] == "confirmed"
     assert (out / dead["run"]["id"] / "index.html").is_file()
+    import tempfile
+
+    assert not list(Path(tempfile.gettempdir()).glob(f"repro-cell-{harness.pid}-*")), "the dead run's scratch stayed"
 
 
 # -- an environment build is SIGKILLed --------------------------------------------------------------
