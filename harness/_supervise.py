@@ -354,8 +354,11 @@ def _loop(config: dict[str, Any], box: _Namespaced | _Subreaped, wake_r: int) ->
         _reap()
         if box.pid in _reaped:
             status = _reaped[box.pid] if isinstance(box, _Subreaped) else box.command_status(killed)
-            return {"status": status, "timed_out": timed_out, "interrupted": interrupted,
-                    "harness_gone": harness_gone}
+            result = {"status": status, "timed_out": timed_out, "interrupted": interrupted,
+                      "harness_gone": harness_gone}
+            if status is None:
+                result["error"] = f"the namespace init ended before the command did: {'; '.join(box.notes)}"
+            return result
         now = time.monotonic()
         if kill_at is None and now >= deadline:
             timed_out, kill_at = True, now + config["grace"]
