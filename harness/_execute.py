@@ -7,6 +7,7 @@ and marks the rest ``interrupted`` so the finished ones are still written.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -53,9 +54,17 @@ class Executor:
         self.backend = backend
         self.run_dir = run_dir
         self.folder = folder or RunFolder(run_dir)
-        self.private = (run_dir.parent, run_dir)  # the whole output folder: no cell may forge or read a run
         self.on_record = on_record
         _sweep_scratch()
+        # Every cell's scratch folder lives in one folder per executor: hidden from each cell but for its own,
+        # so cells running side by side cannot touch each other's outcome.
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
+        # The whole output folder: no cell may forge or read a run. Unless it holds the temporary folder or
+        # the home folder (``--output /tmp``): cells need those, and then only the run's own folder is hidden.
+        output = run_dir.parent
+        common = [Path(tempfile.gettempdir()).resolve(), Path.home().resolve()]
+        hidden = (output,) if not any(c == output or output in c.parents for c in common) else ()
+        self.private = (*hidden, run_dir, self._scratch)
         self.jobs = max(1, jobs)
         self.progress = progress
         self.on_start = on_start
@@ -68,7 +77,18 @@ class Executor:
         self._lane_status: dict[str, tuple[bool, str]] = {}
         self._side_by_side = self.jobs
 
+    def _scratch_base(self) -> Path:
+        self._scratch.mkdir(mode=0o700, exist_ok=True)
+        return self._scratch
+
     def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
+        try:
+            return self._run_all(cells, on_done)
+        finally:
+            with contextlib.suppress(OSError):
+                self._scratch.rmdir()  # empty once every cell removed its own (made again if run() is called again)
+
+    def _run_all(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         records: list[CellRecord | None] = [None] * len(cells)
         self._side_by_side = max(1, min(self.jobs, len(cells)))
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cell")
@@ -184,7 +204,7 @@ class Executor:
 
     def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:
         log_path, log_fd = self.folder.new_file(_log_parts(cell), _log_header(cell, env))
-        scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
+        scratch = Path(tempfile.mkdtemp(dir=self._scratch_base()))
         try:
             request = CellRequest(
                 case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,

@@ -105,8 +105,10 @@ class Confinement:
     writable: tuple[Path, ...] = ()  # exceptions inside read-only folders (an environment's caches)
 
     def usable(self, needed: Sequence[Path]) -> Confinement:
-        """Never hide a folder that holds something the process needs (e.g. ``--output /``)."""
-        hide = tuple(p for p in self.hide if not any(_within(n, p) for n in needed))
+        """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
+        needs there is a writable folder: those stay reachable inside a hidden one."""
+        hide = tuple(p for p in self.hide
+                     if not any(_within(n, p) and not any(_within(n, w) for w in self.writable) for n in needed))
         return Confinement(hide, self.readonly, self.writable)
 
 

@@ -97,19 +97,34 @@ def _enter_namespaces(notes: list[str]) -> bool:
 
 
 def _confine(config: dict[str, Any], notes: list[str]) -> None:
-    """Writable folders, then read-only ones, then hidden ones, in our (private) mount namespace."""
+    """Writable folders, then read-only ones, then hidden ones, in our (private) mount namespace. A
+    writable folder inside a hidden one stays reachable at its path (a cell's own scratch folder among
+    those of the cells running beside it)."""
     try:
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
     except OSError as error:  # without private propagation our mounts would reach the host: do none
         notes.append(f"mounts skipped: {error}")
         return
-    for path in config.get("writable", []):
+    writable = config.get("writable", [])
+    handles = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in writable if os.path.isdir(path)}
+    for path in writable:
         _try(notes, lambda p=path: _mount(p, p, None, MS_BIND | MS_REC))
     for path in config.get("readonly", []):
         _try(notes, lambda p=path: _bind_readonly(p))
     for path in config.get("hide", []):
-        _try(notes, lambda p=path: _mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                          "size=4k,nr_inodes=8,mode=0555"))
+        _try(notes, lambda p=path: _hide(p, {w: fd for w, fd in handles.items() if w.startswith(p.rstrip("/") + "/")}))
+    for fd in handles.values():
+        os.close(fd)
+
+
+def _hide(path: str, inside: dict[str, int]) -> None:
+    """Cover ``path`` with an empty tmpfs, bind the writable folders ``inside`` it back, make it read-only."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    _mount("tmpfs", path, "tmpfs", flags, "size=64k,nr_inodes=64,mode=0755")
+    for target, fd in inside.items():
+        os.makedirs(target, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    _mount(None, path, None, MS_REMOUNT | MS_RDONLY | flags, "size=64k,nr_inodes=64,mode=0755")
 
 
 def _bind_readonly(path: str) -> None:

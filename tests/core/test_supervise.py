@@ -131,3 +131,32 @@ def test_output_held_open_by_a_process_outside_the_cell_does_not_stall_it(tmp_pa
     assert result.returncode == 0 and time.monotonic() - started < 20
     log = (tmp_path / "cell.log").read_text()
     assert "handed over" in log and "held its output open" in log
+
+
+def test_a_writable_folder_inside_a_hidden_one_stays_reachable(layout):
+    """Cells running side by side: each sees its own scratch folder, not its neighbours'."""
+    if not _namespaces(layout):
+        pytest.skip("no namespaces on this host (not root, no unprivileged user namespaces)")
+    base = layout / "scratch"
+    (base / "mine").mkdir(parents=True)
+    (base / "neighbour").mkdir()
+    (base / "neighbour" / "outcome.json").write_text('{"status": "passed"}')
+    confinement = Confinement(hide=(base,), writable=(base / "mine",)).usable([base / "mine"])
+    assert confinement.hide == (base,)
+    source = (
+        "import os\n"
+        f"print('listing', sorted(os.listdir({str(base)!r})))\n"
+        "open('outcome.json', 'w').write('mine')\n"
+        "try:\n"
+        f"    open({str(base / 'neighbour' / 'outcome.json')!r}, 'w').write('forged')\n"
+        "except OSError as error:\n"
+        "    print('refused', error.errno)\n"
+    )
+    log = layout / "cell.log"
+    result = RunningProcess([sys.executable, "-c", source], env=dict(os.environ), cwd=base / "mine", log_path=log,
+                            timeout=60, confinement=confinement).wait()
+    text = log.read_text()
+    assert result.returncode == 0, text
+    assert "listing ['mine']" in text and "refused" in text
+    assert (base / "mine" / "outcome.json").read_text() == "mine"
+    assert (base / "neighbour" / "outcome.json").read_text() == '{"status": "passed"}'
