@@ -156,15 +156,16 @@ def _namespace_init(config: dict[str, Any], report_w: int, ready_w: int, sync_r:
     uid, gid = os.geteuid(), os.getegid()
     try:
         _unshare(CLONE_NEWUSER | CLONE_NEWNS)  # mounts copied into a less privileged namespace are locked
+    except OSError as error:
+        notes.append(f"mounts not locked: {error}")
+        os.write(ready_w, b"0")
+    else:  # from here on, an unmapped user namespace would leave the command without an identity: fatal
         if uid == 0:
             os.write(ready_w, b"1")  # the supervisor, root outside, maps every id through unchanged
             if os.read(sync_r, 1) != b"1":
                 raise OSError(1, "the supervisor could not map the user namespace")
         else:
             _map_self(uid, gid)
-    except OSError as error:
-        notes.append(f"mounts not locked: {error}")
-        os.write(ready_w, b"0")
     os.close(ready_w)
     os.close(sync_r)
     # Signals from the supervisor are forwarded to every process of the namespace.
@@ -414,7 +415,8 @@ def main() -> None:
     except Exception as error:  # any failure is reported; the harness turns it into an infra-error
         _kill_tree()
         result = {"error": f"supervisor failed: {type(error).__name__}: {error}"}
-    os.write(status_fd, json.dumps(result).encode())
+    with contextlib.suppress(OSError):  # the harness may be gone
+        os.write(status_fd, json.dumps(result).encode())
     os._exit(0)
 
 
