@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import nox
+import nox.command
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -23,8 +24,22 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["cases"]
 
 
+# The harness's exit codes (README "Exit status"); nox itself only knows success (0) and failure (1).
+EXIT_MEANINGS = {0: "every verdict confirmed or skipped", 1: "some verdict needs attention",
+                 2: "bad input (a case file or an argument)", 3: "the selection matched nothing",
+                 4: "results could not be written", 130: "interrupted"}
+
+
 def _harness(session: nox.Session, *args: str) -> None:
-    session.run("python", "-m", "harness", *args, external=False)
+    """Run the harness; its real exit code ends the session's output: ``repro-matrix exited N: meaning``."""
+    try:
+        session.run("python", "-m", "harness", *args, external=False)
+    except nox.command.CommandFailed as failed:
+        code = failed.return_code
+        if code is None:
+            raise
+        session.error(f"repro-matrix exited {code}: {EXIT_MEANINGS.get(code, 'unexpected exit code')}")
+    session.log(f"repro-matrix exited 0: {EXIT_MEANINGS[0]}")
 
 
 def _system_and_args(session: nox.Session) -> list[str]:

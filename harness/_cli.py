@@ -8,6 +8,7 @@ arguments), 3 empty selection, 4 results could not be written, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from harness._backend import project_root
+from harness._backend import floating_days, project_root
 from harness._cases import LANES, Case
 from harness._exceptions import (
     CaseFileError,
@@ -59,16 +60,18 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--case", action="append", default=[], metavar="ID", help="run this case (repeatable)")
     cases.add_argument("--lane", action="append", default=[], choices=LANES, help="run this lane (repeatable)")
     cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
-    cases.add_argument("--output", type=Path, default=root / "reports", help="run output folder (reports/)")
+    cases.add_argument("--output", type=_output_folder, default=root / "reports",
+                       help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
     cases.add_argument("--backend", choices=("venv", "docker"), default="venv",
                        help="where cells run: 'venv' (default: one uv environment per requirement set) or "
                             "'docker' (each case's image; see docs/docker.md)")
-    cases.add_argument("--jobs", "-j", type=int, default=usable_cores(),
+    cases.add_argument("--jobs", "-j", type=_jobs, default=usable_cores(),
                        help="cells run in parallel (default: usable cores); with more than one, each cell gets "
                             "OMP_NUM_THREADS/MKL_NUM_THREADS = cores // jobs unless you or the case set them")
-    cases.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic, balanced shards")
-    cases.add_argument("--memory-limit", type=float, metavar="GB", help="per-cell address-space limit")
+    cases.add_argument("--shard", metavar="K/N", type=_shard, help="run the K-th of N deterministic, balanced shards")
+    cases.add_argument("--memory-limit", type=_memory_gb, metavar="GB",
+                       help=f"per-cell address-space limit, at least {MIN_MEMORY_GB:g} (what importing torch needs)")
     cases.add_argument("--refresh", action="store_true",
                        help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
@@ -93,8 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--mode", choices=("linear", "binary"), default="linear",
                         help="linear: every release in the range; binary: the first change in log2(n) runs, "
                              "assuming the outcome changes once")
-    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores(), help="releases tried in parallel")
-    bisect.add_argument("--output", type=Path, default=root / "reports",
+    bisect.add_argument("--jobs", "-j", type=_jobs, default=usable_cores(), help="releases tried in parallel")
+    bisect.add_argument("--output", type=_output_folder, default=root / "reports",
                         help="where the run folder with bisect.json goes (reports/)")
     bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                         help="folder of case folders (default: cases/; repeatable)")
@@ -105,6 +108,53 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
     return parser
+
+
+# torch 2.13 (CPU) imports and makes a 1000x1000 tensor in 0.7 GB of address space on a 2-core host, and
+# fails (MemoryError, OpenBLAS buffers) at 0.6; OpenBLAS reserves more per core on bigger hosts.
+MIN_MEMORY_GB = 1.0
+MAX_MEMORY_GB = 1024.0**2
+MAX_JOBS = 1024
+MAX_SHARDS = 10_000
+
+
+def _memory_gb(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GB") from None
+    if not math.isfinite(value) or not MIN_MEMORY_GB <= value <= MAX_MEMORY_GB:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a number of GB from {MIN_MEMORY_GB:g} (importing torch needs about 0.7 GB of address "
+            f"space) to {MAX_MEMORY_GB:,.0f}; leave the option out for no limit")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_JOBS} cells at once")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        index, total = parse_shard(text)
+    except SelectionError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--shard {text!r}: ")) from None
+    if total > MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most {MAX_SHARDS} shards")
+    return index, total
+
+
+def _output_folder(text: str) -> Path:
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file: name a folder (it is created if missing)")
+    return path
 
 
 def _add_images(commands: Any) -> None:
@@ -166,12 +216,11 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
         loaded = load_step(roots, _ui(console))
         print_case_list(console, loaded.cases)
         return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+    floating_days()  # a bad REPRO_MATRIX_FLOATING_DAYS is a usage error now, not a crash per cell
     if args.refresh:
         os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
     selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
-                          shard=parse_shard(args.shard) if args.shard else None)
+                          shard=args.shard)
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
                          jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
     with LiveCells(console) as live:
