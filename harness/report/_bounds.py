@@ -48,34 +48,34 @@ class Bounded:
 
 def bound_results(results: Mapping[str, Any]) -> Bounded:
     bounded = Bounded({})
-    bounded.results = {key: value if key in _TOP_LEVEL else _clip(value, key, bounded)
-                       for key, value in results.items()}
-    for key in _TOP_LEVEL & set(results):
-        value = results[key]
-        if isinstance(value, Mapping):
-            bounded.results[key] = {k: _clip(v, f"{key}.{k}", bounded) for k, v in value.items()}
+    for key, value in results.items():
+        if key in _TOP_LEVEL and type(value) is dict:
+            value = {k: _clip(v, f"{key}.{k}", bounded) for k, v in value.items()}
+        elif key in _TOP_LEVEL and type(value) is list:
+            value = [_clip(v, f"{key}[{i}]", bounded) for i, v in enumerate(value)]
         else:
-            bounded.results[key] = [_clip(v, f"{key}[{i}]", bounded) for i, v in enumerate(value)]
+            value = _clip(value, key, bounded)
+        bounded.results[key] = value
     return bounded
 
 
 def _clip(value: Any, where: str, bounded: Bounded) -> Any:
-    if isinstance(value, str):
-        if len(value) > MAX_TEXT:
-            bounded.note(f"{where}: {len(value):,} characters, the first {MAX_TEXT:,} shown")
+    """``value`` with long strings and containers cut (``where`` names the top-level entry, for the note)."""
+    kind = type(value)  # exact types: this runs over every value of a run, and JSON makes no subclasses
+    if kind is str:
+        if len(value) <= MAX_TEXT:
+            return value
+        bounded.note(f"{clip_text(where, 80)}: a text of {len(value):,} characters, the first {MAX_TEXT:,} shown")
         return clip_text(value)
-    if isinstance(value, Mapping):
+    if kind is dict:
         if len(value) > MAX_ITEMS:
-            bounded.note(f"{where}: {len(value):,} entries, the first {MAX_ITEMS} shown")
-        clipped = {}
-        for key, item in list(value.items())[:MAX_ITEMS]:
-            name = clip_text(str(key), 200)
-            clipped[name] = _clip(item, f"{where}.{name}", bounded)
-        return clipped
-    if isinstance(value, list):
+            bounded.note(f"{clip_text(where, 80)}: {len(value):,} entries, the first {MAX_ITEMS} shown")
+            value = dict(list(value.items())[:MAX_ITEMS])
+        return {(k if len(k) <= 200 else clip_text(k, 200)): _clip(v, where, bounded) for k, v in value.items()}
+    if kind is list:
         if len(value) > MAX_ITEMS:
-            bounded.note(f"{where}: {len(value):,} items, the first {MAX_ITEMS} shown")
-        return [_clip(v, f"{where}[{i}]", bounded) for i, v in enumerate(value[:MAX_ITEMS])]
+            bounded.note(f"{clip_text(where, 80)}: {len(value):,} items, the first {MAX_ITEMS} shown")
+        return [_clip(v, where, bounded) for v in value[:MAX_ITEMS]]
     return value
 
 

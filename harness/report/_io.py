@@ -12,7 +12,7 @@ from typing import Any
 
 from harness._exceptions import HarnessError
 from harness.report._common import clean_text
-from harness.report._safe import UnsafePath, copy_inside, open_inside, read_tail_inside, split_relative
+from harness.report._safe import Confined, UnsafePath, split_relative
 
 RESULTS_VERSION = 1
 # A log copied into the site keeps its first 2 MB and last 1 MB, like the harness's own cap (logs written by
@@ -44,15 +44,15 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = 1) -> None:
     write_text_atomic(path, json.dumps(data, indent=indent, separators=separators, ensure_ascii=False) + "\n")
 
 
-def log_tail(run_dir: Path, log: str | None, *, lines: int = 40, max_bytes: int = 16384) -> str | None:
+def log_tail(files: Confined, log: str | None, *, lines: int = 40, max_bytes: int = 16384) -> str | None:
     """The last lines of a cell's log, cleaned for HTML/XML; None when there is no log it may read.
 
-    The log is read only from inside ``run_dir``, never through a symlink (see _safe.py).
+    ``files`` is the run folder: the log is read only from inside it, never through a symlink (see _safe.py).
     """
     if not log:
         return None
     try:
-        data, size = read_tail_inside(run_dir, log, max_bytes=max_bytes)
+        data, size = files.read_tail(log, max_bytes=max_bytes)
     except (UnsafePath, OSError):
         return None
     text = data.decode("utf-8", errors="replace")
@@ -62,12 +62,12 @@ def log_tail(run_dir: Path, log: str | None, *, lines: int = 40, max_bytes: int 
     return clean_text("\n".join(kept))
 
 
-def log_problem(run_dir: Path, log: str | None) -> str | None:
+def log_problem(files: Confined, log: str | None) -> str | None:
     """Why a cell's log cannot be shown or linked (None when it can, or when the cell has none)."""
     if not log:
         return None
     try:
-        with open_inside(run_dir, log):
+        with files.open(log):
             return None
     except UnsafePath as error:
         return str(error)
@@ -80,13 +80,18 @@ def copy_logs(source: Path, results: Mapping[str, Any], dest: Path) -> list[str]
     only when it is a regular file inside ``source`` reached without a symlink. Returns what was refused.
     """
     problems = []
-    for log in dict.fromkeys(c["log"] for c in results.get("cells", []) if c.get("log")):
-        target = dest.joinpath(*split_relative(log))
-        if target.exists():
-            target.unlink()  # a later shard's copy of the same cell wins, as in the merge
-        try:
-            copy_inside(source, log, target, head=SITE_LOG_HEAD, tail=SITE_LOG_TAIL)
-        except UnsafePath as error:
-            if not error.missing:  # a cell interrupted before its log existed is no news
-                problems.append(f"{source}: log not published: {error}")
+    made: set[Path] = set()
+    with Confined(source) as files:
+        for log in dict.fromkeys(c["log"] for c in results.get("cells", []) if c.get("log")):
+            target = dest.joinpath(*split_relative(log))
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()  # a later shard's copy of the same cell wins, as in the merge
+            try:
+                files.copy(log, target, head=SITE_LOG_HEAD, tail=SITE_LOG_TAIL)
+            except UnsafePath as error:
+                if not error.missing:  # a cell interrupted before its log existed is no news
+                    problems.append(f"{source}: log not published: {error}")
     return problems

@@ -15,6 +15,7 @@ from harness.report._bounds import (
     MAX_PAGE_CASES,
     MAX_PAGE_CELLS,
     PAGE_BUDGET,
+    Bounded,
     Budget,
     bound_results,
     clip_text,
@@ -38,6 +39,7 @@ from harness.report._common import (
     verdict_table,
 )
 from harness.report._io import log_problem, log_tail
+from harness.report._safe import Confined
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -140,14 +142,15 @@ class RunView:
 class _Page:
     """What building one page keeps track of: its budget, the environments shown, the cells placed."""
 
-    run_dir: Path | None
+    files: Confined | None  # the run folder, when logs are to be read
     budget: Budget = field(default_factory=Budget)
     envs: dict[str, EnvView] = field(default_factory=dict)
     cells_left: int = MAX_PAGE_CELLS
 
 
-def run_view(full: Mapping[str, Any], run_dir: Path | None) -> RunView:
-    bounded = bound_results(full)
+def run_view(full: Mapping[str, Any], run_dir: Path | None, bounded: Bounded | None = None) -> RunView:
+    """The page's view of one run; ``bounded`` is ``bound_results(full)`` when the caller has it already."""
+    bounded = bounded or bound_results(full)
     results = bounded.results
     run = results["run"]
     lanes = lanes_of(results)
@@ -156,13 +159,17 @@ def run_view(full: Mapping[str, Any], run_dir: Path | None) -> RunView:
     for cell in results.get("cells", []):
         cells.setdefault((cell["case"], cell["lane"]), []).append(cell)
     hosts = hosts_of(results)
-    page = _Page(run_dir)
+    page = _Page(Confined(run_dir) if run_dir else None)
     all_cases = cases_of(results)
     cases = []
-    for case in all_cases[:MAX_PAGE_CASES]:
-        row = [_lane_view(results, case, lane, verdicts.get((case, lane)), cells.get((case, lane), []), page, hosts)
-               for lane in lanes]
-        cases.append(CaseView(case, _case_meta(results.get("cases", {}).get(case, {}), page), row))
+    try:
+        for case in all_cases[:MAX_PAGE_CASES]:
+            row = [_lane_view(results, case, lane, verdicts.get((case, lane)), cells.get((case, lane), []), page,
+                              hosts) for lane in lanes]
+            cases.append(CaseView(case, _case_meta(results.get("cases", {}).get(case, {}), page), row))
+    finally:
+        if page.files:
+            page.files.close()
     started, finished = parse_time(run.get("started")), parse_time(run.get("finished"))
     torch = torch_versions(results)
     return RunView(
@@ -263,15 +270,15 @@ def _cell_view(results: Mapping[str, Any], cell: Mapping[str, Any], page: _Page,
 def _log(log: str | None, page: _Page, compact: bool) -> tuple[str | None, str | None, str | None]:
     """(log to link, why a recorded log is not linked, its tail): only a log that is a regular file inside the
     run folder, reached without a symlink, is linked or read."""
-    if not log or page.run_dir is None:
+    if not log or page.files is None:
         return log, None, None
-    problem = log_problem(page.run_dir, log)
+    problem = log_problem(page.files, log)
     if problem:
         return None, f"log not published: {problem}", None
     if compact or page.budget.left < LOG_TAIL_BYTES:
         page.budget.refused += 1
         return log, None, None
-    tail = log_tail(page.run_dir, log, max_bytes=LOG_TAIL_BYTES)
+    tail = log_tail(page.files, log, max_bytes=LOG_TAIL_BYTES)
     page.budget.take(len(tail or ""))
     return log, None, tail
 
