@@ -79,6 +79,18 @@ def _clip(value: Any, where: str, bounded: Bounded) -> Any:
     return value
 
 
+def clip_strings(value: Any, limit: int = MAX_TEXT) -> Any:
+    """``value`` with every string cut at ``limit`` (containers kept whole): what the history carries forward."""
+    kind = type(value)
+    if kind is str:
+        return value if len(value) <= limit else clip_text(value, limit)
+    if kind is dict:
+        return {(k if len(k) <= 200 else clip_text(k, 200)): clip_strings(v, limit) for k, v in value.items()}
+    if kind is list:
+        return [clip_strings(v, limit) for v in value]
+    return value
+
+
 @dataclass(slots=True)
 class Budget:
     """Characters of captured text a page may still embed; ``refused`` counts what did not fit."""

@@ -244,6 +244,9 @@ def test_a_huge_results_json_is_refused_unread_and_a_large_one_gives_a_bounded_p
     assert "This page is shortened" in page and "the first 3,000 have a row" in page
     assert (report / "junit.xml").stat().st_size < 48 * 2**20
     assert summary.runs == 2
+    case = json.loads((FIXTURE / "results.json").read_text())["verdicts"][0]["case"]
+    assert (tmp_path / "site" / "cases" / f"{case}.html").stat().st_size < 2**20
+    assert "w" * 2001 not in (tmp_path / "site" / "history.json").read_text()
 
 
 def _inflate(data: dict, *, cells: int, text: int) -> None:
@@ -251,6 +254,7 @@ def _inflate(data: dict, *, cells: int, text: int) -> None:
     frames = [{"file": "f" * text, "line": i, "function": "g" * 200, "code": "c" * text} for i in range(60)]
     data["cells"] = [dict(template, variant=f"v{i}", reason="r" * text, exception={
         "type": "RuntimeError", "message": "m" * text, "traceback": frames if i < 50 else []}) for i in range(cells)]
+    data["verdicts"][0]["reason"] = "w" * (4 * 2**20)  # carried into history.json and every case page
 
 
 @pytest.mark.fault("out-of-range command-line numbers")
