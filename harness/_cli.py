@@ -86,8 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="validate case files against the schema")
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
-    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
-    report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
+    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
+                        help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")
+    report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site", metavar="DIR",
+                        help="the site's folder, outside every run folder (default: reports/site)")
     report.add_argument("--stale-days", type=_int_in(1, 3650), default=7, metavar="N",
                         help="flag case/lanes with no real run for N days (1-3650; default 7)")
     report.add_argument("--keep-reports", type=_int_in(0, 100_000), default=50, metavar="N",
@@ -192,8 +194,10 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     console.print(terminal_text(str(summary)), markup=False)
     if summary.problems:  # names and text from untrusted inputs: no escape sequence gets through
         console.print("inputs skipped, or published without the part named:", style="yellow")
-    for problem in summary.problems:
+    for problem in summary.problems[:50]:
         console.print(f"  {terminal_text(problem)}", style="yellow", markup=False)
+    if len(summary.problems) > 50:
+        console.print(f"  ... and {len(summary.problems) - 50} more (listed on the front page)", style="yellow")
     return EXIT_OK
 
 

@@ -6,6 +6,7 @@ still be huge, and per-cell text multiplies with the cells. A run page therefore
 - every string cut at ``MAX_TEXT`` characters and every list or mapping at ``MAX_ITEMS`` entries (except the
   run's cells, verdicts, cases and environments, which are bounded below); the page says what was cut;
 - at most ``MAX_PAGE_CASES`` cases and ``MAX_PAGE_CELLS`` cells; traceback frames: the innermost ``MAX_FRAMES``;
+  ``MAX_LISTED`` entries in "needs attention" and "skipped";
 - captured text (messages, tracebacks, descriptions, log tails, package lists) until ``PAGE_BUDGET`` characters
   are spent; later cells show their verdict, status and log link only.
 """
@@ -20,6 +21,7 @@ MAX_TEXT = 2000
 MAX_ITEMS = 500
 MAX_FRAMES = 30
 MAX_FRAME_TEXT = 300
+MAX_LISTED = 300  # entries of the "needs attention" and "skipped" lists, and cases named per skipped line
 MAX_PAGE_CASES = 1000
 MAX_PAGE_CELLS = 3000
 PAGE_BUDGET = 6 * 2**20

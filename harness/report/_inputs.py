@@ -108,9 +108,15 @@ def _name_problems(data: Mapping[str, Any]) -> Iterator[str]:
 
 def _check(kind: str, values: Any, where: str) -> Iterator[str]:
     for value in values:
-        problem = name_problem(kind, value)
+        problem = _name_problem(kind, value)
         if problem:
             yield f"{where}: {problem}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_problem(kind: str, value: str) -> str | None:
+    # A run repeats a handful of names over all its cells (and a site reads a thousand runs).
+    return name_problem(kind, value)
 
 
 def _plain_log(log: str) -> bool:

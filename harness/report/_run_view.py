@@ -12,6 +12,7 @@ from harness.report._bounds import (
     LOG_TAIL_BYTES,
     MAX_FRAME_TEXT,
     MAX_FRAMES,
+    MAX_LISTED,
     MAX_PAGE_CASES,
     MAX_PAGE_CELLS,
     PAGE_BUDGET,
@@ -172,6 +173,9 @@ def run_view(full: Mapping[str, Any], run_dir: Path | None, bounded: Bounded | N
             page.files.close()
     started, finished = parse_time(run.get("started")), parse_time(run.get("finished"))
     torch = torch_versions(results)
+    needs, skips = attention(results), skip_groups(results)
+    if len(needs) > MAX_LISTED or len(skips) > MAX_LISTED or any(len(g.cases) > MAX_LISTED for g in skips):
+        bounded.note(f"'needs attention' and 'skipped' list at most {MAX_LISTED} entries (and cases per line)")
     return RunView(
         run=run,
         duration=duration_text((finished - started).total_seconds()) if started and finished else "",
@@ -182,8 +186,8 @@ def run_view(full: Mapping[str, Any], run_dir: Path | None, bounded: Bounded | N
         lanes=lanes,
         cases=cases,
         counts=counts(results),
-        attention=attention(results),
-        skipped=skip_groups(results),
+        attention=needs[:MAX_LISTED],
+        skipped=[SkipGroup(g.lane, g.cases[:MAX_LISTED], g.reason) for g in skips[:MAX_LISTED]],
         load_errors=[clean_text(str(e)) for e in run.get("load_errors") or []],
         environments=list(page.envs.values()),
         bounds=_bound_notes(bounded.notes, page, len(all_cases), len(results.get("cells", []))),

@@ -135,3 +135,13 @@ def test_report_command_says_the_site_once_and_neutralises_hostile_names(single_
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J" in proc.stdout
     assert terminal_text("a\x9bb\u202ec") == "a\\x9bb\\u202ec"
+
+
+def test_attention_and_skip_lists_are_bounded_on_the_page(single_run):
+    run_dir, results = single_run
+    results["verdicts"] += [{"case": f"c{i}", "lane": lane, "verdict": verdict, "reason": "r" * 100}
+                            for i in range(4000) for lane, verdict in (("cpu", "infra-error"), ("cuda", "skipped"))]
+    html = render_run_html(results, run_dir)
+    assert html.count('<li><span class="badge v-infra-error">') <= 300
+    assert "list at most 300 entries" in html and "4,004 cases: the first 1,000 are shown" in html
+    assert len(html) < 4 * 2**20
