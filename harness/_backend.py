@@ -23,8 +23,15 @@ from harness._cases import PatchFile
 CellStatus = Literal["passed", "raised", "exited", "crashed", "timeout", "oom", "infra-error", "skipped",
                      "interrupted"]
 Progress = Callable[[str], None]
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parent.parent  # the folder holding harness/: a checkout, or site-packages
 CHILD_RUNNER = Path(__file__).with_name("_child.py")
+
+
+def project_root() -> Path:
+    """Where ``cases/``, ``reports/``, ``images/`` and ``.repro-envs/`` are by default: the checkout
+    when the harness runs from one, else the current directory (an installed harness's REPO_ROOT
+    is site-packages)."""
+    return REPO_ROOT if (REPO_ROOT / "pyproject.toml").is_file() else Path.cwd()
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,17 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     reason = ""
     if exception and _is_oom(exception):
         status, reason = "oom", f"{exception['type']}: out of memory"
+    elif exception and exception.get("sim_internal"):
+        status, reason = "infra-error", _sim_crash_reason(exception)
     return ChildOutcome(status, duration, recorded.get("exit_code"), None, exception,
                         recorded.get("imported", {}), reason)
 
+
+def _sim_crash_reason(exception: dict) -> str:
+    """A crash of cuda-sim's own code says nothing about the case: the simulator failed, not the repro."""
+    first_line = str(exception.get("message", "")).strip().splitlines()[:1]
+    return (f"cuda-sim internal error at {exception['sim_internal']}: {exception.get('type')}: "
+            f"{first_line[0] if first_line else ''}".rstrip(": ") + " (a simulator bug, not judged against the case)")
 
 
 def _is_oom(exception: dict) -> bool:

@@ -28,6 +28,7 @@ from harness._backend import (
     EnvSpec,
     PreparedEnv,
     Progress,
+    project_root,
 )
 from harness._exceptions import EnvBuildError
 from harness._index import uv_index_environment
@@ -49,7 +50,7 @@ _CUDA_PROBE = (
 
 def default_env_root() -> Path:
     configured = os.environ.get("REPRO_MATRIX_ENVS")
-    return Path(configured) if configured else Path(__file__).resolve().parent.parent / ".repro-envs"
+    return Path(configured) if configured else project_root() / ".repro-envs"
 
 
 def find_uv() -> str:

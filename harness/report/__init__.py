@@ -3,11 +3,9 @@
 Pure functions over results dicts; the command line lives in ``harness._cli``.
 """
 
-from harness.report._common import terminal_text
 from harness.report._io import ReportInputError
 from harness.report._run import write_run_reports
 from harness.report._site import SiteSummary, StaleItem, build_site
 from harness.report._terminal import terminal_summary
 
-__all__ = ["ReportInputError", "SiteSummary", "StaleItem", "build_site", "terminal_summary", "terminal_text",
-           "write_run_reports"]
+__all__ = ["ReportInputError", "SiteSummary", "StaleItem", "build_site", "terminal_summary", "write_run_reports"]

@@ -220,12 +220,6 @@ def printable(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def terminal_text(text: str) -> str:
-    """Text for a terminal or CI log: every control character (C0, C1, bidi overrides...) shown as an escape,
-    so nothing an input contains can move the cursor, retitle the window or hide text."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
 def clean_text(text: str) -> str:
     """Drop terminal colour codes and characters XML 1.0 cannot carry (a raw byte in a log breaks junit.xml)."""
     return _NOT_XML.sub("\ufffd", _ANSI.sub("", text))
