@@ -52,6 +52,20 @@ _STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "
           "failed-differently": "magenta", "infra-error": "red"}
 
 
+def _int_in(low: int, high: int) -> Any:
+    """An argparse type: an integer from low to high, else a usage error (exit 2) that gives the range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer from {low} to {high}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     root = project_root()
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
@@ -80,10 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                           help="folder of case folders (default: cases/; repeatable)")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
-    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
-    report.add_argument("--output", type=Path, default=root / "reports" / "site")
-    report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
-    report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
+    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
+                        help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")
+    report.add_argument("--output", type=Path, default=root / "reports" / "site", metavar="DIR",
+                        help="the site's folder, outside every run folder (default: reports/site)")
+    report.add_argument("--stale-days", type=_int_in(1, 3650), default=7, metavar="N",
+                        help="flag case/lanes with no real run for N days (1-3650; default 7)")
+    report.add_argument("--keep-reports", type=_int_in(0, 100_000), default=50, metavar="N",
+                        help="newest per-run reports carried in the site (0-100000; default 50)")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
     bisect.add_argument("--case", required=True, metavar="ID", help="the case to bisect")
     bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
@@ -241,7 +259,13 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     if missing:
         raise UsageError(f"--input not found: {', '.join(missing)}")
     summary = build_site(inputs, args.output, stale_days=args.stale_days, keep_reports=args.keep_reports)
-    console.print(f"site: {args.output / 'index.html'}  ({summary})")
+    console.print(Text(for_terminal(str(summary), one_line=True)))
+    if summary.problems:  # names and text from untrusted inputs: no escape sequence gets through
+        console.print(Text("inputs skipped, or published without the part named:", style="yellow"))
+    for problem in summary.problems[:50]:
+        console.print(Text(f"  {for_terminal(problem, one_line=True)}", style="yellow"))
+    if len(summary.problems) > 50:
+        console.print(Text(f"  ... and {len(summary.problems) - 50} more (listed on the front page)", style="yellow"))
     return EXIT_OK
 
 
