@@ -92,6 +92,7 @@ _RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in (?P<func>\S
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::(?:\s(?P<msg>.*))?)?$")
 _STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
 _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
+_MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
 _NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
 _LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
 _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback
@@ -135,7 +136,7 @@ def _chains(lines: list[str]) -> list[list[_Part]]:
     headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
     # A paste often starts below the first traceback's header: its frames before the first header count too.
     first = next((i for i, line in enumerate(lines[: headers[0] if headers else len(lines)])
-                  if _frame_of(line, i) is not None), None)
+                  if _MAYBE_FRAME.search(line) and _frame_of(line, i) is not None), None)
     headers = headers if first is None else [first, *headers]
     parts = [_parse_part(lines, start, headers[n + 1] if n + 1 < len(headers) else len(lines))
              for n, start in enumerate(headers)]
@@ -351,9 +352,13 @@ _SOURCE = re.compile(  # "-e git+https://...#egg=name", "name @ git+https://..."
     r"^\s*(?:-e\s+)?(?P<url>git\+\S+?)#egg=(?P<egg>[\w.-]+)|^\s*(?P<name>[A-Za-z0-9][\w.-]*)\s+@\s+(?P<at>\S+)")
 _COLUMNS = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s{{2,}}(?P<ver>{_VERSION})(?:\s+\S+){{0,2}}\s*$")
 _LISTED = re.compile(  # "- `transformers` version: 4.33.1", "- PyTorch version (GPU?): 2.0.1+cu117 (True)"
-    rf"^\s*(?:[-*]\s*)?`?(?P<name>[A-Za-z][\w .-]*?)`?\s+version(?:\s*\([^)]*\))?\s*:\s*(?P<ver>{_VERSION})", re.I)
+    rf"^\s*(?:[-*]\s*)?`?(?P<name>[A-Za-z][\w.-]{{0,40}}(?: [\w.-]{{1,40}}){{0,3}})`?\s+version(?:\s*\([^)]{{0,40}}\))?"
+    rf"\s*:\s*(?P<ver>{_VERSION})", re.I)
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
+_DIGIT = re.compile(r"\d")
+_INSTALL = re.compile(r"\binstall\b")
+_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"))
 _ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch"}
 _PRIORITY = {"pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
 
@@ -377,26 +382,27 @@ def parse_environment(lines: list[str]) -> Environment:
 
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, raw in enumerate(lines):
+        if not _DIGIT.search(raw):  # every listing gives a version number
+            continue
         line = _COLLECT_ENV.sub("", raw)
-        if re.search(r"\binstall\b", line):  # "pip install x==1" is a workaround someone tried, not the setup
+        if "install" in line and _INSTALL.search(line):  # "pip install x==1": a workaround tried, not the setup
             continue
         if source := _SOURCE.match(line):
             name = source["egg"] or source["name"]
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line):
+        for match in _FREEZE.finditer(line) if "==" in line else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:
             continue
-        for pattern, source_name in ((_LISTED, "env listing"), (_DS_REPORT, "env listing"),
-                                     (_COLUMNS, "pip list / conda list")):
+        for pattern, source_name in _LISTINGS:
             if match := pattern.match(line):
                 yield _dist(match["name"]), Pin(match["ver"].rstrip(",;"), source_name, index + 1)
                 break
 
 
 def _dist(name: str) -> str:
-    canonical = canonicalize_name(name.strip())
+    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
     return _ALIASES.get(canonical, canonical)

@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="leave Docker alone (by default images are pruned when a daemon answers)")
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
+    _add_new(commands)
     return parser
 
 
@@ -112,6 +113,36 @@ def _add_images(commands: Any) -> None:
     except ImportError:
         return
     add_images_parser(commands)
+
+
+def _add_new(commands: Any) -> None:
+    new = commands.add_parser("new", help="write a case skeleton from a bug report (nox -s new)",
+                              description="Write cases/ID/case.yaml and repro.py from a pasted bug report (traceback "
+                                          "and environment listing); what the report cannot say is left as FILL-IN "
+                                          "placeholders that 'validate' lists.")
+    new.add_argument("id", metavar="ID", help="the new case's id: kebab-case, never reused")
+    new.add_argument("--from", dest="report", type=Path, metavar="REPORT",
+                     help="text file pasted from the bug report (without it: a commented template)")
+    new.add_argument("--cases-dir", type=Path, default=REPO_ROOT / "cases", metavar="DIR",
+                     help="folder of case folders (default: cases/)")
+    new.add_argument("--force", action="store_true", help="overwrite case.yaml and repro.py of an existing case")
+    new.set_defaults(handler=_cmd_new)
+
+
+def _cmd_new(args: argparse.Namespace, console: Console) -> int:
+    from harness._new import create_case
+
+    written = create_case(args.id, args.cases_dir, args.report, force=args.force)
+    say = _plain_printer(console)
+    for path in written.files:
+        say(f"wrote {path}")
+    for note in written.notes:
+        say(f"note: {note}")
+    say(f"left to fill in ({len(written.todo)}; `python -m harness validate` lists what remains in case.yaml):")
+    for path, line, what in written.todo:
+        say(f"  {path.name}:{line}: {what}")
+    say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
+    return EXIT_OK
 
 
 def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:

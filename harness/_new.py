@@ -260,6 +260,7 @@ def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, st
 
 
 def _expectations(exception: str, message: str) -> tuple[dict[str, str], str]:
+    message = message[:MAX_SIGNATURE_SOURCE * 2]  # the message's head decides; its patterns scan it more than once
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
     if _DEVICE_ERROR.search(message):
