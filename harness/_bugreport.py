@@ -88,7 +88,7 @@ _FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
 _RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
-_RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in (?P<func>\S+))?$")
+_RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in(?: (?P<func>\S+))?)?$")
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::(?:\s(?P<msg>.*))?)?$")
 _STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
 _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
@@ -243,9 +243,7 @@ def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | No
     if match := _FRAME.search(text):
         return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1)
     if rich_path is not None:
-        stripped = text.strip()
-        head, sep, func = stripped.partition(" in ")
-        match = _RICH_FRAME.match(rich_path + head + (f" in {func}" if sep and " " not in func else ""))
+        match = _RICH_FRAME.match(rich_path + text.strip())
         return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1) if match else None
     if match := _FRAME_IPY.match(text):
         if match["path8"]:
@@ -269,8 +267,8 @@ def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bo
         source = re.sub(r"\s*│\s*", " ", arrow["src"]).strip()
         part.frames[-1] = Frame(last.path, last.line or int(arrow["line"]), last.function, source, last.report_line)
         return True
-    if boxed and not last.function and re.fullmatch(r"in \S+", text.strip()):  # rich wrapped "in <function>"
-        part.frames[-1] = Frame(last.path, last.line, text.strip()[3:], last.source, last.report_line)
+    if boxed and not last.function and (wrapped := re.fullmatch(r"(?:in )?([\w.<>]+)", text.strip())):
+        part.frames[-1] = Frame(last.path, last.line, wrapped[1], last.source, last.report_line)  # rich wraps it
         return True
     if boxed or _NOISE.match(text) or re.match(r"^\s*\d+(?:\s|$)", text):  # rich and IPython context lines
         return True

@@ -135,14 +135,22 @@ def _cmd_new(args: argparse.Namespace, console: Console) -> int:
     written = create_case(args.id, args.cases_dir, args.report, force=args.force)
     say = _plain_printer(console)
     for path in written.files:
-        say(f"wrote {path}")
+        say(f"wrote {_shown(path)}")
     for note in written.notes:
         say(f"note: {note}")
     say(f"left to fill in ({len(written.todo)}; `python -m harness validate` lists what remains in case.yaml):")
     for path, line, what in written.todo:
-        say(f"  {path.name}:{line}: {what}")
+        say(f"  {_shown(path)}:{line}: {what}")
     say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
     return EXIT_OK
+
+
+def _shown(path: Path) -> Path:
+    """A path relative to the working folder when it is under it (clickable in terminals and editors)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:

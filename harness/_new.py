@@ -364,7 +364,8 @@ def _case_yaml(case_id: str, report: BugReport, shared: list[tuple[str, str]], b
     if "device-placement" in guess:
         tags.append("device-placement")
     lines = [
-        f"# Written by `python -m harness new {case_id}` from {_comment(source)}. Every {MARK} is yours to write;",
+        f"# Written by `python -m harness new {case_id}` from {_comment(source) or 'a report'}. Every {MARK} is yours "
+        "to write;",
         "# `python -m harness validate` lists the ones left, with their lines.",
         f"id: {_q(case_id)}",
         "# From the report's final exception: rewrite it as one line a maintainer recognises.",
@@ -527,9 +528,12 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
                          "overwrite its case.yaml and repro.py")
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder} exists and is not a folder")
+    files = (folder / "case.yaml", folder / "repro.py")
+    odd = [str(path) for path in files if path.exists() and not path.is_file()]
+    if odd:
+        raise UsageError(f"{', '.join(odd)}: not a file; --force overwrites files only")
     report = _parse(report_path) if report_path is not None else None
     draft = draft_case(case_id, report, source=report_path.name if report_path else "")
-    files = (folder / "case.yaml", folder / "repro.py")
     created = not folder.exists()
     try:
         folder.mkdir(exist_ok=True)

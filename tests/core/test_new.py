@@ -323,6 +323,51 @@ def test_windows_paste_with_colours_fences_quotes_and_crlf(tmp_path):
     assert "pyyaml" in requirement_names(case.variants["buggy"].requires)
 
 
+def test_rich_boxed_traceback_with_wrapped_paths(tmp_path):
+    code = "from rich.traceback import install; install(width=60)\nimport yaml; yaml.safe_load('a: [unclosed')"
+    report = parse_report(run_python(code))
+    assert report.traceback.exception == "ParserError" and report.traceback.message.startswith("while parsing a flow")
+    frames = [(Path(f.posix).name, f.line, f.function) for f in report.traceback.frames]
+    assert frames[0] == ("__init__.py", 125, "safe_load") and frames[-1][2] == "parse_flow_sequence_entry"
+    assert report.traceback.frames[-1].source.startswith('raise ParserError("while parsi')
+    assert frame_packages(report.traceback.frames, report.environment) == ["torch", "pyyaml"]
+
+
+def test_ipython_8_frames_and_a_gpu_only_error(tmp_path):
+    text = (REPORTS / "transformers-24658.txt").read_text()
+    with pytest.raises(UsageError, match="report line 8 stops before its final exception line"):
+        parse_report(text)
+    report = tmp_path / "report.txt"
+    report.write_text(text + "RuntimeError: CUDA error: out of memory\n")  # the issue's title: the line the store cut
+    written = new("zero3-init-oom", tmp_path, report)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert [f.function for f in parse_report(report.read_text()).traceback.frames] == [
+        "DeepSpeedZeRoOffload.__init__", "DeepSpeedZeRoOffload._convert_to_zero_parameters"]
+    assert {lane: str(e) for lane, e in case.variants["buggy"].expect.items()} == {
+        "cpu": "passes", "cuda": "reproduces",
+        "cuda-sim": "unsupported: a guess \u2014 device memory, CUDA kernels and NCCL are not simulated (cuda-sim "
+                    "computes on the CPU; see README.md)"}
+
+
+@pytest.mark.parametrize(("listed", "pinned", "note"), [
+    ("PyYAML==6.0.1", "pyyaml==6.0.1", None),
+    ("pyyaml==6.0.1+cu118", "pyyaml==6.0.1", "the local label +cu118 is dropped (PyPI has 6.0.1)"),
+    ("pyyaml==6.1.0.dev0", "FILL-IN: pyyaml 6.1.0.dev0 is a development build", "is a development build"),
+    ("pyyaml @ git+https://github.com/yaml/pyyaml@5f8ad3a", "FILL-IN: pyyaml was installed from git+https://github.com/"
+     "yaml/pyyaml@5f8ad3a", "came from a source install"),
+    ("-e git+https://github.com/yaml/pyyaml.git@5f8ad3a#egg=pyyaml", "FILL-IN: pyyaml was installed from", "source"),
+    ("pip install pyyaml==5.4", "FILL-IN: pin the pyyaml release the report ran", "lists no version of pyyaml"),
+])
+def test_listed_versions_become_pins_or_placeholders(listed, pinned, note):
+    text = run_python("import yaml; yaml.safe_load('a: [unclosed')") + "\n" + listed + "\n"
+    report = parse_report(text)
+    draft = draft_case("yaml-flow", report)
+    buggy = yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"]
+    assert len(buggy) == 1 and buggy[0].startswith(pinned), buggy
+    assert note is None or any(note in n for n in draft.notes), draft.notes
+
+
 # --- the template, ids, files ----------------------------------------------------------------------------------
 
 
@@ -379,6 +424,11 @@ def test_existing_case_folder_is_refused_unless_forced(tmp_path):
     new("my-bug", tmp_path, REPORTS / "ai-toolkit-212.txt", force=True)
     assert "diffusers" in (folder / "case.yaml").read_text() and (folder / "patch.diff").read_text() == "kept"
     assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    (folder / "repro.py").unlink()
+    (folder / "repro.py").mkdir()
+    with pytest.raises(UsageError, match=r"repro\.py: not a file; --force overwrites files only"):
+        new("my-bug", tmp_path, None, force=True)
+    assert "diffusers" in (folder / "case.yaml").read_text()  # nothing written
 
 
 def test_generated_repro_follows_the_contract_and_is_ruff_clean(tmp_path):
@@ -467,10 +517,42 @@ _FRAGMENTS = ["Traceback (most recent call last):", '  File "/v/lib/python3.11/s
               "numpy    1.26.4", "AssertionError", "KeyError: 'a: b #c'", "\x1b[31m", "\r", "\t", "\u2028", ""]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=30), st.booleans())
-def test_arbitrary_reports_give_a_case_or_a_clean_error(pieces, join_lines):
-    text = ("\n" if join_lines else "").join(pieces)
+_PATHS = ["/v/lib/python3.11/site-packages/diffusers/pipelines/flux/pipeline_flux.py", "<stdin>", "/home/me/train.py",
+          r"C:\venv\Lib\site-packages\PIL\Image.py", "/usr/lib/python3/dist-packages/cv2/__init__.py",
+          "/v/site-packages/\u00e9t\u00e9/x.py", "/v/site-packages/class/x.py", "/v/site-packages/six.py"]
+_FRAME_FORMATS = ['  File "{path}", line {line}, in {func}', "File {path}:{line}, in {func}(a, b)",
+                  "[{path}](https://localhost:8080/#) in {func}(a)", "\u2502 {path}:{line} in {func} \u2502",
+                  "{path} in {func}()", "Cell In[3], line {line}"]
+_HEADERS = ["Traceback (most recent call last):", "RuntimeError       Traceback (most recent call last)",
+            "\u256d\u2500 Traceback (most recent call last) \u2500\u256e", "  0%|   | 0/9 Traceback (most recent call last):"]
+_CLASSES = st.sampled_from(["RuntimeError", "torch.OutOfMemoryError", "KeyboardInterrupt", "yaml.parser.ParserError",
+                            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"]) | st.from_regex(
+    r"[A-Za-z_][A-Za-z0-9_]{0,8}(\.[A-Za-z_][A-Za-z0-9_]{0,8}){0,2}(Error|Exception)", fullmatch=True)
+
+
+@st.composite
+def tracebacks(draw) -> str:
+    """Reports shaped like tracebacks (header, frames in every format, exception line) with noise in every slot."""
+    noise = st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=3)
+    lines = draw(noise)
+    if draw(st.booleans()):
+        lines.append(draw(st.sampled_from(_HEADERS)))
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(_PATHS) | st.text(min_size=1, max_size=25))
+        func = draw(st.sampled_from(["f", "<module>", "forward", "__call__"]) | st.text(max_size=12))
+        lines.append(draw(st.sampled_from(_FRAME_FORMATS)).format(path=path, func=func,
+                                                                  line=draw(st.integers(0, 10**6))))
+        lines += draw(st.lists(st.sampled_from(["    x = f(y)", "    ^^^^^", "--> 12 y()"]) | st.text(max_size=20),
+                               max_size=2))
+    message = draw(st.sampled_from([DEVICE_MESSAGE, "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0)", ""])
+                   | st.text(max_size=300))
+    lines.append(f"{draw(_CLASSES)}: {message}" if message or draw(st.booleans()) else draw(_CLASSES))
+    lines += draw(noise)
+    prefix = draw(st.sampled_from(["", "[rank0]: ", "> ", "    ", "\x1b[31m", "**_"]))
+    return draw(st.sampled_from(["\n", "\r\n", "\r"])).join(prefix + line for line in lines)
+
+
+def _drafted_case_loads_once_filled_in(text: str) -> None:
     try:
         report = parse_report(text)
     except UsageError:
@@ -486,7 +568,20 @@ def test_arbitrary_reports_give_a_case_or_a_clean_error(pieces, join_lines):
             load_case(folder)
         fill_in(folder)
         case = load_case(folder)
-        assert case.signature.search(report.traceback.first_message_line[:200]) or not report.traceback.message
+        assert case.signature.search(report.traceback.first_message_line) or not report.traceback.message
+        assert case.exception == report.traceback.exception_class
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=30), st.booleans())
+def test_arbitrary_reports_give_a_case_or_a_clean_error(pieces, join_lines):
+    _drafted_case_loads_once_filled_in(("\n" if join_lines else "").join(pieces))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tracebacks())
+def test_traceback_shaped_reports_give_a_case_that_loads_or_a_clean_error(text):
+    _drafted_case_loads_once_filled_in(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -526,7 +621,8 @@ def test_end_to_end_through_the_command_line(tmp_path):
     created = harness("new", "flux-ids", "--from", str(REPORTS / "ai-toolkit-212.txt"), "--cases-dir", str(cases))
     assert created.returncode == 0, created.stdout + created.stderr
     assert f"wrote {cases / 'flux-ids' / 'case.yaml'}" in created.stdout
-    assert "left to fill in (7;" in created.stdout and "repro.py:" in created.stdout
+    assert "left to fill in (7;" in created.stdout
+    assert re.search(rf"  {re.escape(str(cases))}/flux-ids/repro\.py:\d+: the call that reproduces", created.stdout)
     validate = harness("validate", "--cases-dir", str(cases))
     assert validate.returncode == 2 and "6 placeholders still to fill in" in validate.stdout
     again = harness("new", "flux-ids", "--cases-dir", str(cases))
