@@ -26,16 +26,9 @@ from hypothesis import strategies as st
 from harness._bugreport import Frame, clean_lines, parse_environment, parse_report
 from harness._cases import load_case, load_cases
 from harness._cli import main
+from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
-from harness._new import (
-    create_case,
-    decode_report,
-    draft_case,
-    frame_packages,
-    make_signature,
-    read_report_file,
-    validate_id,
-)
+from harness._new import create_case, decode_report, read_report_file, validate_id
 from harness._placeholders import MARK
 
 REPO = Path(__file__).resolve().parents[2]
@@ -461,8 +454,10 @@ def test_utf16_with_bom_as_powershell_writes_it(tmp_path):
 
 @pytest.mark.parametrize(("raw", "message"), [
     ("Traceback \u2014 caf\u00e9".encode("cp1252"), r"not utf-8 text \(byte 0x97 at offset 10\): re-save it as UTF-8"),
-    ("Traceback".encode("utf-16-le"), r"it looks like UTF-16 without a byte-order mark|contains NUL"),
-    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "contains NUL characters: it is not a text file"),
+    ("Traceback".encode("utf-16-le"), "contains NUL characters: it looks like UTF-16 without a byte-order mark"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00", "contains NUL characters: it looks like UTF-16"),
+    (b"\x7fELF\x02\x01\x01\x00" + b"x" * 40, "contains NUL characters: it is not a text file"),
+    (b"\xff\xfe\x00\xd8", r"not utf-16 text \(byte 0x00 at offset 2\)"),
 ])
 def test_unknown_encodings_are_clear_errors(raw, message):
     with pytest.raises(UsageError, match=message):
