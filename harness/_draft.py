@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
@@ -176,6 +177,10 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
                 "the innermost library frame is in " + culprit)]
     for conflict in environment.conflicts:
         notes.append(f"the report lists two versions of {conflict}")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if environment.python and environment.python.rpartition(".")[0] != here and environment.python != here:
+        notes.append(f"the report ran Python {environment.python}; cells here run Python {here}: a pin too old for "
+                     f"{here} has no wheel here (pin the oldest release that installs, and say so in the case)")
     return shared, buggy, fix
 
 
@@ -280,6 +285,6 @@ def _imports(frames: tuple[Frame, ...]) -> list[str]:
     for frame in frames:
         module = _frame_module(frame)
         if module and module not in modules and DISTRIBUTIONS.get(module) != ("torch",) and module != "torch" \
-                and not keyword.iskeyword(module):
+                and not keyword.iskeyword(module) and len(module) <= 40:
             modules.append(module)
     return sorted(modules, key=str.lower)

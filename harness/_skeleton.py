@@ -177,8 +177,9 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
     return body + "\n"
 
 
-def _docstring_safe(text: str) -> str:
-    return _comment(text).replace("\\", "/").replace('"', "'")
+def _docstring_safe(text: str, limit: int = 50) -> str:
+    text = _comment(text).replace("\\", "/").replace('"', "'")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _wrapped(text: str, prefix: str, width: int = 116) -> list[str]:

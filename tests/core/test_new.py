@@ -207,6 +207,7 @@ def test_torch_only_traceback_with_an_env_listing_from_the_same_reporter(tmp_pat
     assert data["requires"] == ["torch==2.13.0"] and "requires" not in data["variants"]["buggy"]
     assert "workaround with args or a patch" in data["variants"]["fix"]["requires"][0]
     assert any("2.0.1+cu118" in note for note in written.notes)
+    assert any(note.startswith("the report ran Python 3.10.12; cells here run Python 3.") for note in written.notes)
 
 
 def test_module_folders_map_to_distributions_via_the_table_and_the_listing():
