@@ -125,7 +125,6 @@ class _Part:
     message: str = ""
     exception_index: int = -1
     end: int = 0  # index after the part
-    ipython_type: str = ""
 
     @property
     def complete(self) -> bool:
@@ -157,11 +156,8 @@ def _parse_part(lines: list[str], start: int, stop: int) -> _Part:
     header = lines[start]
     at = header.find("Traceback (")
     if at >= 0:
-        before = header[:at].strip()
-        part.ipython_type = before if _EXCEPTION.match(before) and " " not in before else ""
-        prefix = _prefix_for(lines, start, stop, header[:at])
-        first = start + 1
-    else:
+        prefix, first = _prefix_for(lines, start, stop, header[:at]), start + 1
+    else:  # a traceback pasted without its header starts at its first frame
         prefix, first = "", start
     _scan(lines, first, stop, prefix, part)
     return part
