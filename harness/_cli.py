@@ -123,16 +123,15 @@ def _add_new(commands: Any) -> None:
     new.add_argument("id", metavar="ID", help="the new case's id: kebab-case, never reused")
     new.add_argument("--from", dest="report", type=Path, metavar="REPORT",
                      help="text file pasted from the bug report (without it: a commented template)")
-    new.add_argument("--cases-dir", type=Path, default=REPO_ROOT / "cases", metavar="DIR",
-                     help="folder of case folders (default: cases/)")
+    new.add_argument("--cases-dir", type=Path, metavar="DIR", help="folder of case folders (default: cases/)")
     new.add_argument("--force", action="store_true", help="overwrite case.yaml and repro.py of an existing case")
     new.set_defaults(handler=_cmd_new)
 
 
 def _cmd_new(args: argparse.Namespace, console: Console) -> int:
-    from harness._new import create_case
+    from harness._new import create_case, default_cases_dir
 
-    written = create_case(args.id, args.cases_dir, args.report, force=args.force)
+    written = create_case(args.id, args.cases_dir or default_cases_dir(), args.report, force=args.force)
     say = _plain_printer(console)
     for path in written.files:
         say(f"wrote {_shown(path)}")

@@ -71,6 +71,12 @@ def _encoding_hint(raw: bytes) -> str:
     return "re-save it as UTF-8 (e.g. iconv -f cp1252 -t utf-8 REPORT > report.txt)"
 
 
+def default_cases_dir() -> Path:
+    """``cases/`` of the checkout the harness runs from, else of the current folder (an installed harness)."""
+    checkout = Path(__file__).resolve().parent.parent
+    return (checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()) / "cases"
+
+
 def validate_id(case_id: str) -> str:
     if re.fullmatch(_SCHEMA["pattern"][1:-1], case_id) and len(case_id) <= _SCHEMA["maxLength"]:
         return case_id

@@ -28,7 +28,7 @@ from harness._cases import load_case, load_cases
 from harness._cli import main
 from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
-from harness._new import create_case, decode_report, read_report_file, validate_id
+from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
 
 REPO = Path(__file__).resolve().parents[2]
@@ -401,6 +401,10 @@ def test_invalid_ids_are_refused_with_the_rule(bad, tmp_path):
         new(bad, tmp_path, None)
     assert "\x1b" not in str(info.value)
     assert list((tmp_path / "cases").iterdir()) == []
+
+
+def test_default_cases_folder_is_the_checkouts():
+    assert default_cases_dir() == REPO / "cases"
 
 
 def test_id_suggestion():
