@@ -175,6 +175,19 @@ def test_environment_listings_as_pasted(name):
     assert environment.python == python
 
 
+def test_collect_env_pip_and_conda_lines_and_ds_report():
+    lines = ["PyTorch version: 2.1.2+cu121", "Python version: 3.10.13 (main, Sep 11 2023) [GCC 11.2.0] (64-bit runtime)",
+             "Versions of relevant libraries:", "[pip3] numpy==1.26.3", "[pip3] triton==2.1.0",
+             "[conda] pytorch                   2.1.2           py3.10_cuda12.1_cudnn8.9.2_0    pytorch",
+             "[conda] torchvision               0.16.2               py310_cu121    pytorch",
+             "deepspeed info ................... 0.14.2, unknown, unknown",
+             "torch version .................... 2.1.2+cu121", "torch cuda version ............... 12.1"]
+    environment = parse_environment(lines)
+    assert {d: p.version for d, p in environment.pins.items()} == {
+        "torch": "2.1.2", "numpy": "1.26.3", "triton": "2.1.0", "torchvision": "0.16.2", "deepspeed": "0.14.2"}
+    assert environment.pins["torch"].source == "pip list / conda list" and environment.python == "3.10.13"
+
+
 def _slice(name: str, start: str, stop: str) -> str:
     """The environment listing of a fixture (its text verbatim), to paste next to another report's traceback."""
     text = (REPORTS / name).read_text()
