@@ -81,6 +81,13 @@ def validate(session: nox.Session) -> None:
 
 
 @nox.session
+def new(session: nox.Session) -> None:
+    """Write a case skeleton from a pasted bug report: ``nox -s new -- ID [--from REPORT] [--force]``."""
+    session.install(*DEPENDENCIES)
+    _harness(session, "new", *session.posargs)
+
+
+@nox.session
 def bisect(session: nox.Session) -> None:
     """Run a case over a package's releases: ``nox -s bisect -- --case ID --package NAME --from A --to B``."""
     session.install(*DEPENDENCIES, "uv")

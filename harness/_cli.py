@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="leave Docker alone (by default images are pruned when a daemon answers)")
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
+    _add_new(commands)
     return parser
 
 
@@ -181,6 +182,43 @@ def _add_images(commands: Any) -> None:
     except ImportError:
         return
     add_images_parser(commands)
+
+
+def _add_new(commands: Any) -> None:
+    new = commands.add_parser("new", help="write a case skeleton from a bug report (nox -s new)",
+                              description="Write cases/ID/case.yaml and repro.py from a pasted bug report (traceback "
+                                          "and environment listing); what the report cannot say is left as FILL-IN "
+                                          "placeholders that 'validate' lists.")
+    new.add_argument("id", metavar="ID", help="the new case's id: kebab-case, never reused")
+    new.add_argument("--from", dest="report", type=Path, metavar="REPORT",
+                     help="text file pasted from the bug report (without it: a commented template)")
+    new.add_argument("--cases-dir", type=Path, metavar="DIR", help="folder of case folders (default: cases/)")
+    new.add_argument("--force", action="store_true", help="overwrite case.yaml and repro.py of an existing case")
+    new.set_defaults(handler=_cmd_new)
+
+
+def _cmd_new(args: argparse.Namespace, console: Console) -> int:
+    from harness._new import create_case, default_cases_dir
+
+    written = create_case(args.id, args.cases_dir or default_cases_dir(), args.report, force=args.force)
+    say = _plain_printer(console)
+    for path in written.files:
+        say(f"wrote {_shown(path)}")
+    for note in written.notes:
+        say(f"note: {note}")
+    say(f"left to fill in ({len(written.todo)}; `python -m harness validate` lists what remains in case.yaml):")
+    for path, line, what in written.todo:
+        say(f"  {_shown(path)}:{line}: {what}")
+    say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
+    return EXIT_OK
+
+
+def _shown(path: Path) -> Path:
+    """A path relative to the working folder when it is under it (clickable in terminals and editors)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
