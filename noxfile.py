@@ -59,6 +59,13 @@ def faults(session: nox.Session) -> None:
 
 
 @nox.session
+def validate(session: nox.Session) -> None:
+    """Check every case file (schema and loader rules) without running anything: ``nox -s validate``."""
+    session.install(*DEPENDENCIES)
+    _harness(session, "validate", *session.posargs)
+
+
+@nox.session
 def bisect(session: nox.Session) -> None:
     """Run a case over a package's releases: ``nox -s bisect -- --case ID --package NAME --from A --to B``."""
     session.install(*DEPENDENCIES, "uv")

@@ -12,12 +12,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from harness._cases import LANES, Case
 from harness._exceptions import (
@@ -33,6 +33,7 @@ from harness._listing import print_case_list
 from harness._plan import Selection, parse_shard
 from harness._progress import LiveCells
 from harness._results import CellRecord
+from harness._text import for_terminal
 from harness._workflow import (
     EXIT_BAD_INPUT,
     EXIT_EMPTY,
@@ -59,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
     cases.add_argument("--output", type=Path, default=REPO_ROOT / "reports", help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
-    cases.add_argument("--backend", choices=("venv", "docker"), default="venv")
+    cases.add_argument("--backend", choices=("venv", "docker"), default="venv",
+                       help="where cells run: 'venv' (default: one uv environment per requirement set) or "
+                            "'docker' (each case's image; see docs/docker.md)")
     cases.add_argument("--jobs", "-j", type=int, default=usable_cores(),
                        help="cells run in parallel (default: usable cores); with more than one, each cell gets "
                             "OMP_NUM_THREADS/MKL_NUM_THREADS = cores // jobs unless you or the case set them")
@@ -70,25 +73,30 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                        help="folder of case folders (default: cases/; repeatable)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
-    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                          help="folder of case folders (default: cases/; repeatable)")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
     report.add_argument("--output", type=Path, default=REPO_ROOT / "reports" / "site")
     report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
     report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
-    bisect.add_argument("--case", required=True, metavar="ID")
+    bisect.add_argument("--case", required=True, metavar="ID", help="the case to bisect")
     bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
     bisect.add_argument("--package", required=True, metavar="NAME", help="the package whose releases to try")
-    bisect.add_argument("--from", dest="low", metavar="VERSION")
-    bisect.add_argument("--to", dest="high", metavar="VERSION")
+    bisect.add_argument("--from", dest="low", metavar="VERSION", help="oldest release to try (default: the first)")
+    bisect.add_argument("--to", dest="high", metavar="VERSION", help="newest release to try (default: the last)")
     bisect.add_argument("--versions", metavar="A,B,C", help="exact versions instead of asking the index")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases")
     bisect.add_argument("--lane", choices=LANES, help="default: cuda if a GPU is present, else cuda-sim")
-    bisect.add_argument("--mode", choices=("linear", "binary"), default="linear")
-    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores())
-    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports")
-    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    bisect.add_argument("--mode", choices=("linear", "binary"), default="linear",
+                        help="linear: every release in the range; binary: the first change in log2(n) runs, "
+                             "assuming the outcome changes once")
+    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores(), help="releases tried in parallel")
+    bisect.add_argument("--output", type=Path, default=REPO_ROOT / "reports",
+                        help="where the run folder with bisect.json goes (reports/)")
+    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
+                        help="folder of case folders (default: cases/; repeatable)")
     clean = commands.add_parser("clean", help="prune environments, images and leftover containers no case uses")
     clean.add_argument("--dry-run", action="store_true")
     clean.add_argument("--no-images", action="store_true",
@@ -117,18 +125,19 @@ def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
 def _console() -> Console:
     # FORCE_COLOR=0 means "no colour" to most tools; rich would take any value as "force a terminal".
     if os.environ.get("FORCE_COLOR", "").strip().lower() in ("0", "false", "no"):
-        return Console(highlight=False, width=160, soft_wrap=True, force_terminal=False, no_color=True)
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=160, soft_wrap=True)
+        return Console(highlight=False, emoji=False, width=160, soft_wrap=True, force_terminal=False, no_color=True)
+    console = Console(highlight=False, emoji=False)
+    return console if console.is_terminal else Console(highlight=False, emoji=False, width=160, soft_wrap=True)
 
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:
     def cell_done(index: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
-        console.print(f"\\[{index + 1:>{width}}/{total}] [{style}]{record.judgement:<18}[/] "
-                      f"{record.case} · {record.lane} · {record.variant}  [dim]{record.status} "
-                      f"{record.duration_s:.1f}s — {escape(record.reason)}[/]")
+        cell = for_terminal(f"{record.case} · {record.lane} · {record.variant}", one_line=True)
+        console.print(Text.assemble(
+            f"[{index + 1:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
+            (f"{record.status} {record.duration_s:.1f}s — {for_terminal(record.reason, one_line=True)}", "dim")))
 
     def summary(results: dict[str, Any]) -> None:
         from harness.report import terminal_summary
@@ -136,9 +145,18 @@ def _ui(console: Console, live: LiveCells | None = None) -> UI:
         console.print(terminal_summary(results))
 
     live = live or LiveCells(console)
-    return UI(info=lambda text: console.print(f"[dim]{escape(text)}[/]"),
-              error=lambda text: console.print(f"[red]error:[/] {escape(text)}"), cell_done=cell_done,
+    return UI(info=lambda text: console.print(Text(for_terminal(text), style="dim")),
+              error=lambda text: _print_error(console, text), cell_done=cell_done,
               cell_started=live.started, cell_finished=live.finished, summary=summary)
+
+
+def _print_error(console: Console, text: str) -> None:
+    console.print(Text.assemble(("error:", "red"), " ", for_terminal(text)))
+
+
+def _plain_printer(console: Console) -> Callable[[str], None]:
+    """A ``say`` callable: text from tools, cases and repros is shown as text, never obeyed as escapes or markup."""
+    return lambda text: console.print(Text(for_terminal(text)))
 
 
 def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
@@ -181,7 +199,7 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     from harness._clean import clean_environments
 
     loaded = load_step(_case_roots(args), _ui(console))
-    removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=console.print)
+    removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
     console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
     if not args.no_images:
         _clean_images(loaded.cases, args.dry_run, console)
@@ -192,9 +210,9 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
     from harness.docker import DockerUnavailableError, clean_images
 
     try:
-        removed = clean_images(cases, dry_run=dry_run, say=console.print)
+        removed = clean_images(cases, dry_run=dry_run, say=_plain_printer(console))
     except DockerUnavailableError as error:
-        console.print(f"images: not pruned ({error})")
+        console.print(Text(for_terminal(f"images: not pruned ({error})")))
         return
     console.print(f"{'would remove' if dry_run else 'removed'} {removed} image(s)")
 
@@ -211,21 +229,21 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     name = args.variant or buggy[0].name
     if name not in case.variants:
         raise UsageError(f"case {case.id} has no variant {name!r}; it has {', '.join(case.variants)}")
-    versions = args.versions.split(",") if args.versions else available_versions(args.package)
+    say = _plain_printer(console)
+    versions = args.versions.split(",") if args.versions else available_versions(args.package, say=say)
     lane = LANE_TABLE[args.lane or ("cuda" if nvidia_gpu_status()[0] else "cuda-sim")]
     request = BisectRequest(case, case.variants[name], args.package,
                             tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
                             binary=args.mode == "binary")
-    console.print(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
-                  f"on {lane.name} ({args.mode})")
-    report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs,
-                        say=lambda text: console.print(escape(text)))
+    say(f"bisect {case.id}/{name} over {len(request.versions)} release(s) of {args.package} "
+        f"on {lane.name} ({args.mode})")
+    report = run_bisect(request, VenvBackend(), args.output, jobs=args.jobs, say=say)
     for change in report["transitions"]:
-        console.print(f"[bold]{args.package} {change['from']} -> {change['to']}:[/] {change['was']} -> {change['now']}")
+        releases = for_terminal(f"{args.package} {change['from']} -> {change['to']}:")
+        console.print(Text.assemble((releases, "bold"), for_terminal(f" {change['was']} -> {change['now']}")))
     if not report["transitions"]:
-        only = report["rows"][0]["outcome"] if report["rows"] else "nothing ran"
-        console.print(f"no change across the range: {only}")
-    console.print(f"bisect report: {report['path']}")
+        say(f"no change across the range: {report['rows'][0]['outcome'] if report['rows'] else 'nothing ran'}")
+    say(f"bisect report: {report['path']}")
     return EXIT_OK
 
 
@@ -242,16 +260,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args, console)
     except EmptySelectionError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_EMPTY
     except (SelectionError, CaseFileError, UsageError) as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_BAD_INPUT
     except ReportWriteError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_WRITE
     except HarnessError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}")
+        _print_error(console, str(error))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         console.print("[red]interrupted[/]")
