@@ -287,56 +287,78 @@ def recover_dead_run(run_dir: Path) -> bool:
     """Finalise a run whose harness died on this host: status ``running`` but its process gone.
 
     The run becomes ``interrupted`` (exit code 130) with the cells it finished (``cells.jsonl``) and
-    their verdicts. Returns True when it finalised the run; False for any other run (finished, still
-    running, from another host, or unreadable). Safe to call on any run folder, e.g. by ``report``.
+    their verdicts, written back to its results.json. Returns True when it finalised the run; False for
+    any other run (finished, still running, from another host, or unreadable).
     """
-    from harness._verdicts import lane_verdicts
-
     try:
         folder = RunFolder(run_dir)
     except OSError:
         return False
     try:
-        data = _read_json(folder, "results.json")
-        run = data.get("run") if isinstance(data, dict) else None
-        if not isinstance(run, dict) or run.get("status") != "running" or harness_alive(run.get("harness_process")) in (
-                None, True):
+        data = dead_run_results(folder, _read_json(folder, "results.json"))
+        if data is None:
             return False
-        cells = _read_cells(folder)
-        cases = data.get("cases") if isinstance(data.get("cases"), dict) else {}
-        data.update(cells=cells, verdicts=lane_verdicts(list(cases), cells))
-        run.update(status="interrupted", exit_code=130, finished=run.get("finished") or utc_now(),
-                   interrupted_reason="the harness process died mid-run (killed, or the machine stopped); "
-                                      "the cells it finished are kept")
         folder.write_json("results.json", data)
         return True
     finally:
         folder.close()
 
 
-_MAX_READ = 256 * 1024 * 1024
+def recovered_results(run_dir: Path, data: Any, *, limit: int) -> dict[str, Any] | None:
+    """What :func:`recover_dead_run` would write, without writing anything (for readers such as ``report``,
+    which must never write into their inputs): ``data`` (the run's results.json, already read) finalised as
+    interrupted with the cells of ``cells.jsonl`` (read only if at most ``limit`` bytes), or None when the run
+    is not a dead one of this host."""
+    try:
+        folder = RunFolder(run_dir)
+    except OSError:
+        return None
+    try:
+        return dead_run_results(folder, data, limit=limit)
+    finally:
+        folder.close()
+
+
+def dead_run_results(folder: RunFolder, data: Any, *, limit: int = 256 * 1024 * 1024) -> dict[str, Any] | None:
+    from harness._verdicts import lane_verdicts
+
+    run = data.get("run") if isinstance(data, dict) else None
+    if not isinstance(run, dict) or run.get("status") != "running" or harness_alive(run.get("harness_process")) in (
+            None, True):
+        return None
+    cells = _read_cells(folder, limit)
+    cases = data.get("cases") if isinstance(data.get("cases"), dict) else {}
+    run = {**run, "status": "interrupted", "exit_code": 130, "finished": run.get("finished") or utc_now(),
+           "interrupted_reason": "the harness process died mid-run (killed, or the machine stopped); "
+                                 "the cells it finished are kept"}
+    return {**data, "run": run, "cells": cells, "verdicts": lane_verdicts(list(cases), cells)}
+
+
 _CELL_KEYS = ("case", "lane", "variant", "judgement")
 
 
 def _read_json(folder: RunFolder, name: str) -> Any:
     try:
-        return json.loads(_read_regular(folder, name))
+        return json.loads(_read_regular(folder, name, _MAX_READ))
     except (OSError, ValueError):
         return None
 
 
-def _read_regular(folder: RunFolder, name: str) -> bytes:
+_MAX_READ = 256 * 1024 * 1024
+
+
+def _read_regular(folder: RunFolder, name: str, limit: int) -> bytes:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder._fd)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_READ:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             raise OSError(f"{name} is not a regular file of a sane size")
-        return handle.read(_MAX_READ)
+        return handle.read(limit)
 
 
-def _read_cells(folder: RunFolder) -> list[dict[str, Any]]:
+def _read_cells(folder: RunFolder, limit: int) -> list[dict[str, Any]]:
     try:
-        text = _read_regular(folder, CELLS_LOG).decode(errors="replace")
+        text = _read_regular(folder, CELLS_LOG, limit).decode(errors="replace")
     except OSError:
         return []
     cells = []

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
+from harness._results import recovered_results
 from harness.report._history import History
-from harness.report._inputs import parse_json, read_results
+from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results
 from harness.report._io import ReportInputError, copy_logs, write_json_atomic
 from harness.report._merge import merge_shards
 from harness.report._run import write_run_reports
@@ -208,10 +209,15 @@ def _add_run(folder: Path, found: _Found) -> None:
     except ReportInputError as error:
         found.problems.append(str(error))  # one broken artifact must not stop the others from publishing
         return
-    # Here is where a run left at "running" by a harness that died (harness/_results.py recover_dead_run, being
-    # added separately) becomes "interrupted" with the cells it finished. The report must not write into its
-    # inputs, so that call has to return the finalised results rather than rewrite the run's results.json, read
-    # cells.jsonl through _safe.read_inside with a size bound, and its result must pass check_results again.
+    # A run left at "running" by a harness that died on this host is published as interrupted with the cells
+    # it finished; the report never writes into its inputs, so the run folder itself stays as it is.
+    recovered = recovered_results(folder, results, limit=MAX_RESULTS_BYTES)
+    if recovered is not None:
+        try:
+            results = check_results(recovered, folder / "cells.jsonl")
+        except ReportInputError as error:
+            found.problems.append(str(error))
+            return
     found.runs.setdefault(results["run"]["id"], []).append((folder, results))
 
 

@@ -218,6 +218,14 @@ def test_sigkill_of_the_harness_kills_its_cells_and_the_next_run_finalises_it(tm
             os.kill(pid, signal.SIGKILL)
     dead = results_of(out)[0]
     assert dead["run"]["status"] == "running" and dead["run"]["harness_process"]["pid"] == harness.pid
+    # `report` before any next run already publishes it as interrupted, and never writes into its input.
+    stored = (out / dead["run"]["id"] / "results.json").read_bytes()
+    proc = run_harness("report", "--input", str(out), "--output", str(tmp_path / "site"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / dead["run"]["id"] / "results.json").read_bytes() == stored
+    published = json.loads((tmp_path / "site" / "runs" / dead["run"]["id"] / "results.json").read_text())
+    assert published["run"]["status"] == "interrupted"
+    assert [(c["variant"], c["judgement"]) for c in published["cells"]] == [("a-quick", "confirmed")]
     proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--case", "next", "--lane", "cpu",
                        "--output", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
