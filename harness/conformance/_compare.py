@@ -12,7 +12,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from harness.conformance._runs import Pass, TestResult
+from harness.conformance._runs import Pass, Result
 from harness.conformance._suites import TRIAGE_CLASSES, Library, Triage
 
 UNEXPLAINED = "unexplained"
@@ -53,6 +53,15 @@ class Comparison:
     def ratio(self) -> float | None:
         return self.sim.cpu_seconds / self.cpu.cpu_seconds if self.cpu.cpu_seconds > 0 else None
 
+    @property
+    def same_tests_ratio(self) -> float | None:
+        """Summed pytest durations (wall, setup to teardown) of the tests both passes passed, sim / cpu: the
+        process ratio also counts the CUDA-only tests that only the simulated pass runs."""
+        both = [t for t, r in self.cpu.results.items()
+                if r.outcome == "passed" and self.sim.results.get(t, _MISSING).outcome == "passed"]
+        cpu = sum(self.cpu.results[t].duration for t in both)
+        return sum(self.sim.results[t].duration for t in both) / cpu if cpu > 0 else None
+
     def count(self, kind: str) -> int:
         return sum(1 for row in self.rows if row.kind == kind)
 
@@ -73,13 +82,14 @@ class Comparison:
             "library": lib.name, "sdist": f"{lib.sdist}=={lib.version}", "sha256": lib.sha256,
             "selection": list(self.selection), "cpu": self.cpu.serialize(), "sim": self.sim.serialize(),
             "cpu_time_ratio": None if self.ratio is None else round(self.ratio, 3),
+            "same_tests_duration_ratio": None if self.same_tests_ratio is None else round(self.same_tests_ratio, 3),
             "triage": {kind: self.count(kind) for kind in (*TRIAGE_CLASSES, UNEXPLAINED)},
             "false_device_errors": self.false_device_errors, "newly_run_on_sim": self.newly_run,
             "stale_triage": self.stale, "rows": [row.serialize() for row in self.rows],
         }
 
 
-_MISSING = TestResult("missing")
+_MISSING = Result("missing")
 
 
 def _first_line(text: str) -> str:

@@ -49,21 +49,27 @@ def _cell(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
 def table(comparisons: Sequence[Comparison], failed: dict[str, str]) -> list[str]:
     head = ["library", "tests", "cpu pass", "sim pass", "newly run", *TRIAGE_CLASSES, UNEXPLAINED,
-            "false dev err", "cpu s", "sim s", "ratio"]
+            "false dev err", "cpu s", "sim s", "ratio", "same tests"]
     rows = [head]
     for c in comparisons:
         cpu_pass = sum(1 for r in c.cpu.results.values() if r.outcome == "passed")
         sim_pass = sum(1 for r in c.sim.results.values() if r.outcome == "passed")
         rows.append([c.library.name, str(len(c.cpu.collected)), str(cpu_pass), str(sim_pass), str(c.newly_run),
                      *(str(c.count(k)) for k in (*TRIAGE_CLASSES, UNEXPLAINED)), str(c.false_device_errors),
-                     _cell(c.cpu.cpu_seconds, ".1f"), _cell(c.sim.cpu_seconds, ".1f"), _cell(c.ratio, ".2f") + "x"])
+                     _cell(c.cpu.cpu_seconds, ".1f"), _cell(c.sim.cpu_seconds, ".1f"),
+                     _ratio(c.ratio), _ratio(c.same_tests_ratio)])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
              for r in rows]
     ratio = median_ratio(list(comparisons))
-    lines.append(f"median CPU-time ratio (sim / cpu): {_cell(ratio, '.2f')}x over {len(comparisons)} libraries")
+    lines.append(f"median CPU-time ratio (sim / cpu): {_ratio(ratio)} over {len(comparisons)} libraries"
+                 " ('same tests': summed durations of the tests both passes passed)")
     lines += [f"{name}: not run: {why}" for name, why in failed.items()]
     return lines
 

@@ -30,7 +30,7 @@ Log = Callable[[str], None]
 
 
 @dataclass
-class TestResult:
+class Result:
     outcome: str  # passed | failed | error | skipped | not-simulated | crashed
     duration: float = 0.0
     message: str = ""
@@ -43,7 +43,7 @@ class Pass:
     wall_seconds: float = 0.0
     processes: int = 0
     collected: list[str] = field(default_factory=list)
-    results: dict[str, TestResult] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # crashes, time-outs, a collection that failed
 
     def serialize(self) -> dict[str, object]:
@@ -82,6 +82,9 @@ def _limit_memory() -> None:
     os.setsid()  # its own process group: a time-out ends pytest and every worker it started
 
 
+_NONE = Result("none")
+
+
 def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
     """Fold the recorder's lines into ``run``; return the test that was running last and whether pytest ended."""
     running: str | None = None
@@ -105,20 +108,21 @@ def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
         elif "finished" in record:
             finished = True
     for node_id, reports in phases.items():
-        run.results[node_id] = _fold(reports)
+        if any(r.get("when") == "teardown" for r in reports) and run.results.get(node_id, _NONE).outcome != "crashed":
+            run.results[node_id] = _fold(reports)
     return running, finished
 
 
-def _fold(reports: Sequence[dict[str, object]]) -> TestResult:
+def _fold(reports: Sequence[dict[str, object]]) -> Result:
     duration = sum(float(str(r.get("duration", 0))) for r in reports)
     for report in reports:
         message = str(report.get("message", ""))
         if report["outcome"] == "failed":
-            return TestResult("failed" if report.get("when") == "call" else "error", duration, message)
+            return Result("failed" if report.get("when") == "call" else "error", duration, message)
         if report["outcome"] == "skipped":
             outcome = "not-simulated" if message.startswith(NOT_SIMULATED) else "skipped"
-            return TestResult(outcome, duration, message)
-    return TestResult("passed", duration)
+            return Result(outcome, duration, message)
+    return Result("passed", duration)
 
 
 def run_pass(library: Library, mode: str, venv: Path, source: Path, selection: Sequence[str], out: Path,
@@ -149,13 +153,13 @@ def run_pass(library: Library, mode: str, venv: Path, source: Path, selection: S
             break
         done = set(run.results)
         if running is not None:
-            run.results[running] = TestResult("crashed", 0.0, _death(code))
+            run.results[running] = Result("crashed", 0.0, _death(code))
             run.notes.append(f"{running}: {_death(code)}")
             done.add(running)
         remaining = [t for t in run.collected if t not in done]
         if not remaining or time.monotonic() >= deadline or attempt == MAX_RESTARTS:
             for node_id in remaining:
-                run.results[node_id] = TestResult("crashed", 0.0, "not run: the pass ran out of time or restarts")
+                run.results[node_id] = Result("crashed", 0.0, "not run: the pass ran out of time or restarts")
             break
         log(f"{library.name} [{mode}]: pytest ended early ({_death(code)}); "
             f"{len(remaining)} tests go on in a new process")
