@@ -16,8 +16,8 @@ from pathlib import Path
 from harness._exceptions import HarnessError
 from harness.conformance._compare import UNEXPLAINED, Comparison, compare
 from harness.conformance._errors import SourceError
-from harness.conformance._report import details, summary, table, write_json
-from harness.conformance._runs import run_pass
+from harness.conformance._report import details, markdown, summary, table, write_json
+from harness.conformance._runs import load_pass, run_pass
 from harness.conformance._sources import REPO, build_env, fetch_sdist
 from harness.conformance._suites import Library, Triage, load_libraries, load_triage
 
@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run each library's fixed CI subset instead of its full selection")
     parser.add_argument("--test", action="append", default=[], metavar="NODEID",
                         help="run these test paths / node ids instead (needs exactly one --library)")
+    parser.add_argument("--recompare", action="store_true",
+                        help="run nothing: compare the passes stored under --output again (after editing triage.yaml)")
     parser.add_argument("--list", action="store_true", help="list the libraries and their selections, run nothing")
     default_cache = Path(os.environ.get("REPRO_MATRIX_ENVS", REPO / ".repro-envs")) / "conformance"
     parser.add_argument("--cache", type=Path, default=default_cache,
@@ -65,6 +67,9 @@ def _selection(library: Library, args: argparse.Namespace) -> tuple[str, ...]:
 
 def _run_library(library: Library, selection: tuple[str, ...], args: argparse.Namespace,
                  triage: Triage) -> Comparison:
+    if args.recompare:
+        out = args.output / library.name
+        return compare(library, selection, load_pass("cpu", out / "cpu"), load_pass("sim", out / "sim"), triage)
     source = fetch_sdist(library, args.cache, _log)
     venv = build_env(library, args.cache, _log)
     out = args.output / library.name
@@ -104,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failed[library.name] = str(error)
         data = summary(comparisons, failed, args.subset)
         write_json(args.output / "summary.json", data)
+        (args.output / "summary.md").write_text(markdown(comparisons, failed), encoding="utf-8")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -84,3 +84,18 @@ def details(comparisons: Sequence[Comparison], emit: Callable[[str], None]) -> N
             emit(f"stale triage entry ({c.library.name}): {test} passes under the simulation now; remove it")
         for note in c.sim.notes + c.cpu.notes:
             emit(f"{c.library.name}: {note}")
+
+
+def markdown(comparisons: Sequence[Comparison], failed: dict[str, str]) -> str:
+    """summary.md: the table and, per library, each triage class with its tests (docs/conformance.md quotes it)."""
+    lines = table(comparisons, failed)
+    out = ["```", *lines, "```", ""]
+    for c in comparisons:
+        out.append(f"### {c.library.name} ({c.library.sdist}=={c.library.version})")
+        for kind in (*TRIAGE_CLASSES, UNEXPLAINED):
+            rows = [row for row in c.rows if row.kind == kind]
+            if rows:
+                out.append(f"- {kind}: {len(rows)}")
+                out += [f"  - `{row.test}` (cpu {row.cpu}, sim {row.sim}): {row.reason or row.message}" for row in rows]
+        out.append("")
+    return "\n".join(out)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.conformance._errors import SourceError
 from harness.conformance._suites import Library
 
 MODES = ("cpu", "sim")
@@ -70,6 +71,9 @@ def _environment(library: Library, venv: Path) -> dict[str, str]:
         "VIRTUAL_ENV": str(venv),
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
         "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false",
+        # Some suites switch the hub back online for one download (peft's hub_online_once); a closed loopback
+        # port makes that fail at once instead of after ~47 s of retries per test. No test reaches a hub.
+        "HF_ENDPOINT": "http://127.0.0.1:9",
         # One intra-op thread in both passes: CPU time then measures work, not spinning worker threads.
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     })
@@ -163,6 +167,22 @@ def run_pass(library: Library, mode: str, venv: Path, source: Path, selection: S
             break
         log(f"{library.name} [{mode}]: pytest ended early ({_death(code)}); "
             f"{len(remaining)} tests go on in a new process")
+    (out / "pass.json").write_text(json.dumps({**run.serialize(), "crashed": [
+        t for t, r in run.results.items() if r.outcome == "crashed"]}), encoding="utf-8")
+    return run
+
+
+def load_pass(mode: str, out: Path) -> Pass:
+    """A pass stored by ``run_pass`` (its records and figures), to compare again after editing triage.yaml."""
+    try:
+        stored = json.loads((out / "pass.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise SourceError(f"no stored {mode} pass in {out}: {error}") from None
+    run = Pass(mode, cpu_seconds=stored["cpu_seconds"], wall_seconds=stored["wall_seconds"],
+               processes=stored["processes"], notes=list(stored["notes"]))
+    for test in stored.get("crashed", []):
+        run.results[test] = Result("crashed", 0.0, "crashed (stored pass)")
+    _read_records(out / "records.jsonl", run)
     return run
 
 

@@ -21,10 +21,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("--cuda-sim"):
+    if _on(config):
         import harness.sim
 
         harness.sim.install()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return "cuda-sim: tests run on a simulated CUDA device (interim conformance plugin)" if _on(config) else None
+
+
+def _on(config: pytest.Config) -> bool:
+    return bool(config.getoption("--cuda-sim"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if not _on(config):
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    count = sum(1 for r in skipped if isinstance(r.longrepr, tuple) and str(r.longrepr[2]).startswith(_NOT_SIMULATED))
+    terminalreporter.write_line(f"cuda-sim: {count} test(s) skipped as not simulated")
 
 
 def _not_simulated(error: BaseException | None) -> str | None:
