@@ -123,6 +123,36 @@ def test_a_killed_pytest_loses_one_test_and_the_rest_runs(tmp_path):
     assert (tmp_path / "out" / "junit-1.xml").exists()
 
 
+def test_sim_pass_runs_cuda_gated_tests_and_reports_not_simulated(tmp_path):
+    tests = tmp_path / "src" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "test_gpu.py").write_text(textwrap.dedent("""
+        import pytest, torch
+        needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+        @needs_cuda
+        def test_on_cuda():
+            assert (torch.ones(2, device="cuda") * 2).device.type == "cuda"
+        @needs_cuda
+        def test_mix():
+            torch.ones(2, device="cuda") + torch.ones(2)
+        @needs_cuda
+        def test_second_gpu():
+            torch.zeros(1, device="cuda:1")
+    """))
+    library = _library(env={"PYTHONPATH": str(ROOT)}, timeout=300)
+    runs = {mode: run_pass(library, mode, Path(sys.prefix), tmp_path / "src", ("tests",), tmp_path / mode,
+                           lambda _: None) for mode in ("cpu", "sim")}
+    outcome = {mode: {t.split("::")[-1]: r.outcome for t, r in run.results.items()} for mode, run in runs.items()}
+    assert outcome["cpu"] == dict.fromkeys(("test_on_cuda", "test_mix", "test_second_gpu"), "skipped")
+    assert outcome["sim"] == {"test_on_cuda": "passed", "test_mix": "failed", "test_second_gpu": "not-simulated"}
+    assert "same device" in runs["sim"].results["tests/test_gpu.py::test_mix"].message
+    assert runs["sim"].results["tests/test_gpu.py::test_second_gpu"].message.startswith("not simulated:")
+    result = compare(library, ("tests",), runs["cpu"], runs["sim"], Triage({}))
+    assert {row.test.split("::")[-1]: row.kind for row in result.rows} == {
+        "test_mix": UNEXPLAINED, "test_second_gpu": UNEXPLAINED}
+    assert result.newly_run == 1 and result.false_device_errors == 1
+
+
 @pytest.mark.slow
 def test_ci_subset_has_no_unexplained_failure(tmp_path):
     """The CI subset of every library, both passes; fails on any test that fails under cuda-sim without a
