@@ -57,11 +57,9 @@ class Pass:
 
 
 def plugin_args() -> list[str]:
-    """The ``-p`` options of both passes. harness.sim's own plugin (entry point ``cuda_sim``) when this checkout
-    has it; until then the conformance module's interim plugin with the same flags and semantics."""
-    if (Path(__file__).resolve().parents[1] / "sim" / "pytest_plugin.py").exists():
-        return ["-p", "harness.sim.pytest_plugin"]
-    return ["-p", "harness.conformance._sim_plugin"]
+    """The ``-p`` options of both passes: harness.sim's pytest plugin, named explicitly because the library's
+    venv sees this checkout's ``harness`` through a path entry, not an installed distribution (no entry point)."""
+    return ["-p", "harness.sim.pytest_plugin"]
 
 
 def _environment(library: Library, venv: Path) -> dict[str, str]:
