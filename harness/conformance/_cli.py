@@ -13,12 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness._backend import project_root
 from harness._exceptions import HarnessError
 from harness.conformance._compare import UNEXPLAINED, Comparison, compare
 from harness.conformance._errors import SourceError
 from harness.conformance._report import details, markdown, summary, table, write_json
 from harness.conformance._runs import load_pass, run_pass
-from harness.conformance._sources import REPO, build_env, fetch_sdist
+from harness.conformance._sources import build_env, fetch_sdist
 from harness.conformance._suites import Library, Triage, load_libraries, load_triage
 
 
@@ -39,10 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--recompare", action="store_true",
                         help="run nothing: compare the passes stored under --output again (after editing triage.yaml)")
     parser.add_argument("--list", action="store_true", help="list the libraries and their selections, run nothing")
-    default_cache = Path(os.environ.get("REPRO_MATRIX_ENVS", REPO / ".repro-envs")) / "conformance"
+    root = project_root()  # the checkout, or the current directory for an installed harness
+    default_cache = Path(os.environ.get("REPRO_MATRIX_ENVS", root / ".repro-envs")) / "conformance"
     parser.add_argument("--cache", type=Path, default=default_cache,
                         help=f"sdists and environments (default: {default_cache})")
-    parser.add_argument("--output", type=Path, default=REPO / "reports" / "conformance",
+    parser.add_argument("--output", type=Path, default=root / "reports" / "conformance",
                         help="summary.json and each pass's log, JUnit XML and records (default: reports/conformance)")
     return parser
 
