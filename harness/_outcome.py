@@ -86,13 +86,16 @@ def _checked(record: object) -> dict | None:
 
 def _exception(raw: dict) -> dict:
     frames = raw.get("traceback") if isinstance(raw.get("traceback"), list) else []
-    return {
+    exception = {
         "type": str(raw.get("type", ""))[:200], "module": str(raw.get("module", ""))[:200],
         "message": str(raw.get("message", ""))[:20_000],
         "traceback": [{"file": str(f.get("file", ""))[:500], "line": f.get("line") if isinstance(f.get("line"), int)
                        else None, "function": str(f.get("function", ""))[:200], "code": str(f.get("code", ""))[:300]}
                       for f in frames[-40:] if isinstance(f, dict)],
     }
+    if isinstance(raw.get("sim_internal"), str) and raw["sim_internal"]:  # a crash of cuda-sim's own code
+        exception["sim_internal"] = raw["sim_internal"][:500]
+    return exception
 
 
 def _unrecorded(result: ProcessResult, duration: float) -> ChildOutcome:
