@@ -59,6 +59,8 @@ FAULT_CATALOGUE = (
     "report --output inside its own input",
     "a huge results.json",
     "harness exit codes through nox",
+    # found by the adversarial pass over the hardened harness
+    "a repro plants code that other cells or later runs execute",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 
