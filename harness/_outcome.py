@@ -29,6 +29,11 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     recorded = _read_record(outcome_path)
     if recorded is None:
         return _unrecorded(result, duration)
+    if not _agrees(recorded, result.returncode):  # what the harness saw wins over what the process wrote
+        outcome = _unrecorded(result, duration)
+        outcome.reason = (f"{outcome.reason}; its outcome record (status {recorded['status']}, exit code "
+                          f"{recorded['exit_code']}) disagrees with how the process ended and was ignored")
+        return outcome
     status = recorded["status"]
     exception = recorded.get("exception")
     reason = ""
@@ -38,6 +43,16 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
         status, reason = "infra-error", _sim_crash_reason(exception)
     return ChildOutcome(status, duration, recorded.get("exit_code"), None, exception,
                         recorded.get("imported", {}), reason)
+
+
+def _agrees(recorded: dict, returncode: int | None) -> bool:
+    """The child runner ends with the exit code it recorded (``os._exit``): 0 after ``passed``, 1 after
+    ``raised``. A record the process's end contradicts (a signal, another code) was not written by a
+    runner that finished: a repro forged it, or died after writing it."""
+    if returncode is None or returncode < 0:
+        return False
+    expected = {"passed": 0, "raised": 1}.get(recorded["status"], recorded["exit_code"])
+    return isinstance(expected, int) and expected % 256 == returncode
 
 
 def _sim_crash_reason(exception: dict) -> str:

@@ -175,6 +175,36 @@ def test_a_repro_cannot_move_the_output_folder_away(tmp_path, monkeypatch):
     assert _seen(parent / "out" / runs[0], results, "mover", "a-buggy")["moved"] != "done"
 
 
+FORGER = """
+    import argparse, json, os, signal
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    outcome = json.load(open("child-spec.json"))["outcome"]
+    if a.variant == "buggy":  # claims the bug's signature, then dies from a signal
+        json.dump({"status": "raised", "exit_code": 1, "imported": {"torch": "0.0.1"}, "exception": {
+            "type": "RuntimeError", "module": "builtins", "traceback": [],
+            "message": "Expected all tensors to be on the same device (forged)"}}, open(outcome, "w"))
+        os.kill(os.getpid(), signal.SIGSEGV)
+    json.dump({"status": "passed", "exit_code": 0, "imported": {}}, open(outcome, "w"))
+    os._exit(3)  # claims a clean run, exits 3
+"""
+
+
+@pytest.mark.fault("a repro writes into the run folder (forges or destroys records)")
+@pytest.mark.parametrize("namespaces", MODES)
+def test_a_repro_cannot_forge_its_own_outcome_record(tmp_path, monkeypatch, namespaces):
+    """The outcome record is written by the repro's own process: the verdict follows how it really ended."""
+    _mode(monkeypatch, namespaces)
+    write_case(tmp_path / "cases", "forger", FORGER)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    buggy, fixed = cell(results, "forger", "buggy"), cell(results, "forger", "fixed")
+    assert (buggy["status"], buggy["signal"], buggy["judgement"]) == ("crashed", "SIGSEGV", "failed-differently")
+    assert buggy["imported"] == {} and "disagrees with how the process ended" in buggy["reason"]
+    assert (fixed["status"], fixed["exit_code"], fixed["judgement"]) == ("exited", 3, "failed-differently")
+
+
 # -- a repro plants code that other cells run ---------------------------------------------------------
 PLANTER = """
     import argparse, importlib.util, marshal, os, pathlib, struct
