@@ -541,6 +541,25 @@ def test_a_changed_local_requirement_gets_a_fresh_environment(tmp_path, monkeypa
     assert cell(first, "local", "fixed")["environment"] != cell(second, "local", "fixed")["environment"]
 
 
+@pytest.mark.fault("a local file: requirement whose code changed")
+def test_a_local_requirement_naming_a_fifo_or_a_device_folder_never_hangs_the_run(tmp_path, monkeypatch):
+    """Its content is hashed for the environment key: a FIFO (or /dev, /proc) must not be read."""
+    monkeypatch.setenv("REPRO_MATRIX_ENVS", str(tmp_path / "envs"))
+    package = tmp_path / "pkg"
+    package.mkdir()
+    os.mkfifo(package / "pipe")  # opening it for reading blocks until a writer comes: none will
+    write_case(tmp_path / "cases", "fifo-req", SIGNATURE_SCRIPT, requires=["torch==2.13.0", f"pkg @ {package.as_uri()}"])
+    started = time.monotonic()
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(tmp_path / "out"), timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    for variant in ("buggy", "fixed"):
+        record = cell(results, "fifo-req", variant)
+        assert record["status"] == "infra-error" and "environment could not be built" in record["reason"], record
+    assert time.monotonic() - started < 100
+
+
 # -- exit codes through nox -------------------------------------------------------------------------
 def _nox() -> list[str]:
     if importlib.util.find_spec("nox"):
