@@ -94,7 +94,7 @@ def _checked(record: object) -> dict | None:
         "status": record["status"],
         "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None,
         "exception": _exception(exception) if isinstance(exception, dict) else None,
-        "imported": {str(k)[:200]: str(v)[:200] for k, v in list(imported.items())[:2000]}
+        "imported": {_text(k, 200): _text(v, 200) for k, v in list(imported.items())[:2000]}
         if isinstance(imported, dict) else {},
     }
 
@@ -102,15 +102,21 @@ def _checked(record: object) -> dict | None:
 def _exception(raw: dict) -> dict:
     frames = raw.get("traceback") if isinstance(raw.get("traceback"), list) else []
     exception = {
-        "type": str(raw.get("type", ""))[:200], "module": str(raw.get("module", ""))[:200],
-        "message": str(raw.get("message", ""))[:20_000],
-        "traceback": [{"file": str(f.get("file", ""))[:500], "line": f.get("line") if isinstance(f.get("line"), int)
-                       else None, "function": str(f.get("function", ""))[:200], "code": str(f.get("code", ""))[:300]}
+        "type": _text(raw.get("type", ""), 200), "module": _text(raw.get("module", ""), 200),
+        "message": _text(raw.get("message", ""), 20_000),
+        "traceback": [{"file": _text(f.get("file", ""), 500), "line": f.get("line") if isinstance(f.get("line"), int)
+                       else None, "function": _text(f.get("function", ""), 200), "code": _text(f.get("code", ""), 300)}
                       for f in frames[-40:] if isinstance(f, dict)],
     }
     if isinstance(raw.get("sim_internal"), str) and raw["sim_internal"]:  # a crash of cuda-sim's own code
-        exception["sim_internal"] = raw["sim_internal"][:500]
+        exception["sim_internal"] = _text(raw["sim_internal"], 500)
     return exception
+
+
+def _text(value: object, limit: int) -> str:
+    """A bounded string from the record; a lone surrogate (``raise E("\\ud800")``) becomes ``\\ud800``:
+    no terminal, UTF-8 file or JSON reader downstream can hold one."""
+    return str(value)[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _unrecorded(result: ProcessResult, duration: float) -> ChildOutcome:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from harness._cases import load_case
 from harness._exceptions import CaseFileError
-from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
+from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 
 BROKEN = {
     "malformed-yaml": ("id: malformed-yaml\ntitle: [unclosed\n", "malformed YAML", True),
@@ -322,3 +323,47 @@ def test_repro_exception_messages_reach_the_terminal_as_text(tmp_path):
     # the cell line shows the recorded message (its first line: up to the \r) with every escape made visible
     assert "a different error \\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m" in out
     assert verdict(results_of(tmp_path / "out")[0], "escapes")["verdict"] == "failed-differently"
+
+
+@pytest.mark.slow
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_a_lone_surrogate_in_a_repro_message_does_not_crash_the_run(tmp_path):
+    """``raise E("\\ud800")``: the child writes it as a JSON escape; printed or written as UTF-8 it raised
+    UnicodeEncodeError in the middle of the run (traceback, results.json left 'running' with no cell)."""
+    script = """
+        import sys
+        if "buggy" in sys.argv:
+            raise RuntimeError("Expected all tensors to be on the same device \\ud800 lone")
+        raise ValueError("other \\udcff")
+    """
+    write_case(tmp_path / "cases", "surrogate", script)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu",
+                       "--output", str(tmp_path / "out"), env=NO_COLOUR)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    assert results["run"]["status"] == "completed" and len(results["cells"]) == 2
+    assert "device \\ud800 lone" in cell(results, "surrogate", "buggy")["exception"]["message"]
+    assert verdict(results, "surrogate")["verdict"] == "failed-differently"
+    site = tmp_path / "site"
+    proc = run_harness("report", "--input", str(tmp_path / "out"), "--output", str(site))
+    assert proc.returncode == 0 and "1 run (1 new)" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_pages_show_control_and_bidi_characters_as_escapes(tmp_path):
+    """An RLO in a title or message reorders what the reader of the page sees, as on a terminal."""
+    from harness.report import write_run_reports
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(REPO / "tests/report/fixtures/single/20261121T081200Z-b71e09", run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    case = next(iter(results["cases"]))
+    results["cases"][case]["title"] = f"title {ESCAPES}"
+    for record in results["cells"]:
+        if record.get("exception"):
+            record["exception"]["message"] = f"message {ESCAPES}"
+    write_run_reports(run_dir, results)
+    page = (run_dir / "index.html").read_text()
+    assert not _raw_escapes(page.replace("\r", "")), _raw_escapes(page)
+    assert "title \\x1b]0;owned\\x07\\x1b[2J" in page and "message " in page
+    assert "\\u202egnp.exe" in page
