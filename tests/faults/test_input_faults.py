@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness._cases import load_case
+from harness._cases import load_case, load_cases
 from harness._exceptions import CaseFileError
 from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 
@@ -233,6 +233,28 @@ def test_values_that_would_break_later_are_refused_at_load(tmp_path, name):
     assert message in str(error), str(error)
     assert error.line is not None, str(error)
     assert error.fix and error.fix != "see harness/case.schema.json", str(error)
+
+
+@pytest.mark.fault("case values that pass the schema but break later")
+def test_symlinked_case_folders_and_case_files_are_refused(tmp_path):
+    """A pull request can add symlinks: case.yaml -> /proc/self/environ was read, a linked case folder ran a
+    repro from anywhere on the machine (and, sealed, out of its cell's reach)."""
+    elsewhere = write_case(tmp_path / "elsewhere", "linked", SIGNATURE_SCRIPT)
+    root = tmp_path / "cases"
+    write_case(root, "good", SIGNATURE_SCRIPT)
+    (root / "linked").symlink_to(elsewhere)
+    environ = write_case(root, "environ", SIGNATURE_SCRIPT)
+    (environ / "case.yaml").unlink()
+    (environ / "case.yaml").symlink_to("/proc/self/environ")
+    inside = write_case(root, "inside", SIGNATURE_SCRIPT)  # a symlink within the folder is fine
+    (inside / "case.yaml").rename(inside / "real.yaml")
+    (inside / "case.yaml").symlink_to("real.yaml")
+    loaded = load_cases([root])
+    assert sorted(c.id for c in loaded.cases) == ["good", "inside"]
+    problems = {error.path.parent.name: (str(error), error.fix) for error in loaded.errors}
+    assert "the case folder linked is a symlink" in problems["linked"][0] and "copy the case" in problems["linked"][1]
+    assert "case.yaml is a symlink leading out of the case folder" in problems["environ"][0]
+    assert "\\x00" not in problems["environ"][0] and "unacceptable character" not in problems["environ"][0]
 
 
 # --- terminal escapes and rich markup in case and repro text ----------------------------------------------------
