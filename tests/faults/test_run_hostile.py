@@ -468,6 +468,18 @@ def test_a_bad_floating_period_is_a_usage_error(tmp_path):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.fault("out-of-range command-line numbers")
+@pytest.mark.parametrize("run_id", ["../../escaped", "a/b", "x\ny", ".", "r" * 102])
+def test_a_bad_shared_run_id_is_a_usage_error(tmp_path, run_id):
+    """REPRO_MATRIX_RUN_ID names the run's folder: a bad one is a bad setting (exit 2), and nothing is made."""
+    write_case(tmp_path / "cases", "rid", SIGNATURE_SCRIPT)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--output", str(tmp_path / "out"),
+                       env={"REPRO_MATRIX_RUN_ID": run_id})
+    assert proc.returncode == 2 and "REPRO_MATRIX_RUN_ID" in proc.stdout and "at most 101" in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escaped").exists()
+
+
 @pytest.fixture
 def read_only_folder(tmp_path):
     folder = tmp_path / "read-only"
