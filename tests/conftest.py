@@ -61,6 +61,7 @@ FAULT_CATALOGUE = (
     "harness exit codes through nox",
     # found by the adversarial pass over the hardened harness
     "a repro plants code that other cells or later runs execute",
+    "an image folder whose symlinks name host files",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

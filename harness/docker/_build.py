@@ -88,7 +88,9 @@ def _buildkit_cli(plan: ImagePlan) -> str | None:
 def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Path:
     """A copy of the image folder with ``wheels/`` (wheelhouse mode) and ``patches/`` filled in."""
     context = scratch / "context"
-    shutil.copytree(plan.image_dir, context, ignore=shutil.ignore_patterns("*.whl", "*.diff"))
+    # symlinks=True: a link stays a link (a build resolves it inside the context), never a copy of the host
+    # file it names: images/x/secret -> ~/.docker/config.json was baked into the image and its build log.
+    shutil.copytree(plan.image_dir, context, symlinks=True, ignore=shutil.ignore_patterns("*.whl", "*.diff"))
     (context / "wheels").mkdir(exist_ok=True)
     patches = context / "patches"
     patches.mkdir(exist_ok=True)

@@ -389,3 +389,31 @@ def test_pages_show_control_and_bidi_characters_as_escapes(tmp_path):
     assert not _raw_escapes(page.replace("\r", "")), _raw_escapes(page)
     assert "title \\x1b]0;owned\\x07\\x1b[2J" in page and "message " in page
     assert "\\u202egnp.exe" in page
+
+
+@pytest.mark.fault("an image folder whose symlinks name host files")
+def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
+    """images/ comes with pull requests: a symlink there was copied as the file it names into the build
+    context (COPY + RUN cat printed it into the build log, which a failed build shows on the terminal)."""
+    from harness._backend import EnvSpec
+    from harness._exceptions import UsageError
+    from harness.docker._build import make_context
+    from harness.docker._plan import ImageSettings, plan_image
+
+    secret = tmp_path / "host" / "config.json"
+    secret.parent.mkdir()
+    secret.write_text("HOST_SECRET=hunter2")
+    folder = tmp_path / "repo" / "images" / "evil"
+    folder.mkdir(parents=True)
+    (folder / "Dockerfile").write_text("ARG BASE_IMAGE=scratch\nFROM ${BASE_IMAGE}\nCOPY secret /s\n")
+    (folder / "secret").symlink_to(secret)
+    (folder / "dir").symlink_to(secret.parent, target_is_directory=True)
+    settings = ImageSettings(pip_source="index")
+    plan = plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=folder, settings=settings)
+    context = make_context(plan, tmp_path / "scratch", tmp_path / "build.log", lambda line: None)
+    assert (context / "secret").is_symlink() and (context / "dir").is_symlink()
+    assert not any("hunter2" in p.read_text() for p in context.rglob("*") if p.is_file() and not p.is_symlink())
+    linked = tmp_path / "repo" / "images" / "linked"
+    linked.symlink_to(folder, target_is_directory=True)
+    with pytest.raises(UsageError, match="is a symlink"):
+        plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=linked, settings=settings)
