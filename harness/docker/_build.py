@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
-from harness.docker._client import ImageBuildError, ImageRef, cache_volume, find_image
+from harness.docker._client import ImageBuildError, ImageRef, find_image
+from harness.docker._containers import remove_cache_volumes
 from harness.docker._plan import ImagePlan
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ def _drop_untagged(client: docker.DockerClient, image_id: str) -> None:
     try:
         if not client.images.get(image_id).tags:
             client.images.remove(image_id)
-            client.volumes.get(cache_volume(image_id)).remove()
+            remove_cache_volumes(client, image_id)
     except APIError:  # in use, or no cache volume
         return
 
