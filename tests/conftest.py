@@ -59,6 +59,9 @@ FAULT_CATALOGUE = (
     "report --output inside its own input",
     "a huge results.json",
     "harness exit codes through nox",
+    # found by the adversarial pass over the hardened harness
+    "a repro plants code that other cells or later runs execute",
+    "an image folder whose symlinks name host files",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

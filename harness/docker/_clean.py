@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from harness._cases import Case
 from harness.docker._catalog import catalog
-from harness.docker._client import cache_volume, connect
-from harness.docker._containers import remove_leftovers
+from harness.docker._client import connect
+from harness.docker._containers import remove_cache_volumes, remove_leftovers
 from harness.docker._plan import ImageSettings
-
-if TYPE_CHECKING:
-    import docker
 
 
 def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], None],
@@ -43,7 +39,7 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
             except APIError as error:  # a container still uses it, or it is already gone
                 say(f"kept {names}: {error.explanation or error}")
                 continue
-            _remove_volume(client, cache_volume(image["Id"]))
+            remove_cache_volumes(client, image["Id"])
         removed += 1
     if not dry_run and repository is None:
         for name in remove_leftovers(client):
@@ -53,12 +49,3 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
         if reclaimed:
             say(f"pruned {reclaimed / 1e9:.1f} GB of build cache")
     return removed
-
-
-def _remove_volume(client: docker.DockerClient, name: str) -> None:
-    from docker.errors import APIError, NotFound
-
-    try:
-        client.volumes.get(name).remove()
-    except (NotFound, APIError):
-        return
