@@ -7,6 +7,7 @@ values are computed by the real CPU kernel.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 
@@ -14,7 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
 from harness.sim import _rng
-from harness.sim._errors import NotSimulatedError
+from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from harness.sim._rules import SIM_NAMESPACES, Decompose, Operand, foreach_devices, gather, operands, resolve
 from harness.sim._state import local
@@ -33,6 +34,10 @@ class DeviceMode(TorchDispatchMode):
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        if types and any(_unwraps_first(t) for t in types):
+            # a wrapper subclass with its own __torch_dispatch__ (DTensor, a user's wrapper)
+            # unwraps first; the plain tensors it then computes with come back through this mode
+            return NotImplemented
         dynamo = sys.modules.get("torch._dynamo")
         if dynamo is not None and hasattr(dynamo, "disable"):
             if self._disabled is None:
@@ -55,6 +60,8 @@ class DeviceMode(TorchDispatchMode):
             device = devices[0]
             for other in devices:
                 if other != device:
+                    if local.explicit is None and any(d.type not in _SIMULATED for d in devices):
+                        return _run_foreign(func, args, kwargs, tensors, devices)
                     mixed = _mixed_device(func, args, kwargs)
                     if mixed is None:
                         return self._decompose(func, args, kwargs)
@@ -82,6 +89,51 @@ class DeviceMode(TorchDispatchMode):
             return func.redispatch(_CPU_KEYS, *args, **kwargs)
         finally:
             _pop_mode()
+
+
+_SIMULATED = ("cpu", "cuda")
+_UNWRAPS: dict[type, bool] = {}
+
+
+def _unwraps_first(cls: type) -> bool:
+    """Subclasses other than torch's own mode-driven ones (FakeTensor, FunctionalTensor), which
+    hand their operators to their mode and never back to a subclass handler."""
+    found = _UNWRAPS.get(cls)
+    if found is None:
+        found = _UNWRAPS[cls] = (getattr(cls, "__torch_dispatch__", None) is not torch._C._disabled_torch_dispatch_impl
+                                 and not cls.__module__.startswith("torch._subclasses"))
+    return found
+
+
+def _run_foreign(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+                 tensors: list[torch.Tensor], devices: list[torch.device]) -> object:
+    """An operator meeting a device the simulation does not model (``meta``, a real backend).
+
+    Real torch runs the kernel of the operands' highest-priority backend (``meta`` wins over
+    every other), with that kernel's own device checks: a meta kernel mostly checks none, a
+    Python meta registration says "Tensor on device D is not on the expected device E!", an
+    ``out=`` copy "Attempting to copy from device D to device E ...". The simulation runs that
+    same kernel; it sees simulated CUDA tensors as CPU ones, so where all of them are on the
+    simulated GPU the CPU it names is the GPU."""
+    hosts = [device for t, device in zip(tensors, devices, strict=True) if t.is_cpu]
+    try:
+        result = func(*args, **kwargs)
+    except Exception as error:
+        if hosts and all(device.type == "cuda" for device in hosts):
+            raise _renamed(error, str(hosts[0])) from None
+        raise
+    if hosts and hosts[0].type == "cuda":
+        _place_outputs(result, hosts[0], tensors, [storage_of(t) if t.is_cpu else None for t in tensors], False)
+    return result
+
+
+def _renamed(error: Exception, device: str) -> Exception:
+    text = re.sub(r"\bcpu\b", device, str(error))
+    try:
+        renamed = cuda_error(text, type(error))
+    except TypeError:
+        return error
+    return renamed
 
 
 def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],

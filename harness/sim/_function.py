@@ -98,6 +98,9 @@ class PlacementMode(TorchFunctionMode):
     def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
                   kwargs: dict[str, object]) -> Any:
         target = parse_device(kwargs["device"]) if kwargs.get("device") is not None else CPU
+        if target.type == "cuda" and _fake_mode_active():
+            # FakeTensorMode allocates nothing: it makes a fake CUDA tensor on a CPU build too
+            return self.call(func, types_, args, {**kwargs, "device": target}, builtin=True)
         kwargs = {**kwargs, "device": real_device(target)}
         pinned = bool(kwargs.get("pin_memory"))
         if pinned:
@@ -129,6 +132,13 @@ _GENERATED = tuple(m for m in (torch._C._VariableFunctions, torch._C._nn, getatt
                                getattr(torch._C, "_fft", None), getattr(torch._C, "_special", None),
                                getattr(torch._C, "_nested", None), getattr(torch._C, "_sparse", None))
                    if m is not None)
+
+
+_FAKE_KEY = getattr(getattr(torch._C, "_TorchDispatchModeKey", None), "FAKE", None)
+
+
+def _fake_mode_active() -> bool:
+    return _FAKE_KEY is not None and torch._C._get_dispatch_mode(_FAKE_KEY) is not None
 
 
 def _wraps_existing(func: Callable[..., Any], args: Sequence[object]) -> bool:
@@ -231,20 +241,47 @@ def _cpu(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object])
 
 
 def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """``Tensor.type(dtype=None, non_blocking=False, *, memory_format=None)`` as the CUDA build's
+    ``THPVariable_type`` does it: a ``torch.dtype`` keeps the device; a type name (a string, a
+    legacy tensor type, ``torch.Tensor``) also names the device type."""
     t = args[0]
     wanted = args[1] if len(args) > 1 else kwargs.get("dtype")
+    non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", kwargs.get("async", False)))
+    memory_format = kwargs.get("memory_format") or torch.preserve_format
+    source = device_of(t)
     if wanted is None:
         name = _Base.type(t)
-        return name.replace("torch.", "torch.cuda.", 1) if device_of(t).type == "cuda" else name
-    if not isinstance(wanted, str):
-        wanted = getattr(wanted, "_sim_type_name", None) or f"{wanted.__module__}.{wanted.__name__}"
-    target = CPU
-    if wanted.startswith("torch.cuda."):
-        target, wanted = cuda_device(None), wanted.replace("torch.cuda.", "torch.", 1)
-    dtype = _Base.type(torch.empty(0), wanted).dtype
-    if target == device_of(t) and dtype == t.dtype:
-        return t
-    return move(t, target, dtype=dtype, non_blocking=bool(kwargs.get("non_blocking", False)))
+        return name.replace("torch.", "torch.cuda.", 1) if source.type == "cuda" else name
+    if isinstance(wanted, torch.dtype):
+        return move(t, source, dtype=wanted, non_blocking=non_blocking,
+                    memory_format=memory_format)  # type: ignore[arg-type]
+    name = _type_name(wanted)
+    on_cuda = name.startswith("torch.cuda.")
+    host_name = name.replace("torch.cuda.", "torch.", 1) if on_cuda else name
+    try:
+        converted = _Base.type(t, host_name, non_blocking, memory_format=memory_format)
+    except ValueError:
+        raise ValueError(f"invalid type: '{name}'") from None
+    target = (source if source.type == "cuda" else cuda_device(None)) if on_cuda else (
+        source if source.type != "cuda" else CPU)
+    return converted if target == source else move(converted, target, non_blocking=non_blocking)
+
+
+def _type_name(wanted: object) -> str:
+    """The name ``THPVariable_type`` parses: a string as given, a type's ``tp_name``."""
+    if isinstance(wanted, str):
+        return wanted
+    if not isinstance(wanted, type):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    sim_name = getattr(wanted, "_sim_type_name", None)
+    if sim_name is not None:
+        return sim_name
+    if wanted is torch.Tensor:
+        return "torch.Tensor"
+    heap_type = bool(wanted.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: tp_name is the bare name
+    if heap_type or wanted.__module__ == "builtins":
+        return wanted.__name__
+    return f"{wanted.__module__}.{wanted.__name__}"
 
 
 def _get_device(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> int:

@@ -25,7 +25,7 @@ from harness.sim import _native
 from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import _TAG, CPU, device_of, storage_of
 
-SIM_NAMESPACES = frozenset({"aten", "prims", "c10d", "_c10d_functional", "_c10d_functional_autograd",
+SIM_NAMESPACES = frozenset({"aten", "prims", "prim", "c10d", "_c10d_functional", "_c10d_functional_autograd",
                              "profiler", "_dtensor", "debugprims", "rngprims"})
 
 

@@ -29,6 +29,17 @@ Sources, cited per scenario:
   [GEN]   aten/src/ATen/core/Generator.h ``check_generator``.
   [DOC]   PyTorch docs: ``Tensor.to``/``copy_`` copy across devices; ``*_like``/``new_*`` inherit
           the input's device unless ``device=`` is given.
+  [TYPE]  torch/csrc/autograd/python_variable_methods.cpp ``THPVariable_type``: a ``torch.dtype``
+          keeps the device; a type (its ``tp_name``) or a string names dtype and device type
+          (``torch.Tensor`` is the default CPU type); anything else "dtype must be a type, str, or
+          dtype object" (TypeError), an unknown name "invalid type: 'NAME'" (ValueError).
+  [META]  c10/core/DispatchKeySet.h: ``Meta`` is the highest-priority backend bit, so an operator
+          with a meta operand runs its meta kernel whatever the other devices are; those kernels
+          check little: torch/_prims_common ``check_same_device`` ("Tensor on device D is not on the
+          expected device E!"), torch/_prims_common/wrappers ``_safe_copy_out`` ("Attempting to copy
+          from device D to device E, but cross-device copies are not allowed!"), C++ meta kernels
+          none (``cpu @ meta`` returns a tensor on the first operand's device). Checked on this CPU
+          build with CPU operands (``test_without_cuda_the_simulation_is_plain_torch``).
   [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
           #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
           (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
@@ -72,6 +83,7 @@ class Scenario:
     device: str | None = None  # the result's device when real CUDA runs it
     error: type[BaseException] | None = None
     message: str | None = None
+    dtype: torch.dtype | None = None  # the result's dtype, where the scenario is about it
 
 
 def _deepspeed_unscale_and_clip() -> None:
@@ -123,6 +135,18 @@ def _var_resume_step() -> None:
     for state in optimizer.state.values():
         state["step"] = state["step"].cpu()
     optimizer.step()
+
+
+def meta(*shape, **kwargs):
+    return torch.ones(*shape, device="meta", **kwargs)
+
+
+def _meta_message(device: str, expected: str) -> str:
+    return f"Tensor on device {device} is not on the expected device {expected}!"
+
+
+def _copy_message(source: str, target: str) -> str:
+    return f"Attempting to copy from device {source} to device {target}, but cross-device copies are not allowed!"
 
 
 def _index_put(value: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
@@ -277,6 +301,100 @@ SCENARIOS = [
 ]
 
 
+TYPE_SCENARIOS = [
+    Scenario("cpu type(torch.float64) keeps the cpu", "[TYPE]", lambda: cpu(2).type(torch.float64), device="cpu",
+             dtype=torch.float64),
+    Scenario("cuda type(torch.float64) keeps the gpu", "[TYPE]", lambda: cuda(2).type(torch.float64),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(dtype=..., non_blocking=True)", "[TYPE]",
+             lambda: cuda(2).type(dtype=torch.float16, non_blocking=True), device="cuda:0", dtype=torch.float16),
+    Scenario("cuda type(torch.float64, True) positional", "[TYPE]", lambda: cuda(2).type(torch.float64, True),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(dtype, memory_format=channels_last)", "[TYPE]",
+             lambda: cuda(1, 2, 3, 4).type(torch.float64, memory_format=torch.channels_last).contiguous(
+                 memory_format=torch.channels_last), device="cuda:0", dtype=torch.float64),
+    Scenario("cpu type('torch.cuda.HalfTensor')", "[TYPE]", lambda: cpu(2).type("torch.cuda.HalfTensor"),
+             device="cuda:0", dtype=torch.float16),
+    Scenario("cuda type('torch.FloatTensor') moves to the cpu", "[TYPE]", lambda: cuda(2).type("torch.FloatTensor"),
+             device="cpu", dtype=torch.float32),
+    Scenario("cpu type(torch.cuda.DoubleTensor)", "[TYPE]", lambda: cpu(2).type(torch.cuda.DoubleTensor),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(torch.DoubleTensor)", "[TYPE]", lambda: cuda(2).type(torch.DoubleTensor), device="cpu",
+             dtype=torch.float64),
+    Scenario("cuda half type(torch.Tensor): the default cpu type", "[TYPE]",
+             lambda: cuda(2, dtype=torch.float16).type(torch.Tensor), device="cpu", dtype=torch.float32),
+    Scenario("type() names the cuda type", "[TYPE]", lambda: torch.tensor([cuda(1).type() == "torch.cuda.FloatTensor"]),
+             device="cpu"),
+    Scenario("type(3)", "[TYPE]", lambda: cuda(2).type(3), error=TypeError,
+             message="dtype must be a type, str, or dtype object"),
+    Scenario("type('torch.cuda.Foo')", "[TYPE]", lambda: cuda(2).type("torch.cuda.Foo"), error=ValueError,
+             message="invalid type: 'torch.cuda.Foo'"),
+    Scenario("type(int)", "[TYPE]", lambda: cuda(2).type(int), error=ValueError, message="invalid type: 'int'"),
+]
+
+META_SCENARIOS = [
+    Scenario("cuda + meta", "[META] prims elementwise meta", lambda: cuda(2) + meta(2), error=RuntimeError,
+             message=_meta_message("meta", "cuda:0")),
+    Scenario("meta + cuda", "[META]", lambda: meta(2) + cuda(2), error=RuntimeError,
+             message=_meta_message("cuda:0", "meta")),
+    Scenario("cuda input @ meta weight: the meta kernel checks nothing", "[META] mm meta",
+             lambda: cuda(2, 2) @ meta(2, 2), device="cuda:0"),
+    Scenario("F.linear(cuda input, meta weight)", "[META]",
+             lambda: F.linear(cuda(2, 2), meta(2, 2)), device="cuda:0"),
+    Scenario("cuda.add_(meta)", "[META]", lambda: cuda(2).add_(meta(2)), device="cuda:0"),
+    Scenario("add(meta, out=cuda)", "[META] _safe_copy_out", lambda: torch.add(meta(2), 1, out=cuda(2)),
+             error=RuntimeError, message=_copy_message("meta", "cuda:0")),
+    Scenario("cat [meta, cuda]", "[META]", lambda: torch.cat([meta(2), cuda(2)]), error=RuntimeError,
+             message=_meta_message("cuda:0", "meta")),
+    Scenario("cuda.copy_(meta)", "[META]", lambda: cuda(2).copy_(meta(2)), error=NotImplementedError,
+             message="Cannot copy out of meta tensor; no data!"),
+    Scenario("meta module .to('cuda')", "[META] torch/nn/modules/module.py _apply",
+             lambda: torch.nn.Linear(2, 2, device="meta").to("cuda"), error=NotImplementedError,
+             message="Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+             "torch.nn.Module.to() when moving module from meta to a different device."),
+    Scenario("meta module .to_empty(device='cuda')", "[DOC]",
+             lambda: torch.nn.Linear(2, 2, device="meta").to_empty(device="cuda").weight, device="cuda:0"),
+    Scenario("cuda tensor .to('meta')", "[DOC]", lambda: cuda(2).to("meta"), device="meta"),
+]
+
+# programs that never touch cuda: the simulation must be invisible (run plain and simulated)
+WITHOUT_CUDA = {
+    "meta + cpu": lambda: meta(2) + cpu(2),
+    "cpu + meta": lambda: cpu(2) + meta(2),
+    "cpu @ meta": lambda: cpu(2, 2) @ meta(2, 2),
+    "linear(cpu, meta weight)": lambda: F.linear(cpu(2, 2), meta(2, 2)),
+    "add(meta, out=cpu)": lambda: torch.add(meta(2), 1, out=cpu(2)),
+    "sum(meta, out=cpu)": lambda: torch.sum(meta(2, 2), 0, out=cpu(2)),
+    "cat [meta, cpu]": lambda: torch.cat([meta(2), cpu(2)]),
+    "cpu.copy_(meta)": lambda: cpu(2).copy_(meta(2)),
+    "meta.copy_(cpu)": lambda: meta(2).copy_(cpu(2)),
+    "where(cpu, meta, cpu)": lambda: torch.where(cpu(2) > 0, meta(2), cpu(2)),
+    "embedding(cpu ids, meta weight)": lambda: F.embedding(torch.tensor([0]), meta(4, 2)),
+    "cpu type(torch.float64)": lambda: cpu(2).type(torch.float64),
+    "cpu type(dtype=torch.int32)": lambda: cpu(2).type(dtype=torch.int32),
+}
+
+SCENARIOS += TYPE_SCENARIOS + META_SCENARIOS
+
+
+def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
+    try:
+        result = run()
+    except Exception as error:
+        return (type(error), str(error))
+    if isinstance(result, torch.Tensor):
+        return (str(result.device), result.dtype, tuple(result.shape))
+    return (repr(result),)
+
+
+@pytest.mark.parametrize("name", list(WITHOUT_CUDA))
+def test_without_cuda_the_simulation_is_plain_torch(name: str):
+    plain = _outcome(WITHOUT_CUDA[name])
+    with simulate():
+        simulated = _outcome(WITHOUT_CUDA[name])
+    assert simulated == plain
+
+
 def test_at_least_forty_scenarios():
     assert len(SCENARIOS) >= 40
     assert len({s.id for s in SCENARIOS}) == len(SCENARIOS)
@@ -304,3 +422,5 @@ def test_scenario(scenario: Scenario):
             if scenario.device is not None:
                 assert isinstance(result, torch.Tensor)
                 assert str(result.device) == scenario.device
+            if scenario.dtype is not None:
+                assert result.dtype == scenario.dtype
