@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _rng
+from harness.sim import _autograd, _composite, _rng
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -59,6 +59,9 @@ class PlacementMode(TorchFunctionMode):
             if inner is None:
                 return self.call(func, types_, args, kwargs, builtin=False)
             func = inner
+        composite = _composite.CHECKS.get(func)
+        if composite is not None:
+            composite(func, args, kwargs)
         if kwargs.get("device") is None and func in _FACTORIES:
             if func in _NEW_METHODS and args:
                 if not _wraps_existing(func, args):
@@ -335,7 +338,9 @@ def _parse_to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, obj
 def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object], func: Callable[..., Any]) -> object:
     """``_VF.lstm/gru/rnn_*``: RNN.cpp ``check_attributes`` compares the input's device with every
     hidden state, then every parameter, before any kernel (the CPU path cannot see it)."""
-    packed = not isinstance(args[2], (list, tuple)) if len(args) > 2 else False
+    # packed: (data, batch_sizes, hx, params, ...); lstm's hx is a tuple, the others' a tensor
+    packed = len(args) > 2 and isinstance(args[1], torch.Tensor) and (
+        func is torch._C._VariableFunctions.lstm or isinstance(args[2], torch.Tensor))
     hidden, params = (args[2], args[3]) if packed else (args[1], args[2])
     device = device_of(args[0])  # type: ignore[arg-type]
     hiddens = hidden if isinstance(hidden, (list, tuple)) else [hidden]
@@ -345,6 +350,38 @@ def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object],
                 raise cuda_error(f"Input and {name} tensors are not at the same device, found input tensor at "
                                  f"{device} and {name} tensor at {device_of(t)}")
     return mode.call(func, (), args, kwargs, builtin=True)
+
+
+def _ctc_loss(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """LossCTC.cpp ``ctc_loss``: for plain tensors it reads Tensor lengths on the host and runs
+    ``_ctc_loss(log_probs, targets.to(log_probs.device(), kLong), lengths...)`` (cuDNN's path
+    takes CPU targets as they are). The simulation's dispatch mode would send it down its
+    tensor-subclass path instead (``areAnyTensorSubclassLike`` is true under any dispatch
+    mode), and C++ moves targets to a device the simulation cannot see; so both are done here,
+    and the backward pass finds the targets where CUDA has them."""
+    names = ("log_probs", "targets", "input_lengths", "target_lengths")
+    values = [args[i] if i < len(args) else kwargs.get(name) for i, name in enumerate(names)]
+    log_probs, targets = values[0], values[1]
+    if isinstance(targets, torch.Tensor) and isinstance(log_probs, torch.Tensor):
+        target = device_of(log_probs)
+        if device_of(targets) != target:
+            values[1] = move(targets, target)
+    for i in (2, 3):
+        lengths = values[i]
+        if isinstance(lengths, torch.Tensor) and not (lengths.is_floating_point() or lengths.is_complex()
+                                                      or lengths.dtype == torch.bool):
+            values[i] = _Base.tolist(lengths.reshape(-1))
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    return mode.call(torch._C._VariableFunctions.ctc_loss, (), (*values, *args[4:]), rest, builtin=True)
+
+
+def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """PackedSequence.cpp makes the lengths with ``batch_sizes.options()``: on the CPU."""
+    func = torch._C._VariableFunctions._pad_packed_sequence
+    padded, lengths = mode.call(func, (), tuple(args), kwargs, builtin=True)
+    batch_sizes = args[1] if len(args) > 1 else kwargs.get("batch_sizes")
+    place(lengths, device_of(batch_sizes))  # type: ignore[arg-type]
+    return padded, lengths
 
 
 def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
@@ -365,5 +402,7 @@ _METHODS: dict[object, _Handler] = {
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _rnn_func = getattr(torch._C._VariableFunctions, _name)
     _METHODS[_rnn_func] = _rnn_handler(_rnn_func)
+_METHODS[torch._C._VariableFunctions.ctc_loss] = _ctc_loss
+_METHODS[torch._C._VariableFunctions._pad_packed_sequence] = _pad_packed_sequence
 if hasattr(torch.Tensor, "__dlpack__"):
     _METHODS[torch.Tensor.__dlpack__] = _dlpack
