@@ -32,7 +32,7 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from harness.sim import _native
 from harness.sim._errors import cuda_error
-from harness.sim._placement import CPU, device_of
+from harness.sim._placement import CPU, device_of, is_guess, storage_device
 from harness.sim._prerun import raise_earlier_error
 
 Handler = Callable[[torch._ops.OpOverload, Sequence[object], dict[str, object], list[Any]], torch.device]
@@ -143,6 +143,16 @@ def check_scalars(value: object) -> None:
         device = device_of(value)
         if device != CPU:
             raise cuda_error(f"Expected scalars to be on CPU, got {device} instead.")
+
+
+def check_set_storage(tensor: object, storage: object) -> None:
+    """native/TensorShape.cpp ``checkSetStorage``."""
+    if not isinstance(tensor, torch.Tensor) or storage is None or not tensor.is_cpu or is_guess(tensor):
+        return  # a tensor C++ made for the purpose (storage copies) has no device of its own yet
+    current, given = device_of(tensor), storage_device(storage)
+    if current != given:
+        raise cuda_error(f'Attempted to set the storage of a tensor on device "{current}" to a storage on different '
+                         f'device "{given}".  This is no longer allowed; the devices must match.')
 
 
 def check_foreach(func: torch._ops.OpOverload, name: str, ops: list[Any]) -> None:

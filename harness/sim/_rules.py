@@ -59,7 +59,9 @@ def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
     found = []
     for i, arg in enumerate(func._schema.arguments):
         text = str(arg.type)
-        if text == "Tensor" and arg.name == "scalars" and func.__name__.startswith("_foreach_"):
+        if text == "Storage":
+            kind = "st"  # set_(Storage): checkSetStorage compares it with the tensor's storage
+        elif text == "Tensor" and arg.name == "scalars" and func.__name__.startswith("_foreach_"):
             kind = "s"  # a CPU tensor of numbers, read on the host (ForeachUtils.h): never an operand
         elif text in ("Tensor", "Optional[Tensor]"):
             kind = "t"
@@ -88,6 +90,9 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
         elif spec.kind == "s":
             _kernels.check_scalars(value)
             continue
+        elif spec.kind == "st":
+            _kernels.check_set_storage(args[0], value)
+            continue
         elif isinstance(value, (list, tuple)):
             items = value
         else:
@@ -105,7 +110,7 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> list[Operand]:
     found: list[Operand] = []
     for spec in _schema_args(func):
-        if spec.kind == "s":
+        if spec.kind in ("s", "st"):
             continue
         value = args[spec.index] if spec.index < len(args) else kwargs.get(spec.name)
         items = value if spec.kind == "l" and isinstance(value, (list, tuple)) else (value,)

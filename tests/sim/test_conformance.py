@@ -59,6 +59,8 @@ Sources, cited per scenario:
           itself has the generated check.
   [PACK]  native/PackedSequence.cpp: batch sizes and lengths stay on the CPU, the data on the
           input's device.
+  [STOR]  torch/storage.py: ``TypedStorage(device=...)`` and ``torch.cuda.FloatStorage`` build an
+          ``UntypedStorage(..., device=...)``; a tensor ``set_`` to a storage lives on its device.
   [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
           #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
           (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
@@ -528,7 +530,16 @@ def _adam_cpu_lr() -> torch.Tensor:
     return model.weight
 
 
-SCENARIOS += TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+STORAGE_SCENARIOS = [
+    Scenario("tensor on a UntypedStorage(n, device='cuda')", "[STOR]",
+             lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8, device="cuda")), device="cuda:0"),
+    Scenario("cuda tensor set_ to a cpu storage (generated check)", "[STOR] [CG]",
+             lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8)).device, error=RuntimeError,
+             message="Attempted to set the storage of a tensor on device \"cuda:0\" to a storage on different "
+             "device \"cpu\".  This is no longer allowed; the devices must match."),
+]
+
+SCENARIOS += STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
 
 
 def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
