@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from harness.sim import _rng
+from harness.sim import _cuda_api, _rng
+from harness.sim._cuda_api import SYNC
 from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._kernels import OUTPUT_SOURCES
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
@@ -79,6 +80,8 @@ class DeviceMode(TorchDispatchMode):
                     break
             else:
                 local.last = device
+        if SYNC.mode and tensors:
+            _check_sync(func, args, kwargs, devices)
         if local.explicit is not None:
             device, guess = local.explicit, False
         if device.type == "cuda" and func.namespace not in SIM_NAMESPACES:
@@ -147,6 +150,36 @@ def _renamed(error: Exception, device: str) -> Exception:
     except TypeError:
         return error
     return renamed
+
+
+_SYNCING = frozenset({"_local_scalar_dense", "nonzero", "nonzero.out", "masked_select", "masked_select.out",
+                      "_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"})
+
+
+def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+                devices: list[torch.device]) -> None:
+    """``torch.cuda.set_sync_debug_mode``: c10/cuda ``warn_or_error_on_sync``, which CUDA calls
+    where the host waits for the GPU: reading a value (``item()``), data-dependent output sizes
+    (``nonzero``, ``masked_select``, ``unique``, ``repeat_interleave`` without ``output_size``) and
+    blocking copies to the host."""
+    name = op_name(func)
+    on_gpu = devices[0].type == "cuda"
+    if name in _SYNCING or name == "repeat_interleave.Tensor":
+        syncs = on_gpu and (name != "repeat_interleave.Tensor" or kwargs.get("output_size") is None)
+    elif name in ("index.Tensor", "index_put", "index_put_", "_index_put_impl_"):
+        indices = args[1] if len(args) > 1 else kwargs.get("indices", ())
+        syncs = on_gpu and any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
+                               for i in indices)  # type: ignore[union-attr]  # a mask: nonzero first
+    elif name == "_to_copy":
+        syncs = on_gpu and local.explicit is not None and local.explicit.type == "cpu" and not kwargs.get(
+            "non_blocking")
+    elif name == "copy_" and len(devices) > 1:
+        blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        syncs = devices[0].type == "cpu" and devices[1].type == "cuda" and blocking
+    else:
+        return
+    if syncs:
+        _cuda_api.warn_or_error_on_sync()
 
 
 def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],

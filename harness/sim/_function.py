@@ -191,7 +191,8 @@ def move(t: torch.Tensor, target: torch.device, dtype: torch.dtype | None = None
     saved = local.explicit
     local.explicit = target
     try:
-        out = _Base.to(t, device=real_device(target), dtype=dtype, copy=True, memory_format=memory_format)
+        out = _Base.to(t, device=real_device(target), dtype=dtype, non_blocking=non_blocking, copy=True,
+                       memory_format=memory_format)
     finally:
         local.explicit = saved
     place(out, target)

@@ -61,6 +61,8 @@ Sources, cited per scenario:
           input's device.
   [STOR]  torch/storage.py: ``TypedStorage(device=...)`` and ``torch.cuda.FloatStorage`` build an
           ``UntypedStorage(..., device=...)``; a tensor ``set_`` to a storage lives on its device.
+  [SYNC]  c10/cuda/CUDAFunctions.cpp ``warn_or_error_on_sync`` ("called a synchronizing CUDA
+          operation"), called where the host waits for the GPU (``_local_scalar_dense``, D2H copies).
   [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
           #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
           (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
@@ -530,7 +532,28 @@ def _adam_cpu_lr() -> torch.Tensor:
     return model.weight
 
 
+def _item_under_sync_error() -> object:
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        return cuda(2).sum().item()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+def _checkpointed_dropout_masks_agree() -> torch.Tensor:
+    x = torch.ones(128, device="cuda", requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda t: F.dropout(t, 0.5, training=True), x, use_reentrant=False)
+    out.sum().backward()
+    assert torch.equal((out != 0).cpu(), (x.grad != 0).cpu())
+    return x.grad
+
+
 STORAGE_SCENARIOS = [
+    Scenario("item() under set_sync_debug_mode('error')", "[SYNC]", _item_under_sync_error, error=RuntimeError,
+             message="called a synchronizing CUDA operation"),
+    Scenario("checkpoint recompute replays the cuda RNG (dropout masks agree)",
+             "[DOC] torch/utils/checkpoint.py get_device_states / set_device_states", _checkpointed_dropout_masks_agree,
+             device="cuda:0"),
     Scenario("tensor on a UntypedStorage(n, device='cuda')", "[STOR]",
              lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8, device="cuda")), device="cuda:0"),
     Scenario("cuda tensor set_ to a cpu storage (generated check)", "[STOR] [CG]",
