@@ -224,6 +224,8 @@ def _split_to_args(args: Sequence[object], kwargs: dict[str, object]) -> tuple[o
 def _to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
     t = args[0]
     device, opts = _split_to_args(args[1:], kwargs)
+    if device is not None and not isinstance(device, (str, int, torch.device)):
+        return _Base.to(*args, **kwargs)  # no device named: torch's own parser decides (or refuses)
     target = parse_device(device) if device is not None else device_of(t)  # type: ignore[arg-type]
     return move(t, target, **opts)  # type: ignore[arg-type]
 

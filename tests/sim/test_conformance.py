@@ -353,6 +353,19 @@ TYPE_SCENARIOS = [
     Scenario("type('torch.cuda.Foo')", "[TYPE]", lambda: cuda(2).type("torch.cuda.Foo"), error=ValueError,
              message="invalid type: 'torch.cuda.Foo'"),
     Scenario("type(int)", "[TYPE]", lambda: cuda(2).type(int), error=ValueError, message="invalid type: 'int'"),
+    Scenario("to(dtype=..., device='cuda') keywords in any order", "[DOC]",
+             lambda: cpu(2).to(dtype=torch.float16, device="cuda"), device="cuda:0", dtype=torch.float16),
+    Scenario("to('cuda', memory_format=channels_last)", "[DOC]",
+             lambda: cpu(1, 2, 3, 4).to("cuda", memory_format=torch.channels_last).contiguous(
+                 memory_format=torch.channels_last), device="cuda:0"),
+    Scenario("cuda(device=0, non_blocking=True, memory_format=...)", "[DOC]",
+             lambda: cpu(1, 2, 3, 4).cuda(device=0, non_blocking=True, memory_format=torch.channels_last),
+             device="cuda:0"),
+    Scenario("module.type(torch.cuda.HalfTensor)", "[TYPE] nn.Module.type",
+             lambda: torch.nn.Linear(2, 2).type(torch.cuda.HalfTensor).weight, device="cuda:0", dtype=torch.float16),
+    Scenario("module.to(cuda half tensor)", "[DOC]",
+             lambda: torch.nn.Linear(2, 2).to(cuda(1, dtype=torch.float16)).weight, device="cuda:0",
+             dtype=torch.float16),
 ]
 
 META_SCENARIOS = [
@@ -395,6 +408,11 @@ WITHOUT_CUDA = {
     "embedding(cpu ids, meta weight)": lambda: F.embedding(torch.tensor([0]), meta(4, 2)),
     "cpu type(torch.float64)": lambda: cpu(2).type(torch.float64),
     "cpu type(dtype=torch.int32)": lambda: cpu(2).type(dtype=torch.int32),
+    "to(1.5)": lambda: cpu(2).to(1.5),
+    "to('cpu', torch.float16, False, True)": lambda: cpu(2).to("cpu", torch.float16, False, True),
+    "to(dtype=..., memory_format=...)": lambda: cpu(1, 2, 3, 4).to(dtype=torch.half, memory_format=torch.channels_last),
+    "module.to('cpu', torch.float64, non_blocking=True)":
+        lambda: torch.nn.Linear(2, 2).to("cpu", torch.float64, non_blocking=True).weight,
 }
 
 def _device_check_of(name: str, device: str) -> str:
