@@ -18,7 +18,9 @@ Sources (PyTorch, aten/src/ATen/ unless noted):
   TensorIterator (``structured_inherits: TensorIteratorBase``: TensorIterator's message);
 - native/cuda/ForeachBinaryOpScalarTensor.cu: the fast path (same device and dtype, dense)
   "scalar tensor expected to be on D but is on E", the slow path one op per tensor;
-  native/ForeachUtils.h ``convert_tensor_to_scalar_list``: "Expected scalars to be on CPU".
+  native/ForeachUtils.h ``convert_tensor_to_scalar_list``: "Expected scalars to be on CPU";
+- native/TensorShape.cpp ``checkSetStorage`` (``set_(storage)``); native/PackedSequence.cpp (batch
+  sizes are made with the CPU lengths' options).
 """
 
 from __future__ import annotations
