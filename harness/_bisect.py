@@ -4,16 +4,14 @@
 of the case (the buggy one by default) with each release of the package in the range, each in its own
 environment, and reports where the outcome changes: the first release that shows the bug and the
 first that no longer does. ``--mode binary`` finds the first change in a long range in log2(n) runs,
-assuming one transition. The versions come from the package index (``pip index versions``, which
-honours the user's pip configuration) unless ``--versions`` lists them.
+assuming one transition. The versions come from the package sources the harness hands uv (index, extra
+indexes, find-links: ``harness._releases``) unless ``--versions`` lists them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from harness._exceptions import SelectionError, UsageError
 from harness._execute import Executor
 from harness._lanes import Lane
 from harness._plan import Cell
+from harness._releases import describe_failure, index_environment, list_releases
 from harness._results import CellRecord, new_run_dir, utc_now, write_json_atomic
 
 
@@ -43,15 +42,15 @@ class BisectRequest:
     binary: bool = False
 
 
-def available_versions(package: str) -> list[str]:
-    """Releases of ``package`` on the user's configured index, oldest first."""
-    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package], capture_output=True,
-                          text=True, timeout=120, check=False)
-    match = re.search(r"Available versions:\s*(.+)", proc.stdout)
-    if proc.returncode != 0 or not match:
-        raise UsageError(f"could not list the releases of {package!r} from the package index: "
-                         f"{(proc.stderr or proc.stdout).strip()[-300:]}; pass --versions A,B,C instead")
-    return sorted((v.strip() for v in match.group(1).split(",")), key=Version)
+def available_versions(package: str, say: Callable[[str], None] = lambda text: None) -> list[str]:
+    """Releases of ``package`` installable on this Python, oldest first, from the package sources uv gets."""
+    listing = list_releases(package, index_environment(), f"{sys.version_info.major}.{sys.version_info.minor}")
+    if not listing.versions:
+        raise UsageError(describe_failure(package, listing))
+    for error in listing.errors:
+        say(f"package source skipped: {error}")
+    say(f"{len(listing.versions)} release(s) of {package} from {', '.join(listing.sources)}")
+    return listing.versions
 
 
 def select_range(versions: Sequence[str], low: str | None, high: str | None, *, pre: bool = False) -> list[str]:

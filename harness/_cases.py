@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,12 +24,13 @@ import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from harness._case_yaml import LOADER, load_plain_data, read_case_text
 from harness._exceptions import CaseFileError
+from harness._placeholders import placeholder_error
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
 ExpectKind = Literal["reproduces", "passes", "unsupported"]
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -119,10 +121,28 @@ class CaseLoad:
     errors: tuple[CaseFileError, ...]
 
 
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterable[Any]:
+    """``pattern`` as JSON Schema (ECMA-262) means it: a final ``$`` is the end of the text.
+
+    jsonschema uses Python's ``re.search``, whose ``$`` also matches before a final newline, so an id
+    ``"my-case\\n"`` would pass ``^[a-z0-9-]+$``.
+    """
+    if not isinstance(instance, str):
+        return
+    python = pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
+    if not re.search(python, instance):
+        yield jsonschema.ValidationError(f"{_short(instance)} does not match {pattern!r}")
+
+
+def _short(value: str, limit: int = 80) -> str:
+    return repr(value) if len(value) <= limit else f"{value[:limit]!r}..."
+
+
 @cache
 def _validator() -> jsonschema.protocols.Validator:
     schema = json.loads(SCHEMA_PATH.read_text())
-    return jsonschema.Draft202012Validator(schema)
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+    return cls(schema)
 
 
 def load_cases(roots: Iterable[Path]) -> CaseLoad:
@@ -151,20 +171,17 @@ def load_case(folder: Path) -> Case:
     if not path.is_file():
         raise CaseFileError(path, "case folder has no case.yaml",
                             fix="add case.yaml (see harness/case.schema.json) or remove the folder")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_case_text(path)
     data = _parse_yaml(path, text)
+    if unfinished := placeholder_error(path, data, lambda trail: _line_of(text, trail)):
+        raise unfinished  # a skeleton from `harness new`: name what is left to fill in before the schema's view
     _validate_schema(path, text, data)
-    return _build_case(folder, path, data)
+    _require_finite_timeouts(path, text, data)
+    return _build_case(folder, path, text, data)
 
 
 def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
-    try:
-        data = yaml.load(text, Loader=_LOADER)  # a safe loader, C-accelerated when available
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or str(error)
-        raise CaseFileError(path, f"malformed YAML: {problem}", line=mark.line + 1 if mark else None,
-                            fix="fix the YAML syntax (indentation, quotes, colons)") from None
+    data = load_plain_data(path, text)
     if not isinstance(data, dict):
         raise CaseFileError(path, f"expected a mapping of case fields, got {type(data).__name__}",
                             fix="start the file with 'id: <case-id>' and the other fields of the schema")
@@ -197,6 +214,19 @@ def _validate_schema(path: Path, text: str, data: dict[str, Any]) -> None:
                         line=_line_of(text, list(error.absolute_path)))
 
 
+def _require_finite_timeouts(path: Path, text: str, data: dict[str, Any]) -> None:
+    """NaN passes every JSON Schema bound (each comparison with it is false); a NaN timeout never fires."""
+    where = [["timeout"]] + [["variants", name, "timeout"] for name in data["variants"]]
+    for trail in where:
+        node: Any = data
+        for key in trail:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, float) and not math.isfinite(node):
+            raise CaseFileError(path, f"{'/'.join(trail)}: {node} is not a number of seconds",
+                                line=_line_of(text, trail),
+                                fix="a finite number above 0 and at most 3600, e.g. 'timeout: 300'")
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         extra = sorted(set(map(str, error.instance)) - set(error.schema.get("properties", {})))
@@ -206,7 +236,11 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "anyOf" and all(set(branch) == {"required"} for branch in error.validator_value):
         keys = [key for branch in error.validator_value for key in branch["required"]]
         return f"needs at least one of {', '.join(map(repr, keys))}"
-    return str(error.message)
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        limit = error.validator_value
+        return f"{_short(error.instance, 40)} is {len(error.instance)} characters long (at most {limit})"
+    message = str(error.message)
+    return message if len(message) <= 300 else f"{message[:300]}..."
 
 
 def _suggest(error: jsonschema.ValidationError) -> str:
@@ -220,20 +254,28 @@ def _suggest(error: jsonschema.ValidationError) -> str:
         return "link the bug report (issue:), or the pull request (pr:) or commit (commit:) when there is no issue"
     if error.validator in ("anyOf", "enum") and "expect" in map(str, error.absolute_path):
         return "each lane expects 'reproduces', 'passes' or 'unsupported: <why>'"
+    if error.validator in _BOUNDS and error.schema.get("description"):
+        return str(error.schema["description"])
     return "see harness/case.schema.json"
+
+
+_BOUNDS = ("pattern", "maxLength", "minLength", "maximum", "exclusiveMinimum", "maxItems", "maxProperties")
 
 
 def _line_of(text: str, path: list[Any]) -> int | None:
     """1-based line of the YAML node at ``path`` (the closest existing parent)."""
     try:
-        node = yaml.compose(text)
+        node = yaml.compose(text, Loader=LOADER)
     except yaml.YAMLError:
         return None
     line = node.start_mark.line + 1 if node else None
     for key in path:
-        if not isinstance(node, yaml.MappingNode):
+        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            match = node.value[key]
+        elif isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(key)), None)
+        else:
             break
-        match = next((v for k, v in node.value if k.value == str(key)), None)
         if match is None:
             break
         node = match
@@ -241,19 +283,17 @@ def _line_of(text: str, path: list[Any]) -> int | None:
     return line
 
 
-def _build_case(folder: Path, path: Path, data: dict[str, Any]) -> Case:
+def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Case:
     if data["id"] != folder.name:
         raise CaseFileError(path, f"id {data['id']!r} does not match its folder {folder.name!r}",
-                            line=_line_of(path.read_text(), ["id"]),
+                            line=_line_of(text, ["id"]),
                             fix=f"set 'id: {folder.name}' or rename the folder to {data['id']!r}")
-    signature = _compile_signature(path, data["signature"])
-    script = folder / data.get("script", "repro.py")
-    if not script.is_file():
-        raise CaseFileError(path, f"script {script.name!r} not found in {folder}",
-                            fix="add the repro script or set 'script:' to its file name")
+    signature = _compile_signature(path, text, data["signature"])
+    relative = data.get("script", "repro.py")
+    _case_file(folder, path, relative, "script", text=text, trail=["script"] if "script" in data else None)
+    script = folder / relative  # unresolved: the runner names it relative to the case folder
     timeout = float(data.get("timeout", 300))
-    variants = {name: _build_variant(folder, path, data, name, raw, timeout)
-                for name, raw in data["variants"].items()}
+    variants = {name: _build_variant(folder, path, text, data, name, timeout) for name in data["variants"]}
     roles = {v.role for v in variants.values()}
     if roles != {"buggy", "fix"}:
         missing = ({"buggy", "fix"} - roles).pop()
@@ -270,21 +310,21 @@ def _build_case(folder: Path, path: Path, data: dict[str, Any]) -> Case:
     )
 
 
-def _compile_signature(path: Path, pattern: str) -> re.Pattern[str]:
+def _compile_signature(path: Path, text: str, pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
-    except re.error as error:
+    except (re.error, RecursionError, OverflowError) as error:
         raise CaseFileError(path, f"signature is not a valid regular expression: {error}",
-                            line=_line_of(path.read_text(), ["signature"]),
+                            line=_line_of(text, ["signature"]),
                             fix="escape regex metacharacters such as ( ) [ ] . with a backslash") from None
 
 
-def _build_variant(folder: Path, path: Path, case: dict[str, Any], name: str, raw: dict[str, Any],
+def _build_variant(folder: Path, path: Path, text: str, case: dict[str, Any], name: str,
                    case_timeout: float) -> Variant:
+    raw = case["variants"][name]
     requires = merge_requirements(path, case.get("requires", []), raw.get("requires", []), name)
-    patches = tuple(PatchFile.from_path(_case_file(folder, path, p, "patches"))
-                    for p in [*case.get("patches", []), *raw.get("patches", [])])
-    shims = tuple(_case_file(folder, path, s, "shims") for s in [*case.get("shims", []), *raw.get("shims", [])])
+    patches = tuple(PatchFile.from_path(p) for p in _case_files(folder, path, text, case, name, "patches"))
+    shims = _case_files(folder, path, text, case, name, "shims")
     return Variant(
         name=name, role=raw["role"], description=raw.get("description", ""), requires=requires,
         args=tuple(raw.get("args", ())), env={**case.get("env", {}), **raw.get("env", {})},
@@ -293,12 +333,33 @@ def _build_variant(folder: Path, path: Path, case: dict[str, Any], name: str, ra
     )
 
 
-def _case_file(folder: Path, path: Path, relative: str, key: str) -> Path:
-    target = (folder / relative).resolve()
-    if not target.is_relative_to(folder.resolve()) or not target.is_file():
-        raise CaseFileError(path, f"{key}: file {relative!r} not found in the case folder",
-                            fix=f"add {relative} to {folder} or remove it from '{key}'")
-    return target
+def _case_files(folder: Path, path: Path, text: str, case: dict[str, Any], variant: str, key: str) -> tuple[Path, ...]:
+    """The case's and then the variant's files under ``key`` (patches, shims), each confined to the folder."""
+    trails = [[key, i] for i in range(len(case.get(key, [])))]
+    trails += [["variants", variant, key, i] for i in range(len(case["variants"][variant].get(key, [])))]
+    names = [*case.get(key, []), *case["variants"][variant].get(key, [])]
+    return tuple(_case_file(folder, path, name, key, text=text, trail=trail)
+                 for name, trail in zip(names, trails, strict=True))
+
+
+def _case_file(folder: Path, path: Path, relative: str, key: str, *, text: str, trail: list[Any] | None) -> Path:
+    """A file the case names, resolved (symlinks included) and confined to the case folder."""
+    try:
+        target = (folder / relative).resolve()
+        inside = target.is_relative_to(folder.resolve())
+        found = inside and target.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        inside = found = False
+    if inside and found:
+        return target
+    line = _line_of(text, trail) if trail else None
+    if not inside:
+        raise CaseFileError(path, f"{key}: {relative!r} points outside the case folder", line=line,
+                            fix=f"put the file in {folder} and name it relative to that folder "
+                                "(no absolute path, no '..', no symlink leading out)")
+    label = f"script {relative!r}" if key == "script" else f"{key}: file {relative!r}"
+    raise CaseFileError(path, f"{label} not found in the case folder {folder}", line=line,
+                        fix=f"add {relative} to {folder} or remove it from '{key}'")
 
 
 def merge_requirements(path: Path, shared: Iterable[str], own: Iterable[str], variant: str) -> tuple[str, ...]:

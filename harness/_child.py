@@ -8,6 +8,7 @@ depends on scraping stderr: the exception type, message and traceback summary ar
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import runpy
@@ -29,7 +30,7 @@ def _exception_record(error: BaseException) -> dict[str, Any]:
         message = str(error)
     except Exception as str_error:  # a broken __str__ must not lose the outcome
         message = f"<unprintable {type(error).__name__}: {str_error!r}>"
-    return {
+    record = {
         "type": type(error).__name__,
         "module": type(error).__module__,
         "message": message[:_MAX_MESSAGE],
@@ -38,6 +39,14 @@ def _exception_record(error: BaseException) -> dict[str, Any]:
             for f in frames[-_MAX_FRAMES:]
         ],
     }
+    crash = sys.modules.get("harness.sim._crash")  # loaded on the cuda-sim lane only
+    try:
+        site = crash.internal_error(error) if crash is not None else None
+    except Exception:  # classifying must never lose the outcome
+        site = None
+    if site:
+        record["sim_internal"] = site  # the simulator's own frame: it crashed, not the repro
+    return record
 
 
 def _imported_versions(owners_file: str | None = None) -> dict[str, str]:
@@ -137,13 +146,17 @@ def _other_distribution_finders() -> bool:
 
 
 def _enter_simulation(repo_root: str) -> None:
-    sys.path.insert(0, repo_root)
-    try:
-        import harness.sim
+    # Only the harness package from there: repo_root may be a site-packages (an installed harness)
+    # whose other packages (another torch) must not shadow the environment's own.
+    init = Path(repo_root, "harness", "__init__.py")
+    spec = importlib.util.spec_from_file_location("harness", init, submodule_search_locations=[str(init.parent)])
+    package = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["harness"] = package
+    spec.loader.exec_module(package)  # type: ignore[union-attr]
+    import harness.sim
+    import harness.sim._crash  # read by _exception_record
 
-        harness.sim.install()
-    finally:
-        sys.path.remove(repo_root)
+    harness.sim.install()
 
 
 def _run(spec: dict[str, Any]) -> dict[str, Any]:

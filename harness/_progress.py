@@ -9,8 +9,10 @@ import threading
 from types import TracebackType
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from harness._text import for_terminal
 
 
 class LiveCells:
@@ -19,8 +21,8 @@ class LiveCells:
         self._lock = threading.Lock()
         self._tasks: dict[str, TaskID] = {}
         self._progress = (
-            Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                     transient=True)
+            Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                     console=console, transient=True)
             if console.is_terminal else None
         )
 
@@ -35,10 +37,10 @@ class LiveCells:
 
     def started(self, key: str) -> None:
         if self._progress is None:
-            self.console.print(f"[dim]start {escape(key)}[/]")
+            self.console.print(Text(f"start {for_terminal(key, one_line=True)}", style="dim"))
             return
         with self._lock:
-            self._tasks[key] = self._progress.add_task(f"running {escape(key)}", total=None)
+            self._tasks[key] = self._progress.add_task(f"running {for_terminal(key, one_line=True)}", total=None)
 
     def finished(self, key: str) -> None:
         if self._progress is None:

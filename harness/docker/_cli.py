@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness._backend import REPO_ROOT
+from harness._backend import project_root
 from harness._cases import LANES, Case, load_cases
 from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError, UsageError
 from harness._plan import Selection, select_cases
@@ -100,7 +100,7 @@ def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, ar
 
 
 def _selected_cases(args: argparse.Namespace, console: Console) -> list[Case]:
-    roots = tuple(p.resolve() for p in args.cases_dir) or (REPO_ROOT / "cases",)
+    roots = tuple(p.resolve() for p in args.cases_dir) or (project_root() / "cases",)
     missing = [str(p) for p in roots if not p.is_dir()]
     if missing:
         raise UsageError(f"cases folder not found: {', '.join(missing)}")

@@ -20,7 +20,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness._backend import REPO_ROOT, EnvSpec
+from harness._backend import REPO_ROOT, EnvSpec, project_root
 from harness._cases import PatchFile
 from harness._exceptions import UsageError
 
@@ -131,9 +131,9 @@ class ImagePlan:
 
 
 def plan_image(spec: EnvSpec, flavour: Flavour, *, image_dir: str | Path = DEFAULT_IMAGE_DIR,
-               settings: ImageSettings | None = None, repo_root: Path = REPO_ROOT) -> ImagePlan:
+               settings: ImageSettings | None = None, repo_root: Path | None = None) -> ImagePlan:
     settings = settings or ImageSettings()
-    folder = Path(image_dir) if Path(image_dir).is_absolute() else repo_root / image_dir
+    folder = Path(image_dir) if Path(image_dir).is_absolute() else (repo_root or project_root()) / image_dir
     dockerfile = folder / FLAVOUR_FILES[flavour]
     if not dockerfile.is_file():
         raise UsageError(f"image folder {_display(folder)} has no {FLAVOUR_FILES[flavour]} "

@@ -1,7 +1,8 @@
-"""``python -m harness.sim SCRIPT [ARGS...]``: run a script as ``__main__`` under cuda-sim.
+"""``cuda-sim SCRIPT [ARGS...]`` (or ``python -m harness.sim``): run a script as ``__main__`` under cuda-sim.
 
 The script sees ``sys.argv == [SCRIPT, *ARGS]`` and its own folder first on ``sys.path``, as
-with ``python SCRIPT``; its exit status and any uncaught exception are its own.
+with ``python SCRIPT``; its exit status and any uncaught exception are its own. Exit status 2:
+the script cannot be opened, or the simulation cannot start (no torch, an unusable release).
 """
 
 from __future__ import annotations
@@ -11,25 +12,37 @@ import runpy
 import sys
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    prog = _prog()
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m harness.sim SCRIPT [ARGS...]", file=sys.stderr if not argv else sys.stdout)
+        print(f"usage: {prog} SCRIPT [ARGS...]\nRun SCRIPT as __main__ with CUDA simulated on the CPU "
+              "(docs/cuda-sim.md).", file=sys.stderr if not argv else sys.stdout)
         raise SystemExit(2 if not argv else 0)
     script = argv[0]
     if not os.path.exists(script):
-        print(f"python -m harness.sim: can't open file {script!r}: no such file", file=sys.stderr)
+        print(f"{prog}: can't open file {script!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
-    from harness.sim import install
+    from harness.sim import UnsupportedTorchError, install
 
-    install()
+    try:
+        install()
+    except UnsupportedTorchError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     sys.argv = list(argv)
-    # as with ``python SCRIPT``: the script's folder first; the entry ``-m`` added stays reachable
-    # (at the end) for lazily imported harness modules
+    # as with ``python SCRIPT``: the script's folder first; the entry ``-m`` (or the console script)
+    # added stays reachable (at the end) for lazily imported harness modules
     moved = sys.path.pop(0) if sys.path else ""
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     sys.path.append(moved)
     runpy.run_path(script, run_name="__main__")
 
 
+def _prog() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "python -m harness.sim" if name in ("", "__main__.py", "-m", "-c") else name
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

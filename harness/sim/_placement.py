@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from harness.sim import _activity
 from harness.sim._errors import NotSimulatedError
 
 CPU = torch.device("cpu")
@@ -59,6 +60,7 @@ def place(t: torch.Tensor, device: torch.device) -> None:
         return
     if device.type == "cuda":
         setattr(storage, _TAG, device)
+        _activity.placements += 1
     elif hasattr(storage, _TAG):
         delattr(storage, _TAG)
     if hasattr(storage, _GUESS):
@@ -97,6 +99,7 @@ def storage_device(storage: object) -> torch.device:
 def tag_storage(storage: object, device: torch.device) -> None:
     if device.type == "cuda":
         setattr(storage, _TAG, device)
+        _activity.placements += 1
 
 
 def parse_device(spec: object) -> torch.device:

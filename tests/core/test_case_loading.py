@@ -146,3 +146,91 @@ def test_upstream_without_issue_pr_or_commit_says_which_keys(fixture_cases):
         load_case(fixture_cases / "confirmed")
     assert "upstream" in str(info.value)
     assert all(key in str(info.value) for key in ("issue", "pr", "commit")), str(info.value)
+
+
+# --- text cut short by an unquoted ' #' (issue 14) ---------------------------------------------------------------
+
+def _replace(folder: Path, old: str, new: str) -> None:
+    path = folder / "case.yaml"
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ('title: "Fixture: buggy raises the signature, fix passes"', "title: Flux sampling after PR #9817 adds a CPU arange",
+     "title"),
+    ('summary: Test fixture for the verdict "confirmed"; not a documented bug.',
+     "summary: fixed by PR #42 upstream", "summary"),
+    ("    role: fix\n", "    role: fix\n    description: the release after the revert (PR #9896)\n",
+     "variants/fixed/description"),
+    ("title:", "status: retired\nretired_reason: superseded by case #12\ntitle:", "retired_reason"),
+])
+def test_plain_text_cut_by_a_comment_is_named_with_the_fix(fixture_cases, old, new, field):
+    folder = fixture_cases / "confirmed"
+    _replace(folder, old, new)
+    with pytest.raises(CaseFileError) as raised:
+        load_case(folder)
+    message = str(raised.value)
+    assert f"{field}: the text stops at ' #'" in message, message
+    assert raised.value.line == next(i for i, line in enumerate((folder / "case.yaml").read_text().splitlines(), 1)
+                                     if " #" in line)
+    assert "quote the whole text" in raised.value.fix
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ('title: "Flux sampling after PR #9817 adds a CPU arange"', "Flux sampling after PR #9817 adds a CPU arange"),
+    ("title: 'Flux sampling after PR #9817 adds a CPU arange'", "Flux sampling after PR #9817 adds a CPU arange"),
+    ("title: >-\n  Flux sampling after PR #9817\n  adds a CPU arange", "Flux sampling after PR #9817 adds a CPU arange"),
+    ("title: Flux sampling after PR#9817 adds a CPU arange", "Flux sampling after PR#9817 adds a CPU arange"),
+    ('title: "Flux sampling"  # a comment after a quoted title', "Flux sampling"),
+])
+def test_quoted_block_and_glued_hashes_are_text(fixture_cases, text, title):
+    folder = fixture_cases / "confirmed"
+    _replace(folder, 'title: "Fixture: buggy raises the signature, fix passes"', text)
+    assert load_case(folder).title == title
+
+
+def test_comments_after_non_text_fields_stay_comments(fixture_cases):
+    folder = fixture_cases / "confirmed"
+    _replace(folder, "timeout: 60", "timeout: 60  # seconds")
+    _replace(folder, "requires: [torch==2.13.0]", "requires:\n  - torch==2.13.0  # CPU wheel")
+    _replace(folder, "expect: {cpu: passes, cuda: passes, cuda-sim: passes}",
+             "expect:\n      cpu: passes  # trivially\n      cuda: passes\n      cuda-sim: passes")
+    case = load_case(folder)
+    assert case.timeout == 60 and case.variants["fixed"].expect["cpu"] == Expectation("passes")
+
+
+def test_the_seed_cases_keep_their_pr_numbers():
+    titles = [load_case(REPO / "cases" / "ai-toolkit-flux-ids").title]
+    descriptions = [v.description for name in ("ai-toolkit-flux-ids", "deepspeed-zero3-offload-clip", "var-resume")
+                    for v in load_case(REPO / "cases" / name).variants.values()]
+    assert titles[0].endswith("PR #9817 adds a CPU arange to latent image ids made on the GPU")
+    for number in ("#9817's pipeline_flux.py", "(before PR #9817)", "(PR #9896)", "(before PR #5256;",
+                   "revert PR #5461", "(PR #5504's", "PR #102619 (first released in 2.1.0)"):
+        assert any(number in d for d in descriptions), number
+
+
+# --- anchors and aliases within bounds, and the published schema's bounds ------------------------------------------
+
+def test_small_anchors_aliases_and_merge_keys_stay_allowed(fixture_cases):
+    folder = fixture_cases / "confirmed"
+    _replace(folder, "expect: {cpu: reproduces, cuda: reproduces, cuda-sim: reproduces}",
+             "expect: &everywhere {cpu: reproduces, cuda: reproduces, cuda-sim: reproduces}")
+    _replace(folder, "  fixed:\n    role: fix\n", "  fixed:\n    <<: {role: fix}\n")
+    text = (folder / "case.yaml").read_text()
+    (folder / "case.yaml").write_text(text + "  again:\n    role: buggy\n    expect: *everywhere\n")
+    case = load_case(folder)
+    assert case.variants["again"].expect == case.variants["buggy"].expect
+    assert case.variants["fixed"].role == "fix"
+
+
+@pytest.mark.parametrize(("field", "value"), [("id", "x" * 65), ("timeout", 3601), ("timeout", float("inf")),
+                                              ("image", "../../etc"), ("script", "/abs.py"), ("env", {"A=B": "1"}),
+                                              ("tags", ["x" * 41]), ("upstream", {"issue": "https://x y"})])
+def test_the_published_schema_states_the_bounds(field, value):
+    """Any JSON Schema validator refuses these with the published schema alone (not only the harness)."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    data = yaml.safe_load((REPO / "tests/fixtures/cases/confirmed/case.yaml").read_text())
+    data[field] = value
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(data)), (field, value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from harness._cases import load_case
 from harness._exceptions import CaseFileError
-from tests.faults.conftest import SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
+from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
 
 BROKEN = {
     "malformed-yaml": ("id: malformed-yaml\ntitle: [unclosed\n", "malformed YAML", True),
@@ -115,3 +116,209 @@ def test_arbitrary_text_only_raises_case_file_errors(tmp_path, text):
         load_case(folder)
     except CaseFileError as error:
         assert str(folder / "case.yaml") in str(error)
+
+
+# --- hostile case files (the hardening issue) -------------------------------------------------------------------
+
+_NINE = ",".join(["*{}"] * 9)
+ALIAS_BOMB = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{_NINE.format(*[chr(97 + i)] * 9)}]\n" for i in range(8))  # 9**9 leaves
+HOSTILE_YAML = {
+    "alias-bomb": (f"id: alias-bomb\n{ALIAS_BOMB}", "alias bomb"),
+    "self-reference": ("id: self-reference\ntitle: &loop [x, *loop]\n", "(a cycle)"),
+    "deep-nesting": ("id: deep-nesting\ntitle: " + "[" * 5000 + "\n", "nesting deeper than"),
+    "deep-mapping": ("id: deep-mapping\ntitle: " + "{k: " * 5000 + "x" + "}" * 5000 + "\n", "nesting deeper than"),
+}
+
+
+@pytest.mark.fault("YAML alias bombs, self-references and deep nesting")
+@pytest.mark.parametrize("command", [["validate"], ["cases", "--list"]])
+def test_alias_bombs_cycles_and_deep_nesting_are_case_file_errors_and_the_others_load(tmp_path, command):
+    root = tmp_path / "cases"
+    for name, (text, _) in HOSTILE_YAML.items():
+        folder = write_case(root, name, SIGNATURE_SCRIPT)
+        (folder / "case.yaml").write_text(text)
+    write_case(root, "good", SIGNATURE_SCRIPT)
+    assert len(ALIAS_BOMB) < 1000
+    # Before the fix the bomb hung for minutes and the others crashed with RecursionError: 60 s is a hang.
+    proc = run_harness(*command, "--cases-dir", str(root), timeout=60)
+    out = proc.stdout
+    assert proc.returncode == 2, out + proc.stderr
+    assert "Traceback" not in out + proc.stderr
+    for name, (_, message) in HOSTILE_YAML.items():
+        line = next(text for text in out.splitlines() if f"/{name}/case.yaml" in text)
+        assert f"/{name}/case.yaml:" in line and message in line, line
+    assert out.count("fix:") >= len(HOSTILE_YAML)
+    assert ("1 case file(s) valid, 4 invalid" in out) if command == ["validate"] else ("good" in out)
+
+
+@pytest.mark.fault("YAML alias bombs, self-references and deep nesting")
+def test_a_case_file_over_the_size_bound_is_refused_unread(tmp_path):
+    folder = write_case(tmp_path, "huge", SIGNATURE_SCRIPT)
+    with (folder / "case.yaml").open("a") as handle:
+        handle.write("# padding\n" * 100_000)
+    with pytest.raises(CaseFileError, match="larger than"):
+        load_case(folder)
+
+
+def _hostile(change):
+    def edit(folder: Path) -> None:
+        data = yaml.safe_load((folder / "case.yaml").read_text())
+        change(folder, data)
+        (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return edit
+
+
+def _append(text: str):
+    def edit(folder: Path) -> None:
+        with (folder / "case.yaml").open("a") as handle:
+            handle.write(text)
+    return edit
+
+
+def _variant(name: str, **values):
+    return _hostile(lambda f, d: d["variants"][name].update(values))
+
+
+def _symlinked_script(folder: Path, data: dict) -> None:
+    (folder / "outside.py").symlink_to(folder.parent / "elsewhere.py")
+    (folder.parent / "elsewhere.py").write_text("")
+    data["script"] = "outside.py"
+
+
+# value -> (what the message says, whether a line is named)
+PASSES_SCHEMA_BREAKS_LATER = {
+    "duplicate top-level key": (_append("title: a second title\n"), "key 'title' appears twice"),
+    "duplicate nested key": (lambda f: (f / "case.yaml").write_text((f / "case.yaml").read_text().replace(
+        "role: buggy", "role: buggy\n    role: fix", 1)), "key 'role' appears twice"),
+    "id with a trailing newline": (_hostile(lambda f, d: d.update(id="x\n")), "id: 'x\\n' does not match"),
+    "249-character id": (_hostile(lambda f, d: d.update(id="a" * 249)), "249 characters long (at most 64)"),
+    "variant name with a trailing newline": (_hostile(lambda f, d: d["variants"].update(
+        {"buggy\n": d["variants"].pop("buggy")})), "'buggy\\n' does not match"),
+    "65-character variant name": (_hostile(lambda f, d: d["variants"].update(
+        {"v" * 65: d["variants"].pop("fixed")})), "65 characters long (at most 64)"),
+    "absolute script": (_hostile(lambda f, d: d.update(script="/etc/passwd")), "script: '/etc/passwd'"),
+    "script outside the folder": (_hostile(lambda f, d: d.update(script="../good/repro.py")),
+                                  "points outside the case folder"),
+    "script symlinked outside": (_hostile(_symlinked_script), "points outside the case folder"),
+    "env name with '='": (_hostile(lambda f, d: d.update(env={"A=B": "1"})), "env: 'A=B' does not match"),
+    "env name with NUL": (_hostile(lambda f, d: d.update(env={"A\0": "1"})), "env: 'A\\x00' does not match"),
+    "env value with NUL": (_hostile(lambda f, d: d.update(env={"A": "1\0"})), "env/A: '1\\x00' does not match"),
+    "timeout .inf": (_hostile(lambda f, d: d.update(timeout=float("inf"))), "timeout: inf is greater than"),
+    "timeout .nan": (_hostile(lambda f, d: d.update(timeout=float("nan"))), "timeout: nan is not a number"),
+    "variant timeout of a year": (_variant("buggy", timeout=3e7), "timeout: 30000000.0 is greater than"),
+    "argument with NUL": (_variant("buggy", args=["--x\0"]), "args/0: '--x\\x00' does not match"),
+    "tag with a newline": (_hostile(lambda f, d: d.update(tags=["gpu\n"])), "tags/0: 'gpu\\n' does not match"),
+    "image outside images/": (_hostile(lambda f, d: d.update(image="/etc")), "image: '/etc' does not match"),
+    "patch path with NUL": (_hostile(lambda f, d: d.update(patches=["a\0.diff"])), "patches/0: 'a\\x00.diff'"),
+    "shim outside the folder": (_hostile(lambda f, d: d.update(shims=["../good/repro.py"])),
+                                "shims: '../good/repro.py' points outside"),
+    "URL with a control character": (_hostile(lambda f, d: d.update(upstream={"issue": "https://x.invalid/\x1b[2J"})),
+                                     "upstream/issue: 'https://x.invalid/\\x1b[2J' does not match"),
+}
+
+
+@pytest.mark.fault("case values that pass the schema but break later")
+@pytest.mark.parametrize("name", list(PASSES_SCHEMA_BREAKS_LATER))
+def test_values_that_would_break_later_are_refused_at_load(tmp_path, name):
+    edit, message = PASSES_SCHEMA_BREAKS_LATER[name]
+    write_case(tmp_path, "good", SIGNATURE_SCRIPT)
+    folder = write_case(tmp_path, "x", SIGNATURE_SCRIPT)
+    edit(folder)
+    with pytest.raises(CaseFileError) as raised:
+        load_case(folder)
+    error = raised.value
+    assert error.path == folder / "case.yaml"
+    assert message in str(error), str(error)
+    assert error.line is not None, str(error)
+    assert error.fix and error.fix != "see harness/case.schema.json", str(error)
+
+
+# --- terminal escapes and rich markup in case and repro text ----------------------------------------------------
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[8mhidden\x1b[0m\rOK \x9b1A \u202egnp.exe"
+VISIBLE = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m\\rOK \\x9b1A \\u202egnp.exe"
+_RAW = ("\x1b]0;", "\x1b[2J", "\x1b[8m", "\r", "\x9b", "\u202e")
+NO_COLOUR = {"FORCE_COLOR": "0"}  # rich then writes no escape of its own: every ESC left is the case's
+
+
+def _raw_escapes(text: str) -> list[str]:
+    return [seq for seq in _RAW if seq in text]
+
+
+def _hostile_text_case(root: Path) -> Path:
+    folder = write_case(root, "hostile-text", SIGNATURE_SCRIPT)
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data.update(title=f"Flux [/] sampling [bold]{ESCAPES}", summary=f"summary {ESCAPES} [/dim]",
+                upstream={"issue": "https://github.com/org/lib/issues/1?q=[x]]", "fix": "https://github.com/org/lib/pull/2"})
+    data["variants"]["fixed"]["expect"]["cuda"] = f"unsupported: {ESCAPES}"
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_list_shows_hostile_titles_as_text(tmp_path):
+    _hostile_text_case(tmp_path / "cases")
+    proc = run_harness("cases", "--list", "--cases-dir", str(tmp_path / "cases"), env=NO_COLOUR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr   # a MarkupError traceback before
+    assert not _raw_escapes(proc.stdout), _raw_escapes(proc.stdout)
+    assert f"Flux [/] sampling [bold]{VISIBLE}" in proc.stdout
+    assert "https://github.com/org/lib/issues/1?q=[x]]" in proc.stdout
+    assert f"unsupported (fixed): {VISIBLE}" in proc.stdout
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_case_file_errors_show_hostile_names_as_text(tmp_path):
+    root = tmp_path / "cases"
+    folder = write_case(root, "bad", SIGNATURE_SCRIPT)
+    (folder / "case.yaml").write_text(f"id: bad\ntitle: [/]\nsumary: \"{ESCAPES.encode('unicode_escape').decode()}\"\n")
+    (root / f"dir{ESCAPES}[b]").mkdir()  # a folder name from a pull request
+    proc = run_harness("validate", "--cases-dir", str(root), env=NO_COLOUR)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert not _raw_escapes(proc.stdout), _raw_escapes(proc.stdout)
+    assert f"dir{VISIBLE}[b]" in proc.stdout and "0 case file(s) valid, 2 invalid" in proc.stdout
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_terminal_summary_shows_hostile_results_as_text():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from harness.report import terminal_summary
+
+    results = json.loads((REPO / "tests/report/fixtures/single/20261121T081200Z-b71e09/results.json").read_text())
+    results["run"]["id"] += ESCAPES
+    results["run"]["load_errors"] = [f"cases/x/case.yaml: {ESCAPES}"]
+    results["run"]["host"]["cpu"] = ESCAPES
+    for judged in results["verdicts"]:
+        judged["reason"] = f"{judged['reason']} {ESCAPES}"
+        judged["case"] = f"{judged['case']}{ESCAPES}"
+    for record in results["cells"]:
+        record["case"] = f"{record['case']}{ESCAPES}"
+    console = Console(file=StringIO(), width=300, force_terminal=True, color_system="truecolor")
+    console.print(terminal_summary(results))
+    text = console.file.getvalue()
+    assert not _raw_escapes(text), _raw_escapes(text)
+    assert VISIBLE in text
+
+
+@pytest.mark.slow
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_repro_exception_messages_reach_the_terminal_as_text(tmp_path):
+    script = f"""
+        import sys
+        print({ESCAPES!r}, flush=True)
+        if "buggy" in sys.argv:
+            raise RuntimeError("Expected all tensors to be on the same device " + {ESCAPES!r} + " [/] [bold]")
+        raise ValueError("a different error " + {ESCAPES!r} + " [/]")
+    """
+    write_case(tmp_path / "cases", "escapes", script)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu",
+                       "--output", str(tmp_path / "out"), env=NO_COLOUR)
+    out = proc.stdout
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, out + proc.stderr
+    assert not _raw_escapes(out), _raw_escapes(out)
+    # the cell line shows the recorded message (its first line: up to the \r) with every escape made visible
+    assert "a different error \\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m" in out
+    assert verdict(results_of(tmp_path / "out")[0], "escapes")["verdict"] == "failed-differently"

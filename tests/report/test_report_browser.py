@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from typing import ClassVar
 import pytest
 from report_helpers import FIXTURES, HOSTILE, RUN_ID, SINGLE
 
-from harness.report import build_site
+from harness.report import build_site, write_run_reports
 from harness.report._common import STYLES
 
 pytestmark = pytest.mark.browser
@@ -182,3 +183,61 @@ def test_run_report_works_from_a_file(driver, site):
     driver.find_element(By.CSS_SELECTOR, "button[data-toggle-all='open']").click()
     assert all(d.get_property("open") for d in driver.find_elements(By.CSS_SELECTOR, "details.lane"))
     _no_alerts(driver)
+
+
+_LAYOUT = """
+const view = document.documentElement.clientWidth;
+const out = {page: document.documentElement.scrollWidth, view: view, loose: [], boxes: 0, scrolled: 0};
+for (const table of document.querySelectorAll('table')) {
+  const box = table.closest('.scroll');
+  if (box) {
+    out.boxes += 1;
+    if (box.getBoundingClientRect().right > view + 0.5) { out.loose.push('box of ' + (table.id || table.className)); }
+    if (box.scrollWidth > box.clientWidth) { out.scrolled += 1; }
+  } else if (table.getBoundingClientRect().right > view + 0.5) {
+    out.loose.push(table.id || table.className);
+  }
+}
+for (const legend of document.querySelectorAll('ul.legend, header, footer')) {
+  if (legend.getBoundingClientRect().right > view + 0.5) { out.loose.push(legend.tagName + '.' + legend.className); }
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+@pytest.mark.parametrize("page", [f"runs/{SINGLE.name}/index.html", f"runs/{RUN_ID}/index.html",
+                                  "cases/var-resume.html", "index.html"])
+def test_pages_fit_the_screen_and_wide_tables_scroll_in_their_own_box(driver, server, artifacts, page, width):
+    driver.set_window_size(width, 900)
+    try:
+        driver.get(f"{server}/{page}")
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        layout = driver.execute_script(_LAYOUT)
+        assert layout["page"] <= layout["view"], layout  # the page itself never scrolls sideways
+        assert layout["loose"] == [], layout  # every table fits, or scrolls inside a box that fits
+        assert layout["boxes"] > 0
+        name = page.replace("/", "-").removesuffix(".html")
+        driver.save_screenshot(str(artifacts / f"{name}-{width}px.png"))
+    finally:
+        driver.set_window_size(1400, 2400)
+
+
+def test_long_unbroken_words_in_headings_wrap_instead_of_widening_the_page(driver, tmp_path):
+    """Titles quote code (`load_from_checkpoint(map_location='cuda')`) and ids run to 64 characters: a case
+    heading holding such a word must wrap at 390 px, not widen the page."""
+    long_id = "a-case-id-of-the-longest-allowed-length-made-of-words-" + "x" * 10
+    run = tmp_path / SINGLE.name
+    shutil.copytree(SINGLE, run)
+    results = json.loads((run / "results.json").read_text().replace('"lycoris-extract-diff"', f'"{long_id}"'))
+    results["cases"][long_id]["title"] = "Trainer.load_from_checkpoint(map_location='cuda')_returns_the_model_on_the_cpu"
+    (run / "results.json").write_text(json.dumps(results))
+    write_run_reports(run, results)
+    driver.set_window_size(390, 900)
+    try:
+        driver.get((run / "index.html").as_uri())
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        layout = driver.execute_script(_LAYOUT)
+        assert layout["page"] <= layout["view"], layout
+    finally:
+        driver.set_window_size(1400, 2400)

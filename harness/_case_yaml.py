@@ -1,0 +1,202 @@
+"""Read a ``case.yaml`` as plain data, safely: bounded in size, depth and alias expansion, no duplicate keys.
+
+A case file arrives in a pull request, so it is untrusted. Before anything is built from it, one pass over
+the YAML event stream (linear in the file's size: aliases are counted, never expanded) refuses:
+
+- files over :data:`MAX_BYTES`, nesting deeper than :data:`MAX_DEPTH` (RecursionError later),
+- aliases that refer to their own unfinished node (a cycle) or that would expand the document past
+  :data:`MAX_NODES` nodes (an "alias bomb": a few hundred bytes, billions of nodes),
+- a mapping key given twice (YAML would keep the last one silently),
+- a plain (unquoted) text field cut short by `` #`` (YAML reads the rest of the line as a comment).
+
+Anchors and aliases within those bounds stay allowed (``expect: *all-pass``, ``<<: *defaults``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness._exceptions import CaseFileError
+
+MAX_BYTES = 256 * 1024
+MAX_DEPTH = 32
+MAX_NODES = 20_000
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # what YAML counts as a line break
+# Prose fields whose plain scalars must not be cut by a comment: (path pattern, "*" matches any key).
+# An 'unsupported: <why>' reason cannot be a plain scalar at all (YAML forbids ': ' in one): it is quoted.
+_TEXT_FIELDS = (("title",), ("summary",), ("retired_reason",), ("variants", "*", "description"))
+
+
+def read_case_text(path: Path) -> str:
+    """The file's text, refusing files over :data:`MAX_BYTES` before reading them whole."""
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise CaseFileError(path, f"case file is larger than {MAX_BYTES // 1024} KiB",
+                            fix="a case file is a page of data: move long text to the repro or the upstream links")
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def load_plain_data(path: Path, text: str) -> Any:
+    """Check the event stream (:func:`check_events`), then build the data with a safe loader."""
+    try:
+        check_events(path, text)
+        return yaml.load(text, Loader=LOADER)  # a safe loader, C-accelerated when available
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error)
+        raise CaseFileError(path, f"malformed YAML: {problem}", line=mark.line + 1 if mark else None,
+                            fix="fix the YAML syntax (indentation, quotes, colons)") from None
+
+
+@dataclass
+class _Frame:
+    """One open mapping or sequence while scanning events."""
+
+    is_mapping: bool
+    anchor: str | None
+    path: tuple[Any, ...]
+    size: int = 1  # nodes inside it, aliases expanded
+    keys: dict[str, int] = field(default_factory=dict)  # mapping key -> 1-based line
+    expecting_key: bool = True
+    key: Any = None  # mapping: the key whose value comes next
+    index: int = -1  # sequence: the index of the last item started
+
+
+@dataclass
+class _Scan:
+    path: Path
+    lines: list[str]
+    stack: list[_Frame] = field(default_factory=list)
+    anchors: dict[str, int] = field(default_factory=dict)  # anchor -> expanded size of its node
+    total: int = 0
+
+    def fail(self, mark: Any, problem: str, fix: str) -> CaseFileError:
+        return CaseFileError(self.path, problem, fix=fix, line=mark.line + 1 if mark else None)
+
+
+def check_events(path: Path, text: str) -> None:
+    """Raise :class:`CaseFileError` for the problems listed in the module docstring (see there)."""
+    scan = _Scan(path, _LINE_BREAK.split(text))
+    for event in yaml.parse(text, Loader=LOADER):
+        if isinstance(event, yaml.CollectionStartEvent):
+            _start(scan, event)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            _end(scan)
+        elif isinstance(event, yaml.ScalarEvent):
+            _scalar(scan, event)
+        elif isinstance(event, yaml.AliasEvent):
+            _alias(scan, event)
+
+
+def _start(scan: _Scan, event: yaml.CollectionStartEvent) -> None:
+    if len(scan.stack) >= MAX_DEPTH:
+        raise scan.fail(event.start_mark, f"nesting deeper than {MAX_DEPTH} levels",
+                        fix="a case file is a few levels deep (variants -> name -> expect -> lane): flatten it")
+    _check_new_anchor(scan, event)
+    path = _child_path(scan)
+    _take_position(scan, key=None)
+    _count(scan, 0, event)
+    scan.stack.append(_Frame(isinstance(event, yaml.MappingStartEvent), event.anchor, path))
+
+
+def _end(scan: _Scan) -> None:
+    frame = scan.stack.pop()
+    if frame.anchor:
+        scan.anchors[frame.anchor] = frame.size
+    if scan.stack:
+        scan.stack[-1].size += frame.size
+
+
+def _scalar(scan: _Scan, event: yaml.ScalarEvent) -> None:
+    _check_new_anchor(scan, event)
+    parent = scan.stack[-1] if scan.stack else None
+    if parent is not None and parent.is_mapping and parent.expecting_key:
+        _check_duplicate(scan, parent, event)
+    elif not event.style:
+        _check_cut_by_comment(scan, _child_path(scan), event)
+    _take_position(scan, key=event.value)
+    _count(scan, 1, event)
+    if event.anchor:
+        scan.anchors[event.anchor] = 1
+
+
+def _alias(scan: _Scan, event: yaml.AliasEvent) -> None:
+    if any(frame.anchor == event.anchor for frame in scan.stack):
+        raise scan.fail(event.start_mark, f"alias *{event.anchor} refers to a node that contains it (a cycle)",
+                        fix="case files are plain data: write the value out instead of the self-reference")
+    _take_position(scan, key=None)
+    _count(scan, scan.anchors.get(event.anchor, 1), event)
+
+
+def _check_new_anchor(scan: _Scan, event: yaml.NodeEvent) -> None:
+    if event.anchor and (event.anchor in scan.anchors or any(f.anchor == event.anchor for f in scan.stack)):
+        raise scan.fail(event.start_mark, f"anchor &{event.anchor} is defined twice",
+                        fix="give each anchor its own name")
+
+
+def _take_position(scan: _Scan, key: Any) -> None:
+    """A node starts in the current collection: a mapping alternates key and value."""
+    if not scan.stack:
+        return
+    parent = scan.stack[-1]
+    if parent.is_mapping:
+        if parent.expecting_key:
+            parent.key = key
+        parent.expecting_key = not parent.expecting_key
+    else:
+        parent.index += 1
+
+
+def _count(scan: _Scan, size: int, event: yaml.Event) -> None:
+    """``size`` more nodes (0 for a collection that starts: it counts itself when it ends)."""
+    scan.total += size or 1
+    if scan.stack:
+        scan.stack[-1].size += size
+    if scan.total > MAX_NODES:
+        raise scan.fail(event.start_mark, f"the document expands to more than {MAX_NODES:,} values "
+                        "(aliases of aliases: an alias bomb?)",
+                        fix="case files are plain data: write values out, or use a few aliases of small nodes")
+
+
+def _child_path(scan: _Scan) -> tuple[Any, ...]:
+    """The path of the node about to start (its parent's path plus the key or index it sits under)."""
+    if not scan.stack:
+        return ()
+    parent = scan.stack[-1]
+    if parent.is_mapping:
+        return (*parent.path, parent.key) if not parent.expecting_key else parent.path
+    return (*parent.path, parent.index + 1)
+
+
+def _check_duplicate(scan: _Scan, parent: _Frame, event: yaml.ScalarEvent) -> None:
+    first = parent.keys.get(event.value)
+    if first is not None:
+        where = "/".join(map(str, parent.path)) or "(top level)"
+        raise scan.fail(event.start_mark, f"{where}: key {event.value!r} appears twice (first on line {first}); "
+                        "YAML would silently keep only the last one",
+                        fix=f"keep one {event.value!r} and merge the two values")
+    parent.keys[event.value] = event.start_mark.line + 1
+
+
+def _check_cut_by_comment(scan: _Scan, path: tuple[Any, ...], event: yaml.ScalarEvent) -> None:
+    if not any(_matches(path, pattern) for pattern in _TEXT_FIELDS):
+        return
+    end = event.end_mark
+    rest = scan.lines[end.line][end.column:] if end.line < len(scan.lines) else ""
+    if not rest.lstrip(" \t").startswith("#"):
+        return
+    name = "/".join(map(str, path))
+    raise scan.fail(event.start_mark, f"{name}: the text stops at ' #': YAML reads {rest.strip()[:60]!r} as a "
+                    f"comment, so {name} is only {event.value[-60:]!r}",
+                    fix=f"quote the whole text ({path[-1]}: \"... #...\") or use a block scalar ({path[-1]}: >-)")
+
+
+def _matches(path: tuple[Any, ...], pattern: tuple[str, ...]) -> bool:
+    return len(path) == len(pattern) and all(p == "*" or p == str(k) for k, p in zip(path, pattern, strict=True))

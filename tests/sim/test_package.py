@@ -1,0 +1,191 @@
+"""The issue's "done when": a wheel built from a clean checkout, installed in fresh venvs, used outside the repo.
+
+Everything is real: the tracked files copied out of the repo, `uv build`, `uv venv` / `python -m venv`,
+installs from the configured index (torch==2.13.0 from its local wheel), then `cuda-sim`, `pytest --cuda-sim`
+(plugin found through the installed entry point), pytest-xdist workers and `repro-matrix` run from a folder
+outside the repo.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from plugin_project import MIX_MESSAGE, run_pytest, write_project
+
+from harness import uv_index_environment
+from harness._venv import find_uv
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH = "torch==2.13.0"
+
+pytestmark = pytest.mark.slow
+
+TRAIN = """
+    import sys
+    import torch
+
+    print("argv", sys.argv[1:], "name", __name__, "cuda", torch.cuda.is_available())
+    weights = torch.nn.Linear(4, 2).to("cuda")
+    print("device", next(weights.parameters()).device)
+    if "--mix" in sys.argv:
+        weights(torch.ones(1, 4))
+    sys.exit(7 if "--lr" in sys.argv else 0)
+"""
+
+
+def _clean_checkout(target: Path) -> Path:
+    """The files git tracks (plus new, not-ignored ones), copied out of the worktree: nothing built or cached."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """No PYTHONPATH, no virtualenv of ours, the index settings uv needs: the harness must come from the venv."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("PYTEST_", "NOX_"))}
+    return {**env, **uv_index_environment(), **extra}
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = _clean_checkout(tmp_path_factory.mktemp("checkout"))
+    dist = source / "dist"
+    built = _run([find_uv(), "build", "--out-dir", str(dist), str(source)], source, _clean_env())
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheels = list(dist.glob("repro_matrix-*.whl"))
+    assert len(wheels) == 1 and list(dist.glob("repro_matrix-*.tar.gz")), built.stderr[-3000:]
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel, pytest and pytest-xdist, and (at first) no torch."""
+    folder = tmp_path_factory.mktemp("venv") / "venv"
+    env = _clean_env()
+    made = _run([find_uv(), "venv", "--python", sys.executable, str(folder)], folder.parent, env)
+    assert made.returncode == 0, made.stderr
+    installed = _run([find_uv(), "pip", "install", "--python", str(folder / "bin" / "python"), str(wheel),
+                      "pytest", "pytest-xdist"], folder.parent, env)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return folder
+
+
+def test_the_wheel_carries_the_package_and_nothing_else(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"harness", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
+    for needed in ("harness/case.schema.json", "harness/results.schema.json", "harness/py.typed",
+                   "harness/report/templates/run.html", "harness/report/templates/style.css",
+                   "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/_child.py"):
+        assert needed in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    meta = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    entry_points = zipfile.ZipFile(wheel).read(meta).decode()
+    assert "repro-matrix = harness._cli:main" in entry_points
+    assert "cuda-sim = harness.sim.__main__:main" in entry_points
+    assert "[pytest11]\ncuda_sim = harness.sim.pytest_plugin" in entry_points
+    metadata = zipfile.ZipFile(wheel).read(meta.replace("entry_points.txt", "METADATA")).decode()
+    assert "Requires-Dist: torch" not in metadata
+
+
+def test_installed_outside_the_repo(venv, tmp_path):
+    """cuda-sim and `pytest --cuda-sim` from a project folder outside the repo, before and after torch."""
+    bin_dir = venv / "bin"
+    env = _clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    project = write_project(tmp_path / "userproject")
+    (project / "train.py").write_text(textwrap.dedent(TRAIN))
+    python = str(bin_dir / "python")
+
+    # no torch yet: one clear line each, no traceback
+    no_torch = _run([str(bin_dir / "cuda-sim"), "train.py", "--lr", "1e-4"], project, env)
+    assert no_torch.returncode == 2 and "Traceback" not in no_torch.stderr
+    assert "cuda-sim: cuda-sim needs torch (tested with torch 2.13), but this Python" in no_torch.stderr
+    bare = tmp_path / "no-conftest"  # the project's conftest imports torch itself
+    bare.mkdir()
+    (bare / "test_x.py").write_text("def test_x():\n    pass\n")
+    proc, _ = run_pytest(python, bare, "--cuda-sim", env=env)
+    assert proc.returncode == 4 and "--cuda-sim: cuda-sim needs torch" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+    added = _run([find_uv(), "pip", "install", "--python", python, TORCH], project, env)
+    assert added.returncode == 0, added.stderr[-3000:]
+    where = _run([python, "-c", "import harness; print(harness.__file__)"], project, env)
+    assert where.stdout.startswith(str(venv)), where.stdout  # the installed package, not the repo
+
+    ran = _run([str(bin_dir / "cuda-sim"), "train.py", "--lr", "1e-4"], project, env)
+    assert ran.returncode == 7, ran.stderr
+    assert ran.stdout.splitlines() == ["argv ['--lr', '1e-4'] name __main__ cuda True", "device cuda:0"]
+    mixed = _run([str(bin_dir / "cuda-sim"), "train.py", "--mix"], project, env)
+    assert mixed.returncode == 1
+    assert mixed.stderr.strip().splitlines()[-1].startswith("RuntimeError: Expected all tensors to be on the same")
+
+    # without the flag both CUDA tests skip; with it the placement bug fails with real CUDA's message
+    _, plain = run_pytest(python, project, "test_devices.py", env=env)
+    assert plain["test_devices.test_scale_on_cuda"] == ("skipped", "CUDA not available")
+    assert plain["test_devices.test_scale_fixed_on_cuda"] == ("skipped", "CUDA not available")
+    proc, sim = run_pytest(python, project, "--cuda-sim", "test_devices.py", env=env)
+    assert sim["test_devices.test_scale_on_cuda"] == ("failed", f"RuntimeError: {MIX_MESSAGE}")
+    assert sim["test_devices.test_scale_fixed_on_cuda"] == ("passed", "")
+    assert sim["test_devices.test_second_gpu"] == (
+        "skipped", "not simulated: device cuda:1 (the simulated host has a single GPU, cuda:0)")
+    assert "1 not simulated" in proc.stdout and "cuda-sim: on" in proc.stdout
+    _, strict = run_pytest(python, project, "--cuda-sim", "--cuda-sim-strict", "test_devices.py", env=env)
+    assert strict["test_devices.test_second_gpu"][0] == "failed"
+    # the fixture and the marker, without the flag
+    _, fixture = run_pytest(python, project, "test_fixture.py", env=env)
+    assert {name: outcome for name, (outcome, _) in fixture.items()} == {
+        "test_fixture.test_fixture_simulates": "passed", "test_fixture.test_marker_simulates": "passed",
+        "test_fixture.test_after_the_fixture_nothing_is_left": "passed"}
+    # two xdist workers, each simulating
+    proc, workers = run_pytest(python, project, "--cuda-sim", "-n", "2", "test_devices.py", "test_generated.py",
+                               env=env)
+    assert "2 workers [" in proc.stdout
+    assert workers["test_devices.test_scale_on_cuda"] == ("failed", f"RuntimeError: {MIX_MESSAGE}")
+    assert workers["test_generated.TestLinearCUDA.test_forward_stays_on_device"][0] == "passed"
+    assert workers["test_devices.test_second_gpu"][0] == "skipped"
+    assert "4 test(s) ran on simulated CUDA" in proc.stdout
+
+
+def test_harness_cli_installed_uses_the_current_directory(venv, tmp_path):
+    """`repro-matrix` outside the repo: cases/ and reports/ are those of the current directory."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "cases" / "confirmed", tmp_path / "cases" / "confirmed")
+    env = _clean_env()
+    validated = _run([str(venv / "bin" / "repro-matrix"), "validate"], tmp_path, env)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert "1 case file(s) valid, 0 invalid" in validated.stdout
+    listed = _run([str(venv / "bin" / "repro-matrix"), "cases", "--list"], tmp_path, env)
+    assert listed.returncode == 0 and "confirmed" in listed.stdout
+
+
+def test_pip_install_of_the_source_tree(tmp_path):
+    """`pip install .` from a clean checkout; in that venv (no torch) cuda-sim says what is missing."""
+    source = _clean_checkout(tmp_path / "checkout")
+    folder = tmp_path / "pipvenv"
+    env = _clean_env()
+    assert _run([sys.executable, "-m", "venv", str(folder)], tmp_path, env).returncode == 0
+    installed = _run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "."], source, env)
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    helped = _run([str(folder / "bin" / "repro-matrix"), "--help"], tmp_path, env)
+    assert helped.returncode == 0 and "cases" in helped.stdout
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    no_torch = _run([str(folder / "bin" / "cuda-sim"), str(script)], tmp_path, env)
+    assert no_torch.returncode == 2 and "cuda-sim needs torch" in no_torch.stderr
+    assert "never runs" not in no_torch.stdout
