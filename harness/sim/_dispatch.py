@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from harness.sim import _cuda_api, _rng
 from harness.sim._cuda_api import SYNC
 from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._kernels import OUTPUT_SOURCES
+from harness.sim._kernels import HOST_OUTPUTS
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from harness.sim._rules import (
     SIM_NAMESPACES,
@@ -91,11 +91,14 @@ class DeviceMode(TorchDispatchMode):
         if isinstance(result, list) and func.__name__.startswith("_foreach_") and len(set(devices)) > 1:
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)
-        elif isinstance(result, tuple) and len(set(devices)) > 1 and op_name(func) in OUTPUT_SOURCES:
-            for item, source in zip(result, OUTPUT_SOURCES[op_name(func)], strict=False):
-                _place_outputs(item, devices[source], tensors, storages, guess)
         elif device.type == "cuda":
-            _place_outputs(result, device, tensors, storages, guess)
+            host = HOST_OUTPUTS.get(op_name(func)) if isinstance(result, tuple) else None
+            if host:  # outputs a CUDA kernel makes on the host stay there
+                for index, item in enumerate(result):
+                    if index not in host:
+                        _place_outputs(item, device, tensors, storages, guess)
+            else:
+                _place_outputs(result, device, tensors, storages, guess)
         return result
 
     def _decompose(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:

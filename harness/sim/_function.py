@@ -39,6 +39,7 @@ _PYTHON_FUNCS = (types.FunctionType, types.MethodType)
 
 class PlacementMode(TorchFunctionMode):
     def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        __tracebackhide__ = True  # pytest: a test's traceback ends in the user's code
         try:
             return self._handle(func, types_, args, kwargs or {})
         except Exception as error:

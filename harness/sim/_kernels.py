@@ -115,18 +115,7 @@ def structured_out_ops() -> frozenset[str]:
     return frozenset(found)
 
 
-def _first_input(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-                 ops: list[Any]) -> torch.device:
-    return ops[0].device
-
-
-# operators whose outputs live on different devices: output i takes the device of operand
-# OUTPUT_SOURCES[name][i] (native/PackedSequence.cpp: batch sizes and lengths are made with the
-# CPU lengths' options, the data with the input's; _pad_packed_sequence: harness/sim/_function.py)
-OUTPUT_SOURCES: dict[str, tuple[int, ...]] = {"_pack_padded_sequence": (0, 1)}
-
 SPECIAL: dict[str, Handler] = {
-    "_pack_padded_sequence": _first_input,
     "block_diag": _block_diag, "mode.values": _mode_values, "dot.out": _dot_out("dot"),
     "vdot.out": _dot_out("vdot"), "max.unary_out": _unary_out, "min.unary_out": _unary_out,
 }
@@ -139,7 +128,7 @@ def special(name: str) -> Handler | None:
     return handler
 
 
-def check_scalars(value: object) -> None:
+def _check_scalars(args: Sequence[object], value: object) -> None:
     """``_foreach_addcmul/addcdiv.Tensor`` read their ``scalars`` tensor on the host."""
     if isinstance(value, torch.Tensor):
         device = device_of(value)
@@ -147,14 +136,46 @@ def check_scalars(value: object) -> None:
             raise cuda_error(f"Expected scalars to be on CPU, got {device} instead.")
 
 
-def check_set_storage(tensor: object, storage: object) -> None:
+def _check_set_storage(args: Sequence[object], storage: object) -> None:
     """native/TensorShape.cpp ``checkSetStorage``."""
+    tensor = args[0]
     if not isinstance(tensor, torch.Tensor) or storage is None or not tensor.is_cpu or is_guess(tensor):
         return  # a tensor C++ made for the purpose (storage copies) has no device of its own yet
     current, given = device_of(tensor), storage_device(storage)
     if current != given:
         raise cuda_error(f'Attempted to set the storage of a tensor on device "{current}" to a storage on different '
                          f'device "{given}".  This is no longer allowed; the devices must match.')
+
+
+def _check_lengths(args: Sequence[object], lengths: object) -> None:
+    """native/PackedSequence.cpp ``checkLongTensor``."""
+    if isinstance(lengths, torch.Tensor):
+        device = device_of(lengths)
+        if lengths.dim() != 1 or device != CPU or lengths.dtype != torch.int64:
+            dtype = str(lengths.dtype).rsplit(".", 1)[-1]
+            raise cuda_error("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                             f"{lengths.dim()}D {device} {_SCALAR_NAMES.get(dtype, dtype)} tensor")
+
+
+_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def host_argument(name: str, argument: str, type_text: str) -> Callable[[Sequence[object], object], None] | None:
+    """The check of an argument that a CUDA kernel reads on the host, not as a device operand:
+    foreach ``scalars``, ``_pack_padded_sequence``'s ``lengths``, ``set_``'s Storage."""
+    if type_text == "Storage":
+        return _check_set_storage
+    if type_text == "Tensor" and argument == "scalars" and name.startswith("_foreach_"):
+        return _check_scalars
+    if name == "_pack_padded_sequence" and argument == "lengths":
+        return _check_lengths
+    return None
+
+
+# outputs CUDA kernels make on the host whatever the inputs' device (native/PackedSequence.cpp:
+# batch sizes are made with the CPU lengths' options; _pad_packed_sequence: harness/sim/_function.py)
+HOST_OUTPUTS: dict[str, frozenset[int]] = {"_pack_padded_sequence": frozenset({1})}
 
 
 def check_foreach(func: torch._ops.OpOverload, name: str, ops: list[Any]) -> None:

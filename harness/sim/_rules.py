@@ -38,10 +38,11 @@ class Decompose(Exception):
 class _Arg:
     index: int
     name: str
-    kind: str  # "t" Tensor, "l" Tensor[] / Tensor?[]
+    kind: str  # "t" Tensor, "l" Tensor[] / Tensor?[], "h" data the kernel reads on the host (never an operand)
     kwarg_only: bool
     out: bool
     write: bool
+    check: Callable[[Sequence[object], object], None] | None = None  # for "h": CUDA's check of it
 
 
 @dataclass
@@ -57,12 +58,12 @@ class Operand:
 @functools.cache
 def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
     found = []
+    name = op_name(func)
     for i, arg in enumerate(func._schema.arguments):
         text = str(arg.type)
-        if text == "Storage":
-            kind = "st"  # set_(Storage): checkSetStorage compares it with the tensor's storage
-        elif text == "Tensor" and arg.name == "scalars" and func.__name__.startswith("_foreach_"):
-            kind = "s"  # a CPU tensor of numbers, read on the host (ForeachUtils.h): never an operand
+        check = _kernels.host_argument(name, arg.name, text)
+        if check is not None:
+            kind = "h"
         elif text in ("Tensor", "Optional[Tensor]"):
             kind = "t"
         elif text in ("List[Tensor]", "List[Optional[Tensor]]"):
@@ -70,7 +71,7 @@ def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
         else:
             continue
         write = arg.alias_info is not None and arg.alias_info.is_write
-        found.append(_Arg(i, arg.name, kind, arg.kwarg_only, arg.is_out, write))
+        found.append(_Arg(i, arg.name, kind, arg.kwarg_only, arg.is_out, write, check))
     return tuple(found)
 
 
@@ -87,11 +88,8 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
             if not isinstance(value, torch.Tensor):
                 continue
             items: Sequence[object] = (value,)
-        elif spec.kind == "s":
-            _kernels.check_scalars(value)
-            continue
-        elif spec.kind == "st":
-            _kernels.check_set_storage(args[0], value)
+        elif spec.check is not None:
+            spec.check(args, value)
             continue
         elif isinstance(value, (list, tuple)):
             items = value
@@ -110,7 +108,7 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> list[Operand]:
     found: list[Operand] = []
     for spec in _schema_args(func):
-        if spec.kind in ("s", "st"):
+        if spec.kind == "h":
             continue
         value = args[spec.index] if spec.index < len(args) else kwargs.get(spec.name)
         items = value if spec.kind == "l" and isinstance(value, (list, tuple)) else (value,)
@@ -121,6 +119,7 @@ def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[s
     return found
 
 
+@functools.cache
 def op_name(func: torch._ops.OpOverload) -> str:
     schema = func._schema
     base = schema.name.split("::", 1)[-1]

@@ -97,10 +97,10 @@ def _patch_cuda(p: Patcher, name: str, value: Any) -> None:
 
 def _patch_function_apply(p: Patcher) -> None:
     function_cls = torch.autograd.function.Function
-    original = function_cls.__dict__["apply"].__func__
+    original = function_cls.__dict__["apply"]  # a classmethod, or a C classmethod_descriptor (torch >= 2.14)
 
     def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(cls, *args, **kwargs)
+        result = original.__get__(None, cls)(*args, **kwargs)
         _autograd.check_custom_function(result, args, kwargs)
         return result
 

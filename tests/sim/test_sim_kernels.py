@@ -37,6 +37,8 @@ FRAGMENTS = (
     ", the 'input' tensor on ", ", and the 'other' tensor on ",
     "Expected self.device() == out.device() to be true, but got false.",
     "Expected out tensor to have device ", "Expected scalars to be on CPU, got ",
+    "'lengths' argument should be a 1D CPU int64 tensor, but got ",
+    "Attempted to set the storage of a tensor on device \"", "\" to a storage on different device \"",
 )
 
 
