@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from harness._exceptions import EnvBuildError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._client import ImageBuildError, ImageRef, cache_volume, find_image
-from harness.docker._plan import ImagePlan
+from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
 
 if TYPE_CHECKING:
     import docker
@@ -205,9 +205,10 @@ class _BuildStepFailed(Exception):
 def failure_message(plan: ImagePlan, step: str, message: str, log_path: Path) -> str:
     hint = ""
     if "registry-1.docker.io" in message or "pull access denied" in message or "no such host" in message:
-        variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
-        hint = (f"\n  the base image {plan.base} is not in the local store and cannot be pulled; build one with "
-                f"scripts/docker-setup.sh and set {variable}=localbase/python:3.11 (or pass --base)")
+        variable = BASE_VARIABLES[plan.flavour]
+        hint = (f"\n  the base image {plan.base} is not in the local store and cannot be pulled; "
+                f"scripts/docker-setup.sh builds {LOCAL_BASE}, which is then used whenever {variable} is unset "
+                f"and the Dockerfile's default is absent (or set {variable} / pass --base)")
     return (f"building {plan.tag} failed at {step.strip()}\n  {message.strip()}{hint}\n"
             f"--- last lines of the build log ---\n{log_tail(log_path)}")
 

@@ -23,7 +23,7 @@ from harness._plan import Selection, select_cases
 from harness.docker._backend import image_log_dir
 from harness.docker._build import build_image
 from harness.docker._catalog import CatalogEntry, catalog, flavours_for_lanes
-from harness.docker._client import connect, find_image
+from harness.docker._client import connect, find_image, host_settings
 from harness.docker._plan import ImageSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -62,17 +62,22 @@ def add_images_parser(commands: Any) -> argparse.ArgumentParser:
 
 def images_command(args: argparse.Namespace, console: Console) -> int:
     cases = _selected_cases(args, console)
-    settings = _settings(args)
-    entries = catalog(cases, flavours_for_lanes(args.lane or ["cpu"]), settings)
-    if not entries:
+    flavours = flavours_for_lanes(args.lane or ["cpu"])
+    if not catalog(cases, flavours, ImageSettings()):
         raise EmptySelectionError("the selection needs no image")
     client = connect()
+    # The same bases `cases --backend docker` settles on, so the tags built here are the ones it looks for.
+    settings, note = host_settings(client, _settings(args), flavours)
+    if note:
+        console.print(f"[dim]{escape(note)}[/]")
+    entries = catalog(cases, flavours, settings)
     if args.list:
         _print_list(console, client, entries)
         return EXIT_OK
     failed = [entry for index, entry in enumerate(entries)
               if not _ensure(console, client, entry, f"[{index + 1}/{len(entries)}]", args)]
-    _print_hint(console, settings)
+    if args.base:
+        _print_hint(console, args.base)
     if failed:
         console.print(f"[red]{len(failed)} of {len(entries)} image(s) failed to build[/]")
         return EXIT_FAILED
@@ -140,8 +145,8 @@ def _print_list(console: Console, client: Any, entries: Sequence[CatalogEntry]) 
     console.print(table)
 
 
-def _print_hint(console: Console, settings: ImageSettings) -> None:
-    """The run must compute the same tags: say so when this build used a base the environment does not name."""
-    if settings.cpu_base and settings.cpu_base != os.environ.get("REPRO_DOCKER_BASE"):
-        console.print(f"[dim]these images were built FROM {escape(settings.cpu_base)}; run the cases with "
-                      f"REPRO_DOCKER_BASE={escape(settings.cpu_base)} so they are found[/]")
+def _print_hint(console: Console, base: str) -> None:
+    """The run must compute the same tags: say so when ``--base`` named a base the environment does not."""
+    if base not in (os.environ.get("REPRO_DOCKER_BASE"), os.environ.get("REPRO_DOCKER_CUDA_BASE")):
+        console.print(f"[dim]these images were built FROM {escape(base)}; run the cases with "
+                      f"REPRO_DOCKER_BASE={escape(base)} (REPRO_DOCKER_CUDA_BASE for cuda) so they are found[/]")
