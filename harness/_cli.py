@@ -192,7 +192,7 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     if missing:
         raise UsageError(f"--input not found: {', '.join(missing)}")
     summary = build_site(inputs, args.output, stale_days=args.stale_days, keep_reports=args.keep_reports)
-    console.print(f"site: {args.output / 'index.html'}  ({summary})")
+    console.print(Text(for_terminal(str(summary))))  # "site <path>/index.html: N runs (...)": the path once
     return EXIT_OK
 
 
