@@ -201,7 +201,8 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
 
     loaded = load_step(_case_roots(args), _ui(console))
     removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
-    console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
+    console.print(f"{'would remove' if args.dry_run else 'removed'} {removed.count} environment(s) "
+                  f"({removed.describe()})")
     if not args.no_images:
         _clean_images(loaded.cases, args.dry_run, console)
     return EXIT_OK
@@ -215,7 +216,7 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
     except DockerUnavailableError as error:
         console.print(Text(for_terminal(f"images: not pruned ({error})")))
         return
-    console.print(f"{'would remove' if dry_run else 'removed'} {removed} image(s)")
+    console.print(f"{'would remove' if dry_run else 'removed'} {removed.count} image(s) ({removed.describe()})")
 
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:

@@ -43,6 +43,7 @@ class BuildResult:
     seconds: float
     size_bytes: int
     log_path: Path
+    dropped_cache_bytes: int = 0  # build cache the build added and removed again (BuildKit)
 
 
 def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path, say: Say,
@@ -54,6 +55,7 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
                         f"# requires {' '.join(plan.requirements)}\n")
     replaced = find_image(client, plan.tag)
     base = find_image(client, plan.base)
+    dropped = 0
     labels = {**plan.labels(), "repro-matrix.base-id": base.id if base else ""}
     with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
         context = make_context(plan, Path(scratch), log_path, say)
@@ -61,7 +63,9 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
         say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()}, "
             f"layout {plan.settings.layout}, builder {'BuildKit via ' + cli if cli else 'SDK (legacy)'})")
         if cli:
+            cached = _build_cache_ids(client)
             buildkit_build(cli, plan, context, labels, log_path, say, verbose)
+            dropped = _drop_build_cache(client, cached, say)
         else:
             _drop_build_stage(client, _stream_build(client, plan, context, labels, log_path, say, verbose))
     image = find_image(client, plan.tag)
@@ -70,7 +74,7 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
     if image is None:
         raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
     size = int(client.images.get(plan.tag).attrs.get("Size", 0))
-    return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path)
+    return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path, dropped)
 
 
 def _buildkit_cli(plan: ImagePlan) -> str | None:
@@ -260,3 +264,33 @@ def _drop_build_stage(client: docker.DockerClient, stage_ids: list[str]) -> None
                 client.images.remove(stage)
             except APIError:
                 continue
+
+
+def _build_cache_ids(client: docker.DockerClient) -> set[str]:
+    return {str(record["ID"]) for record in client.df().get("BuildCache") or []}
+
+
+def _drop_build_cache(client: docker.DockerClient, before: set[str], say: Say) -> int:
+    """BuildKit keeps the build stage (wheelhouse + a second /venv, ~1.3 GB a torch image) in its cache, where
+    only a rebuild of the same recipe would use it, and tags never need that: drop what this build added.
+
+    The daemon prunes one record id per call, and a record goes only once nothing still refers to it, so
+    passes repeat while they free something. Records in use (another build running now) are never pruned.
+    """
+    from docker.errors import APIError
+
+    freed, pending = 0, None
+    while pending != 0:
+        added = _build_cache_ids(client) - before
+        pending = 0
+        for record in added:
+            try:
+                reclaimed = client.api.prune_builds(filters={"id": [record]})
+            except APIError:  # an old daemon without the filter: `nox -s clean` prunes instead
+                return freed
+            deleted = len(reclaimed.get("CachesDeleted") or [])
+            pending += deleted
+            freed += int(reclaimed.get("SpaceReclaimed") or 0)
+    if freed:
+        say(f"dropped {freed / 1e9:.2f} GB of build cache this build added (its build stage)")
+    return freed
