@@ -1,15 +1,23 @@
-"""Shared fixtures, and the fault catalogue's ``faults handled: N/M`` line.
+"""Shared fixtures, the fault catalogue's ``faults handled: N/M`` line, and what the session leaves behind.
 
 Each test marked ``@pytest.mark.fault("<fault>")`` (tests/faults, and tests/docker for the daemon fault)
 triggers one fault of the catalogue for real. A fault counts as handled when every test marked with it
 ran and passed; M is the whole catalogue, so a fault whose tests were skipped is not counted as handled.
+Under pytest-xdist each worker reports its outcomes to the controller, which prints the one line.
+
+Docker: the images, cache volumes and build cache the session created are removed when it ends (the
+controller, once every worker is done), unless ``REPRO_TEST_KEEP_IMAGES=1`` keeps them for a faster
+next run. What existed before the session is never touched.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,12 +82,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Under xdist the controller gets every worker's reports here too: the count is whole-session.
     fault = report.user_properties and dict(report.user_properties).get("fault")
     if fault and (report.when == "call" or not report.passed):
         _FAULT_RESULTS[fault].append(report.outcome)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    _docker_summary(terminalreporter, config)
     if not _FAULT_RESULTS:
         return
     handled = [f for f in FAULT_CATALOGUE if _FAULT_RESULTS.get(f) and set(_FAULT_RESULTS[f]) == {"passed"}]
@@ -94,3 +104,108 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             summary = ", ".join(f"{outcomes.count(o)} {o}" for o in ("failed", "skipped") if o in outcomes)
             terminalreporter.write_line(f"outcome differed from the table: {fault} ({summary})")
     terminalreporter.write_line(f"faults handled: {len(handled)}/{len(FAULT_CATALOGUE)}")
+
+
+# -- Docker: a daemon for the tests that need one, and what the session leaves on it ----------------------
+def _docker_missing(reason: str) -> None:
+    """Skip, or fail under ``REPRO_REQUIRE_DOCKER=1`` (CI): a missing daemon must not pass as a skip there."""
+    if os.environ.get("REPRO_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"REPRO_REQUIRE_DOCKER=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def docker_unavailable():
+    """``docker_unavailable(reason)``: skip the test, or fail it under ``REPRO_REQUIRE_DOCKER=1``."""
+    return _docker_missing
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    from harness.docker import DockerUnavailableError, connect
+
+    try:
+        return connect()
+    except DockerUnavailableError as error:
+        _docker_missing(str(error))
+
+
+@dataclass
+class _DockerLedger:
+    images: set[str]
+    volumes: set[str]
+    build_cache: set[str]
+    removed: list[str] = field(default_factory=list)
+
+
+_LEDGER = pytest.StashKey[_DockerLedger]()
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _daemon() -> Any:
+    try:
+        from harness.docker import DockerUnavailableError, connect
+    except ImportError:
+        return None
+    try:
+        return connect(timeout=120)
+    except DockerUnavailableError:
+        return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_worker(session.config) or os.environ.get("REPRO_TEST_KEEP_IMAGES") == "1":
+        return
+    client = _daemon()
+    if client is None:
+        return
+    from harness.docker._clean import build_cache_ids
+
+    session.config.stash[_LEDGER] = _DockerLedger(
+        images={image["Id"] for image in client.api.images(all=True)},
+        volumes={volume.name for volume in client.volumes.list()}, build_cache=build_cache_ids(client))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    ledger = session.config.stash.get(_LEDGER, None)
+    client = _daemon() if ledger is not None else None
+    if ledger is None or client is None:
+        return
+    from docker.errors import APIError
+
+    from harness._clean import human_size
+    from harness.docker._clean import prune_build_cache_since
+
+    # Only what the harness built (labelled) or a failed build left (dangling): never another tool's images.
+    listed = client.api.images(filters={"label": "repro-matrix.recipe"}) + client.api.images(filters={"dangling": True})
+    made = {image["Id"]: image for image in listed if image["Id"] not in ledger.images}
+    size = 0
+    for image in made.values():
+        try:
+            client.api.remove_image(image["Id"], force=True)
+            size += int(image.get("Size") or 0)
+        except APIError as error:  # a container of another session still uses it
+            ledger.removed.append(f"kept image {image['Id'][7:19]}: {error.explanation or error}")
+    volumes = [v for v in client.volumes.list() if v.name not in ledger.volumes
+               and v.name.startswith("repro-matrix-cache-")]
+    for volume in volumes:
+        try:
+            volume.remove()
+        except APIError:
+            continue
+    cache = prune_build_cache_since(client, ledger.build_cache)
+    if made or volumes or cache:
+        ledger.removed.insert(0, f"removed what this session made: {len(made)} image(s) ({human_size(size)}), "
+                              f"{len(volumes)} cache volume(s), {human_size(cache)} of build cache "
+                              "(REPRO_TEST_KEEP_IMAGES=1 keeps them for the next run)")
+
+
+def _docker_summary(terminalreporter, config: pytest.Config) -> None:
+    ledger = config.stash.get(_LEDGER, None)
+    if ledger is not None and ledger.removed:
+        terminalreporter.write_sep("=", "docker")
+        for line in ledger.removed:
+            terminalreporter.write_line(line)

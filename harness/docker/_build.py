@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
+from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, cache_volume, find_image
 from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
 
@@ -63,9 +64,13 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
         say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()}, "
             f"layout {plan.settings.layout}, builder {'BuildKit via ' + cli if cli else 'SDK (legacy)'})")
         if cli:
-            cached = _build_cache_ids(client)
+            # BuildKit keeps the build stage (wheelhouse + a second /venv, ~1.3 GB a torch image) in its
+            # cache, where only a rebuild of this very recipe would use it: drop what the build added.
+            cached = build_cache_ids(client)
             buildkit_build(cli, plan, context, labels, log_path, say, verbose)
-            dropped = _drop_build_cache(client, cached, say)
+            dropped = prune_build_cache_since(client, cached)
+            if dropped:
+                say(f"dropped {dropped / 1e9:.2f} GB of build cache this build added (its build stage)")
         else:
             _drop_build_stage(client, _stream_build(client, plan, context, labels, log_path, say, verbose))
     image = find_image(client, plan.tag)
@@ -265,32 +270,3 @@ def _drop_build_stage(client: docker.DockerClient, stage_ids: list[str]) -> None
             except APIError:
                 continue
 
-
-def _build_cache_ids(client: docker.DockerClient) -> set[str]:
-    return {str(record["ID"]) for record in client.df().get("BuildCache") or []}
-
-
-def _drop_build_cache(client: docker.DockerClient, before: set[str], say: Say) -> int:
-    """BuildKit keeps the build stage (wheelhouse + a second /venv, ~1.3 GB a torch image) in its cache, where
-    only a rebuild of the same recipe would use it, and tags never need that: drop what this build added.
-
-    The daemon prunes one record id per call, and a record goes only once nothing still refers to it, so
-    passes repeat while they free something. Records in use (another build running now) are never pruned.
-    """
-    from docker.errors import APIError
-
-    freed, pending = 0, None
-    while pending != 0:
-        added = _build_cache_ids(client) - before
-        pending = 0
-        for record in added:
-            try:
-                reclaimed = client.api.prune_builds(filters={"id": [record]})
-            except APIError:  # an old daemon without the filter: `nox -s clean` prunes instead
-                return freed
-            deleted = len(reclaimed.get("CachesDeleted") or [])
-            pending += deleted
-            freed += int(reclaimed.get("SpaceReclaimed") or 0)
-    if freed:
-        say(f"dropped {freed / 1e9:.2f} GB of build cache this build added (its build stage)")
-    return freed

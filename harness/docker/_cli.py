@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -85,6 +86,19 @@ def images_command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:
+    lock = FileLock(str(image_log_dir() / f"{_file_name(entry.plan.tag)}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:  # another `images` on this host builds the same tag: wait, then find it built
+        console.print(f"{counter} waiting for another build of {entry.plan.tag} (lock {lock.lock_file})")
+        lock.acquire()
+    try:
+        return _ensure_locked(console, client, entry, counter, args)
+    finally:
+        lock.release()
+
+
+def _ensure_locked(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:
     plan = entry.plan
     users = ", ".join(f"{case}:{variant}" for case, variant in entry.users)
     present = find_image(client, plan.tag)
@@ -92,7 +106,7 @@ def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, ar
         console.print(f"{counter} {plan.tag} present ({present.id[7:19]}) [dim]{escape(users)}[/]")
         return True
     console.print(f"{counter} building {plan.tag} [dim]{escape(users)}[/]")
-    log_path = image_log_dir() / f"{plan.tag.replace('/', '_').replace(':', '-')}.build.log"
+    log_path = image_log_dir() / f"{_file_name(plan.tag)}.build.log"
     try:
         result = build_image(client, plan, log_path=log_path, verbose=args.verbose,
                              say=lambda text: console.print(f"    [dim]{escape(text)}[/]"))
@@ -102,6 +116,10 @@ def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, ar
     console.print(f"{counter} [green]built[/] {plan.tag} in {result.seconds:.0f}s, "
                   f"{result.size_bytes / 1e9:.2f} GB (log: {result.log_path})")
     return True
+
+
+def _file_name(tag: str) -> str:
+    return tag.replace("/", "_").replace(":", "-")
 
 
 def _selected_cases(args: argparse.Namespace, console: Console) -> list[Case]:

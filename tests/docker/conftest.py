@@ -1,8 +1,8 @@
 """Docker test plumbing: a daemon, the local base image, a tiny image, cells in throwaway cases.
 
-Tests marked ``docker`` need a reachable daemon and the local base image (``scripts/docker-setup.sh``
-makes both). Without them they are skipped, unless ``REPRO_REQUIRE_DOCKER=1`` (CI), where a missing
-daemon is a failure. The tiny image holds ``six`` (with a patch) instead of torch, so it builds in
+Tests marked ``docker`` need a reachable daemon (``docker_client``, tests/conftest.py) and the local base
+image (``scripts/docker-setup.sh`` makes both). Without them they are skipped, unless
+``REPRO_REQUIRE_DOCKER=1`` (CI), where a missing daemon is a failure. The tiny image holds ``six`` (with a patch) instead of torch, so it builds in
 seconds; the torch images are exercised by the parity test.
 """
 
@@ -27,29 +27,13 @@ LOCAL_BASE = "localbase/python:3.11"
 TINY_REQUIRES = ("six==1.17.0",)
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("REPRO_REQUIRE_DOCKER") == "1":
-        pytest.fail(f"REPRO_REQUIRE_DOCKER=1 but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
-def docker_client():
-    from harness.docker import DockerUnavailableError, connect
-
-    try:
-        return connect()
-    except DockerUnavailableError as error:
-        _unavailable(str(error))
-
-
-@pytest.fixture(scope="session")
-def local_base(docker_client) -> str:
+def local_base(docker_client, docker_unavailable) -> str:
     base = os.environ.get("REPRO_DOCKER_BASE") or LOCAL_BASE
     from harness.docker._client import find_image
 
     if find_image(docker_client, base) is None:
-        _unavailable(f"base image {base} is missing: run scripts/docker-setup.sh")
+        docker_unavailable(f"base image {base} is missing: run scripts/docker-setup.sh")
     return base
 
 

@@ -1,5 +1,8 @@
-"""No REPRO_DOCKER_BASE on a host without a registry: ``images`` and ``cases --backend docker`` settle on the
-local base scripts/docker-setup.sh made, say so in one line, and agree on the image (its tag holds the base)."""
+"""``python -m harness images`` for real: the base it settles on, and two builds of one image at once.
+
+No REPRO_DOCKER_BASE on a host without a registry: ``images`` and ``cases --backend docker`` settle on the
+local base scripts/docker-setup.sh made, say so in one line, and agree on the image (its tag holds the base).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,3 +51,30 @@ def test_images_and_docker_runs_use_the_local_base_without_being_told(docker_cli
     cells = json.loads(results.read_text())["cells"]
     assert {cell["image"]["tag"] for cell in cells} == {fixture_image}
     assert {cell["judgement"] for cell in cells} == {"confirmed"}
+
+
+def test_a_build_of_the_same_image_elsewhere_is_waited_for(fixture_image, local_base):
+    """While another `images` holds an image's lock (it is building it), this one waits, then finds it built."""
+    from filelock import FileLock
+
+    from harness.docker._backend import image_log_dir
+    from harness.docker._cli import _file_name
+
+    lock = FileLock(str(image_log_dir() / f"{_file_name(fixture_image)}.lock"))
+    command = [sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases", "--case", "hangs"]
+    env = {**os.environ, "REPRO_DOCKER_BASE": local_base, "COLUMNS": "250", "FORCE_COLOR": "0"}
+    with lock:
+        waiting = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True)
+        try:
+            assert waiting.stdout is not None
+            first = waiting.stdout.readline()
+            assert first.startswith(f"[1/1] waiting for another build of {fixture_image}"), first
+            time.sleep(1)
+            assert waiting.poll() is None  # still waiting while the lock is held
+        except BaseException:
+            waiting.kill()
+            raise
+    rest, _ = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0, rest
+    assert f"[1/1] {fixture_image} present" in rest and "building" not in rest
