@@ -94,12 +94,14 @@ class Run:
 
     extra: str = ""
     expect: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()  # must not appear (a command that exits 0 whatever happened)
     exit_code: int = 0
     substitute: tuple[tuple[str, str], ...] = ()  # placeholders in the README text -> real values
     before: Callable[[Workspace], None] | None = None
     after: Callable[[Workspace, str], None] | None = None
     in_parent: bool = False  # run in the folder holding the checkout (``pip install ./repro-matrix``)
     docker: bool = False
+    own_venv: bool = False  # in a venv of its own with only nox and uv (nothing an earlier command installed)
     needs: tuple[str, ...] = ()  # README commands that must have run first (run now if they have not)
     timeout: float = 900
 
@@ -113,8 +115,8 @@ class Workspace:
     env: dict[str, str] = field(default_factory=dict)
     done: set[str] = field(default_factory=set)
 
-    def run(self, command: str, cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", "-c", command], cwd=cwd, env=self.env, capture_output=True, text=True,
+    def run(self, command: str, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, check=False)
 
     def harness(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -223,8 +225,9 @@ COMMANDS: dict[str, Run] = {
     "nox -s faults": Run(extra="-- --no-system -k test_selecting_only_a_broken_case_stops_with_its_error",
                          expect=("faults handled: 1/",)),
     "nox -s tests": Run(extra="-- --no-system tests/core/test_plan.py -q -p no:cacheprovider", expect=(" passed",)),
-    "python3 benchmarks/harness_overhead.py": Run(
-        extra="--quick --parts scale --scale 2", expect=("scale",)),
+    "python3 -m pip install . && python3 benchmarks/harness_overhead.py": Run(
+        extra="--quick --parts scale --scale 2", expect=("scale: environment ready",), absent=("part failed",),
+        own_venv=True),
 }
 
 
@@ -270,23 +273,30 @@ def _user_environment(venv: Path) -> dict[str, str]:
             "REPRO_MATRIX_ENVS": str(default_env_root())}
 
 
+def _fresh_venv(venv: Path) -> dict[str, str]:
+    """A new venv first on PATH, holding what the README's first command installs (nox and uv); its env."""
+    env = _user_environment(venv)
+    made = subprocess.run(["python3", "-m", "venv", str(venv)], env=env, capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    tools = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "nox", "uv"], env=env,
+                           capture_output=True, text=True, check=False)
+    assert tools.returncode == 0, tools.stderr[-3000:]
+    return env
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
+    """A copy of the repository and a venv playing the newcomer's Python (nox and uv already in, so one
+    command can run alone; the README's own ``pip install nox uv`` then finds them)."""
     root = tmp_path_factory.mktemp("readme")
     checkout = _copy_checkout(root / "repro-matrix")
     venv = root / "venv"
-    made = subprocess.run(["python3", "-m", "venv", str(venv)], env=_user_environment(venv), capture_output=True,
-                          text=True, check=False)
-    assert made.returncode == 0, made.stderr
-    # The README's first commands install nox and uv into it; done here too, so one command can run alone.
-    tools = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "nox", "uv"],
-                           env=_user_environment(venv), capture_output=True, text=True, check=False)
-    assert tools.returncode == 0, tools.stderr[-3000:]
+    env = _fresh_venv(venv)
     project = root / "project"
     project.mkdir()
     (project / "train.py").write_text(textwrap.dedent(TRAIN))
     (project / "test_on_cuda.py").write_text(textwrap.dedent(TESTS))
-    yield Workspace(root, checkout, venv, project, _user_environment(venv))
+    yield Workspace(root, checkout, venv, project, env)
 
 
 @pytest.mark.parametrize("command", readme_commands(README.read_text()))
@@ -310,11 +320,14 @@ def run_readme_command(command: str, workspace: Workspace) -> None:
     for placeholder, real in run.substitute:
         text = text.replace(placeholder, real)
     cwd = workspace.root if run.in_parent else workspace.project if _in_project(command) else workspace.checkout
-    proc = workspace.run(f"{text} {run.extra}".strip(), cwd, run.timeout)
+    env = _fresh_venv(workspace.root / f"venv-{len(workspace.done)}") if run.own_venv else workspace.env
+    proc = workspace.run(f"{text} {run.extra}".strip(), cwd, env, run.timeout)
     output = proc.stdout + proc.stderr
     assert proc.returncode == run.exit_code, f"{text} {run.extra}\nexit {proc.returncode}\n{output[-6000:]}"
     for expected in run.expect:
         assert expected in output, f"{expected!r} not in the output of {command!r}:\n{output[-6000:]}"
+    for refused in run.absent:
+        assert refused not in output, f"{refused!r} in the output of {command!r}:\n{output[-6000:]}"
     if run.after:
         run.after(workspace, output)
     workspace.done.add(command)
