@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import nox
+import nox.command
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -23,8 +24,31 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["cases"]
 
 
+# The harness's exit codes (README "Exit status"); nox itself only knows success (0) and failure (1).
+EXIT_MEANINGS = {0: "every verdict confirmed or skipped", 1: "some verdict needs attention (or, after a Python "
+                 "traceback, the harness itself failed)", 2: "bad input (a case file or an argument)",
+                 3: "the selection matched nothing", 4: "results could not be written", 130: "interrupted"}
+# Commands that judge nothing say what their codes mean for them.
+COMMAND_MEANINGS = {"validate": {0: "every case file is valid", 2: "a case file is invalid (see above)"},
+                    "new": {0: "the case skeleton is written", 2: "bad input (see above)"},
+                    "report": {0: "the site is built"}, "clean": {0: "done"}, "images": {0: "done"}}
+
+
 def _harness(session: nox.Session, *args: str) -> None:
-    session.run("python", "-m", "harness", *args, external=False)
+    """Run the harness; its real exit code ends the session's output: ``repro-matrix exited N: meaning``."""
+    try:
+        session.run("python", "-m", "harness", *args, external=False)
+    except nox.command.CommandFailed as failed:
+        code = failed.return_code
+        if code is None:
+            raise
+        session.error(f"repro-matrix exited {code}: {_meaning(args, code)}")
+    session.log(f"repro-matrix exited 0: {_meaning(args, 0)}")
+
+
+def _meaning(args: tuple[str, ...], code: int) -> str:
+    meanings = {**EXIT_MEANINGS, **COMMAND_MEANINGS.get(args[0] if args else "", {})}
+    return meanings.get(code, "unexpected exit code")
 
 
 def _system_and_args(session: nox.Session) -> list[str]:
@@ -71,6 +95,13 @@ def validate(session: nox.Session) -> None:
     """Check every case file (schema and loader rules) without running anything: ``nox -s validate``."""
     session.install(*DEPENDENCIES)
     _harness(session, "validate", *session.posargs)
+
+
+@nox.session
+def new(session: nox.Session) -> None:
+    """Write a case skeleton from a pasted bug report: ``nox -s new -- ID [--from REPORT] [--force]``."""
+    session.install(*DEPENDENCIES)
+    _harness(session, "new", *session.posargs)
 
 
 @nox.session

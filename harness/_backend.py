@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -17,8 +18,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
+from urllib.parse import unquote, urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._cases import PatchFile
+from harness._exceptions import UsageError
 
 CellStatus = Literal["passed", "raised", "exited", "crashed", "timeout", "oom", "infra-error", "skipped",
                      "interrupted"]
@@ -46,14 +51,22 @@ class EnvSpec:
         """True when a requirement is not pinned with ``==`` (e.g. a ``latest`` variant)."""
         return any(not _PINNED.search(r) for r in self.requires)
 
+    def local_requirements(self) -> list[str]:
+        """Names of the requirements installed from a local file or folder (``name @ file:///...``)."""
+        return [name for name, _ in (_local_source(r) for r in self.requires) if name]
+
     def key(self) -> str:
         """Content hash of the pins. A floating set also hashes the current refresh period, so its
         environment is rebuilt (as a new folder, never in place) once a period, or per run with
-        ``--refresh``: a cached ``latest`` must not stay at the release it first resolved."""
+        ``--refresh``: a cached ``latest`` must not stay at the release it first resolved. A local
+        ``file:`` requirement is keyed by its content, so changed code gets a new environment."""
         content: dict[str, Any] = {"python": self.python, "requires": sorted(self.requires),
                                    "patches": [p.sha256 for p in self.patches]}
         if self.floating():
             content["period"] = floating_period()
+        local = {r: content_hash(path) for r in self.requires for name, path in [_local_source(r)] if path}
+        if local:
+            content["local"] = local
         payload = json.dumps(content, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
@@ -89,9 +102,11 @@ class CellRequest:
     gpu: bool
     env: Mapping[str, str]
     timeout: float
-    cell_dir: Path
+    cell_dir: Path  # the cell's private scratch folder (its cwd), outside the run's output folder
     log_path: Path
     label: str = ""
+    private: tuple[Path, ...] = ()  # what the cell must neither see nor be told about (the output folder)
+    log_fd: int | None = None  # the log, opened by the harness (write through it, not the path, when given)
 
     def child_spec(self, *, repo_root: Path = REPO_ROOT, case_dir: Path | None = None,
                    cell_dir: Path | None = None) -> dict[str, Any]:
@@ -149,8 +164,67 @@ def floating_period() -> str:
     forced = os.environ.get("REPRO_MATRIX_REFRESH", "").strip()
     if forced:
         return forced
-    days = float(os.environ.get("REPRO_MATRIX_FLOATING_DAYS", FLOATING_PERIOD_DAYS))
-    return str(int(time.time() // (days * 86400)))
+    return str(int(time.time() // (floating_days() * 86400)))
+
+
+def floating_days() -> float:
+    text = os.environ.get("REPRO_MATRIX_FLOATING_DAYS", "").strip()
+    if not text:
+        return FLOATING_PERIOD_DAYS
+    try:
+        days = float(text)
+    except ValueError:
+        days = math.nan
+    if not math.isfinite(days) or not 1 / 24 <= days <= 3660:
+        raise UsageError(f"REPRO_MATRIX_FLOATING_DAYS={text!r}: give a number of days between 0.05 and 3660")
+    return days
+
+
+def _local_source(requirement: str) -> tuple[str, Path | None]:
+    """(name, path) for a requirement that installs a local file or folder; ("", None) otherwise."""
+    try:
+        parsed = Requirement(requirement)
+    except InvalidRequirement:
+        return "", None
+    if not parsed.url or urlsplit(parsed.url).scheme != "file":
+        return "", None
+    parts = urlsplit(parsed.url)
+    return parsed.name, Path(unquote(parts.path)).resolve()
+
+
+_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".nox", ".tox", ".venv", ".mypy_cache", ".pytest_cache",
+                 ".ruff_cache", "build", "dist", "node_modules"}
+_hashes: dict[Path, str] = {}
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 over a local requirement's content: the file, or every file of the folder (names, exec
+    bits, bytes; symlinks by their target text; build outputs and VCS folders skipped). Hashed once per
+    run. A missing path hashes as such: uv then reports it when it tries to install."""
+    if path not in _hashes:
+        digest = hashlib.sha256()
+        if path.is_file():
+            _hash_file(digest, path)
+        elif path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info"))
+                for name in sorted(files):
+                    file = Path(root, name)
+                    digest.update(f"\0{file.relative_to(path)}\0{os.access(file, os.X_OK)}\0".encode())
+                    if file.is_symlink():
+                        digest.update(os.readlink(file).encode())
+                    else:
+                        _hash_file(digest, file)
+        else:
+            digest.update(b"missing")
+        _hashes[path] = digest.hexdigest()
+    return _hashes[path]
+
+
+def _hash_file(digest: Any, path: Path) -> None:
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
 
 
 def _display(path: Path) -> str:

@@ -26,6 +26,7 @@ from packaging.utils import canonicalize_name
 
 from harness._case_yaml import LOADER, load_plain_data, read_case_text
 from harness._exceptions import CaseFileError
+from harness._placeholders import placeholder_error
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
@@ -172,6 +173,8 @@ def load_case(folder: Path) -> Case:
                             fix="add case.yaml (see harness/case.schema.json) or remove the folder")
     text = read_case_text(path)
     data = _parse_yaml(path, text)
+    if unfinished := placeholder_error(path, data, lambda trail: _line_of(text, trail)):
+        raise unfinished  # a skeleton from `harness new`: name what is left to fill in before the schema's view
     _validate_schema(path, text, data)
     _require_finite_timeouts(path, text, data)
     return _build_case(folder, path, text, data)

@@ -8,6 +8,7 @@ arguments), 3 empty selection, 4 results could not be written, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from harness._backend import project_root
+from harness._backend import floating_days, project_root
 from harness._cases import LANES, Case
 from harness._exceptions import (
     CaseFileError,
@@ -51,6 +52,20 @@ _STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "
           "failed-differently": "magenta", "infra-error": "red"}
 
 
+def _int_in(low: int, high: int) -> Any:
+    """An argparse type: an integer from low to high, else a usage error (exit 2) that gives the range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer from {low} to {high}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     root = project_root()
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
@@ -59,16 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--case", action="append", default=[], metavar="ID", help="run this case (repeatable)")
     cases.add_argument("--lane", action="append", default=[], choices=LANES, help="run this lane (repeatable)")
     cases.add_argument("--variant", action="append", default=[], metavar="NAME", help="run this variant (repeatable)")
-    cases.add_argument("--output", type=Path, default=root / "reports", help="run output folder (reports/)")
+    cases.add_argument("--output", type=_output_folder, default=root / "reports",
+                       help="run output folder (reports/)")
     cases.add_argument("--list", action="store_true", help="list cases without running anything")
     cases.add_argument("--backend", choices=("venv", "docker"), default="venv",
                        help="where cells run: 'venv' (default: one uv environment per requirement set) or "
                             "'docker' (each case's image; see docs/docker.md)")
-    cases.add_argument("--jobs", "-j", type=int, default=usable_cores(),
+    cases.add_argument("--jobs", "-j", type=_jobs, default=usable_cores(),
                        help="cells run in parallel (default: usable cores); with more than one, each cell gets "
                             "OMP_NUM_THREADS/MKL_NUM_THREADS = cores // jobs unless you or the case set them")
-    cases.add_argument("--shard", metavar="K/N", help="run the K-th of N deterministic, balanced shards")
-    cases.add_argument("--memory-limit", type=float, metavar="GB", help="per-cell address-space limit")
+    cases.add_argument("--shard", metavar="K/N", type=_shard, help="run the K-th of N deterministic, balanced shards")
+    cases.add_argument("--memory-limit", type=_memory_gb, metavar="GB",
+                       help=f"per-cell address-space limit, at least {MIN_MEMORY_GB:g} (what importing torch needs)")
     cases.add_argument("--refresh", action="store_true",
                        help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
@@ -77,10 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                           help="folder of case folders (default: cases/; repeatable)")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
-    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR")
-    report.add_argument("--output", type=Path, default=root / "reports" / "site")
-    report.add_argument("--stale-days", type=int, default=7, help="flag case/lanes with no real run for N days")
-    report.add_argument("--keep-reports", type=int, default=50, help="per-run reports copied into the site")
+    report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
+                        help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")
+    report.add_argument("--output", type=Path, default=root / "reports" / "site", metavar="DIR",
+                        help="the site's folder, outside every run folder (default: reports/site)")
+    report.add_argument("--stale-days", type=_int_in(1, 3650), default=7, metavar="N",
+                        help="flag case/lanes with no real run for N days (1-3650; default 7)")
+    report.add_argument("--keep-reports", type=_int_in(0, 100_000), default=50, metavar="N",
+                        help="newest per-run reports carried in the site (0-100000; default 50)")
     bisect = commands.add_parser("bisect", help="run a case over the releases of one package (nox -s bisect)")
     bisect.add_argument("--case", required=True, metavar="ID", help="the case to bisect")
     bisect.add_argument("--variant", metavar="NAME", help="variant to vary (default: the first buggy one)")
@@ -93,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--mode", choices=("linear", "binary"), default="linear",
                         help="linear: every release in the range; binary: the first change in log2(n) runs, "
                              "assuming the outcome changes once")
-    bisect.add_argument("--jobs", "-j", type=int, default=usable_cores(), help="releases tried in parallel")
-    bisect.add_argument("--output", type=Path, default=root / "reports",
+    bisect.add_argument("--jobs", "-j", type=_jobs, default=usable_cores(), help="releases tried in parallel")
+    bisect.add_argument("--output", type=_output_folder, default=root / "reports",
                         help="where the run folder with bisect.json goes (reports/)")
     bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                         help="folder of case folders (default: cases/; repeatable)")
@@ -104,7 +125,55 @@ def build_parser() -> argparse.ArgumentParser:
                        help="leave Docker alone (by default images are pruned when a daemon answers)")
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
+    _add_new(commands)
     return parser
+
+
+# torch 2.13 (CPU) imports and makes a 1000x1000 tensor in 0.7 GB of address space on a 2-core host, and
+# fails (MemoryError, OpenBLAS buffers) at 0.6; OpenBLAS reserves more per core on bigger hosts.
+MIN_MEMORY_GB = 1.0
+MAX_MEMORY_GB = 1024.0**2
+MAX_JOBS = 1024
+MAX_SHARDS = 10_000
+
+
+def _memory_gb(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GB") from None
+    if not math.isfinite(value) or not MIN_MEMORY_GB <= value <= MAX_MEMORY_GB:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a number of GB from {MIN_MEMORY_GB:g} (importing torch needs about 0.7 GB of address "
+            f"space) to {MAX_MEMORY_GB:,.0f}; leave the option out for no limit")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 to {MAX_JOBS} cells at once")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        index, total = parse_shard(text)
+    except SelectionError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--shard {text!r}: ")) from None
+    if total > MAX_SHARDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most {MAX_SHARDS} shards")
+    return index, total
+
+
+def _output_folder(text: str) -> Path:
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file: name a folder (it is created if missing)")
+    return path
 
 
 def _add_images(commands: Any) -> None:
@@ -113,6 +182,43 @@ def _add_images(commands: Any) -> None:
     except ImportError:
         return
     add_images_parser(commands)
+
+
+def _add_new(commands: Any) -> None:
+    new = commands.add_parser("new", help="write a case skeleton from a bug report (nox -s new)",
+                              description="Write cases/ID/case.yaml and repro.py from a pasted bug report (traceback "
+                                          "and environment listing); what the report cannot say is left as FILL-IN "
+                                          "placeholders that 'validate' lists.")
+    new.add_argument("id", metavar="ID", help="the new case's id: kebab-case, never reused")
+    new.add_argument("--from", dest="report", type=Path, metavar="REPORT",
+                     help="text file pasted from the bug report (without it: a commented template)")
+    new.add_argument("--cases-dir", type=Path, metavar="DIR", help="folder of case folders (default: cases/)")
+    new.add_argument("--force", action="store_true", help="overwrite case.yaml and repro.py of an existing case")
+    new.set_defaults(handler=_cmd_new)
+
+
+def _cmd_new(args: argparse.Namespace, console: Console) -> int:
+    from harness._new import create_case, default_cases_dir
+
+    written = create_case(args.id, args.cases_dir or default_cases_dir(), args.report, force=args.force)
+    say = _plain_printer(console)
+    for path in written.files:
+        say(f"wrote {_shown(path)}")
+    for note in written.notes:
+        say(f"note: {note}")
+    say(f"left to fill in ({len(written.todo)}; `python -m harness validate` lists what remains in case.yaml):")
+    for path, line, what in written.todo:
+        say(f"  {_shown(path)}:{line}: {what}")
+    say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
+    return EXIT_OK
+
+
+def _shown(path: Path) -> Path:
+    """A path relative to the working folder when it is under it (clickable in terminals and editors)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
@@ -166,12 +272,11 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
         loaded = load_step(roots, _ui(console))
         print_case_list(console, loaded.cases)
         return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+    floating_days()  # a bad REPRO_MATRIX_FLOATING_DAYS is a usage error now, not a crash per cell
     if args.refresh:
         os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
     selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
-                          shard=parse_shard(args.shard) if args.shard else None)
+                          shard=args.shard)
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
                          jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
     with LiveCells(console) as live:
@@ -192,7 +297,13 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     if missing:
         raise UsageError(f"--input not found: {', '.join(missing)}")
     summary = build_site(inputs, args.output, stale_days=args.stale_days, keep_reports=args.keep_reports)
-    console.print(Text(for_terminal(str(summary))))  # "site <path>/index.html: N runs (...)": the path once
+    console.print(Text(for_terminal(str(summary), one_line=True)))
+    if summary.problems:  # names and text from untrusted inputs: no escape sequence gets through
+        console.print(Text("inputs skipped, or published without the part named:", style="yellow"))
+    for problem in summary.problems[:50]:
+        console.print(Text(f"  {for_terminal(problem, one_line=True)}", style="yellow"))
+    if len(summary.problems) > 50:
+        console.print(Text(f"  ... and {len(summary.problems) - 50} more (listed on the front page)", style="yellow"))
     return EXIT_OK
 
 

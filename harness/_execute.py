@@ -7,7 +7,10 @@ and marks the rest ``interrupted`` so the finished ones are still written.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +23,7 @@ from harness._backend import Backend, CellRequest, ChildOutcome, EnvSpec, Prepar
 from harness._exceptions import EnvBuildError, HarnessError
 from harness._lanes import host_lane_status
 from harness._plan import Cell
-from harness._results import CellRecord, utc_now
+from harness._results import CellRecord, RunFolder, utc_now
 from harness._verdicts import judge_cell
 
 CellDone = Callable[[int, Cell, CellRecord], None]
@@ -37,11 +40,31 @@ class _EnvSlot:
 
 
 class Executor:
+    """Runs cells; ``on_record`` sees each record the moment its cell is over (from the cell's thread).
+
+    Cells never run inside the run folder: each gets a private scratch folder (its cwd, removed after),
+    and the output folder is hidden from it where the host allows (``private``, see _process.Confinement).
+    """
+
     def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int,
                  progress: Callable[[str], None], on_start: Callable[[str], None] = lambda key: None,
-                 on_finish: Callable[[str], None] = lambda key: None) -> None:
+                 on_finish: Callable[[str], None] = lambda key: None,
+                 on_record: Callable[[CellRecord], None] = lambda record: None,
+                 folder: RunFolder | None = None) -> None:
         self.backend = backend
         self.run_dir = run_dir
+        self.folder = folder or RunFolder(run_dir)
+        self.on_record = on_record
+        _sweep_scratch()
+        # Every cell's scratch folder lives in one folder per executor: hidden from each cell but for its own,
+        # so cells running side by side cannot touch each other's outcome.
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
+        # The whole output folder: no cell may forge or read a run. Unless it holds the temporary folder or
+        # the home folder (``--output /tmp``): cells need those, and then only the run's own folder is hidden.
+        output = run_dir.parent
+        common = [Path(tempfile.gettempdir()).resolve(), Path.home().resolve()]
+        hidden = (output,) if not any(c == output or output in c.parents for c in common) else ()
+        self.private = (*hidden, run_dir, self._scratch)
         self.jobs = max(1, jobs)
         self.progress = progress
         self.on_start = on_start
@@ -54,7 +77,18 @@ class Executor:
         self._lane_status: dict[str, tuple[bool, str]] = {}
         self._side_by_side = self.jobs
 
+    def _scratch_base(self) -> Path:
+        self._scratch.mkdir(mode=0o700, exist_ok=True)
+        return self._scratch
+
     def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
+        try:
+            return self._run_all(cells, on_done)
+        finally:
+            with contextlib.suppress(OSError):
+                self._scratch.rmdir()  # empty once every cell removed its own (made again if run() is called again)
+
+    def _run_all(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         records: list[CellRecord | None] = [None] * len(cells)
         self._side_by_side = max(1, min(self.jobs, len(cells)))
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cell")
@@ -88,14 +122,19 @@ class Executor:
     def _run_one(self, cell: Cell) -> CellRecord:
         """Run one cell; anything unexpected becomes an infra-error record, never a crashed run."""
         try:
-            return self._run_checked(cell)
+            record = self._run_checked(cell)
         except Exception as error:  # the single place a harness fault is turned into a result
             record = _blank(cell)
             record.status, record.judgement = "infra-error", "infra-error"
             record.reason = (str(error) if isinstance(error, HarnessError)  # already says what to do
                              else f"harness error while running the cell: {type(error).__name__}: {error}")
             self.progress(f"{cell.key}: {record.reason}")
-            return record
+        if record.status != "interrupted":
+            try:
+                self.on_record(record)
+            except HarnessError as error:  # e.g. disk full: the record still reaches results.json
+                self.progress(f"{cell.key}: {error}")
+        return record
 
     def _run_checked(self, cell: Cell) -> CellRecord:
         record = _blank(cell)
@@ -127,10 +166,9 @@ class Executor:
         record.environment = f"{self.backend.name}-{spec.key()}"
         record.status, record.judgement = "infra-error", "infra-error"
         record.reason = f"environment could not be built: {error}"
-        log_path = self.run_dir / "logs" / cell.case.id / cell.lane.name / f"{cell.variant.name}.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_path.write_text(f"# repro-matrix cell {cell.key}\n# environment {record.environment} failed to build\n"
-                            f"{error}\n")
+        log_path, fd = self.folder.new_file(_log_parts(cell), f"# repro-matrix cell {cell.key}\n# environment "
+                                                              f"{record.environment} failed to build\n{error}\n")
+        os.close(fd)
         record.log = str(log_path.relative_to(self.run_dir))
         return record
 
@@ -165,24 +203,26 @@ class Executor:
             return slot.cuda
 
     def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:
-        cell_dir = self.run_dir / "cells" / cell.case.id / cell.lane.name / cell.variant.name
-        log_path = self.run_dir / "logs" / cell.case.id / cell.lane.name / f"{cell.variant.name}.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        log_path.write_text(_log_header(cell, env))
-        request = CellRequest(
-            case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
-            argv=("--variant", cell.variant.name, "--device", cell.lane.device, *cell.variant.args),
-            sim=cell.lane.sim, gpu=cell.lane.gpu, env=cell_environment(cell.variant.env, self._side_by_side),
-            timeout=cell.variant.timeout,
-            cell_dir=cell_dir, log_path=log_path, label=cell.key,
-        )
-        record.started = utc_now()
-        record.log = str(log_path.relative_to(self.run_dir))
-        self.on_start(cell.key)
+        log_path, log_fd = self.folder.new_file(_log_parts(cell), _log_header(cell, env))
+        scratch = Path(tempfile.mkdtemp(dir=self._scratch_base()))
         try:
-            return self.backend.run_cell(env, request)
+            request = CellRequest(
+                case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
+                argv=("--variant", cell.variant.name, "--device", cell.lane.device, *cell.variant.args),
+                sim=cell.lane.sim, gpu=cell.lane.gpu, env=cell_environment(cell.variant.env, self._side_by_side),
+                timeout=cell.variant.timeout,
+                cell_dir=scratch, log_path=log_path, label=cell.key, private=self.private, log_fd=log_fd,
+            )
+            record.started = utc_now()
+            record.log = str(log_path.relative_to(self.run_dir))
+            self.on_start(cell.key)
+            try:
+                return self.backend.run_cell(env, request)
+            finally:
+                self.on_finish(cell.key)
         finally:
-            self.on_finish(cell.key)
+            os.close(log_fd)
+            shutil.rmtree(scratch, ignore_errors=True)  # never follows a symlink the cell left there
 
     def _judge(self, cell: Cell, record: CellRecord, outcome: ChildOutcome) -> CellRecord:
         judgement = judge_cell(
@@ -255,6 +295,31 @@ def _describe_env(env: PreparedEnv) -> dict[str, Any]:
     return {"id": env.id, "backend": env.backend, **env.spec.describe(), "installed": dict(env.installed),
             "reused": env.reused, "build_s": env.build_s, "image": dict(env.image) if env.image else None,
             "error": None}
+
+
+_SCRATCH = "repro-cell-"
+
+
+def _sweep_scratch() -> None:
+    """Scratch folders of harness processes that died without removing them (killed outright)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*-*"):
+        pid = folder.name.removeprefix(_SCRATCH).partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _log_parts(cell: Cell) -> tuple[str, ...]:
+    return ("logs", cell.case.id, cell.lane.name, f"{cell.variant.name}.log")
 
 
 def _log_header(cell: Cell, env: PreparedEnv) -> str:

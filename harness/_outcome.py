@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from harness._backend import ChildOutcome
@@ -12,8 +14,13 @@ _OOM_TYPES = {"MemoryError", "OutOfMemoryError"}
 
 
 def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: float) -> ChildOutcome:
-    """Combine the process's exit with the outcome record the child runner wrote (if it got that far)."""
+    """Combine the process's exit with the outcome record the child runner wrote (if it got that far).
+
+    The record is written by the repro's own process, so it is read as untrusted: a regular file of a
+    bounded size (never through a symlink), and only the fields and types the child runner writes."""
     duration = round(result.duration_s, 3)
+    if result.error:
+        return ChildOutcome("infra-error", duration, None, reason=f"the cell could not be run: {result.error}")
     if result.interrupted:
         return ChildOutcome("interrupted", duration, result.returncode, reason="stopped by the user (interrupt)")
     if result.timed_out:
@@ -45,11 +52,47 @@ def _is_oom(exception: dict) -> bool:
     return exception.get("type") in _OOM_TYPES or "can't allocate memory" in message
 
 
+_MAX_RECORD = 8 * 1024 * 1024
+_STATUSES = {"passed", "raised", "exited"}
+
+
 def _read_record(path: Path) -> dict | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            record = json.loads(handle.read(_MAX_RECORD + 1)[:_MAX_RECORD])
+    except (OSError, ValueError, RecursionError):
         return None
+    return _checked(record)
+
+
+def _checked(record: object) -> dict | None:
+    """The outcome's fields with the types the child runner writes; anything else is dropped."""
+    if not isinstance(record, dict) or record.get("status") not in _STATUSES:
+        return None
+    code = record.get("exit_code")
+    exception = record.get("exception")
+    imported = record.get("imported")
+    return {
+        "status": record["status"],
+        "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None,
+        "exception": _exception(exception) if isinstance(exception, dict) else None,
+        "imported": {str(k)[:200]: str(v)[:200] for k, v in list(imported.items())[:2000]}
+        if isinstance(imported, dict) else {},
+    }
+
+
+def _exception(raw: dict) -> dict:
+    frames = raw.get("traceback") if isinstance(raw.get("traceback"), list) else []
+    return {
+        "type": str(raw.get("type", ""))[:200], "module": str(raw.get("module", ""))[:200],
+        "message": str(raw.get("message", ""))[:20_000],
+        "traceback": [{"file": str(f.get("file", ""))[:500], "line": f.get("line") if isinstance(f.get("line"), int)
+                       else None, "function": str(f.get("function", ""))[:200], "code": str(f.get("code", ""))[:300]}
+                      for f in frames[-40:] if isinstance(f, dict)],
+    }
 
 
 def _unrecorded(result: ProcessResult, duration: float) -> ChildOutcome:

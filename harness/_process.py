@@ -1,28 +1,34 @@
-"""Run one child process: own process group, timeout, bounded log, nothing left behind.
+"""Run one child process under a supervisor: timeout, bounded log, nothing left behind.
 
+Every process the harness starts (cells, uv, patch, probes) runs under ``_supervise.py``, which kills
+the command's whole tree when it ends, times out, is interrupted, or when the harness dies (see there).
 The child's stdout and stderr go through one pipe into the cell's log. The log keeps the first and
 the last part of the output and marks what it dropped, so a repro printing gigabytes costs bounded
-memory and disk. When the cell ends (clean, failed or timed out) its whole process group is killed,
-so a repro that forked a long-lived child cannot leak into later cells.
+memory and disk.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 LOG_HEAD_BYTES = 2 * 1024 * 1024
 LOG_TAIL_BYTES = 1024 * 1024
 _GRACE_S = 5.0
+_DRAIN_S = 2.0  # output still arriving after the supervisor is gone; then the pipe is abandoned
+SUPERVISOR = Path(__file__).with_name("_supervise.py")
 
 
 @dataclass(frozen=True)
@@ -32,13 +38,19 @@ class ProcessResult:
     interrupted: bool
     duration_s: float
     dropped_bytes: int
+    error: str = ""  # the supervisor could not run the command (an infra-error, never the repro's fault)
+    containment: str = ""  # "namespaces" or "subreaper" (see _supervise.py)
+    notes: tuple[str, ...] = ()
 
 
 class _BoundedLog:
     """Copies a byte stream into a file, keeping head and tail, marking the cut."""
 
-    def __init__(self, path: Path) -> None:
-        self._handle = path.open("ab")
+    def __init__(self, path: Path, fd: int | None = None) -> None:
+        # O_NOFOLLOW: a symlink planted where the log goes is never written through.
+        fd = os.dup(fd) if fd is not None else os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        self._handle = os.fdopen(fd, "ab")
         self._written = 0
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -84,52 +96,199 @@ class _BoundedLog:
                 self._handle.close()
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+@dataclass(frozen=True)
+class Confinement:
+    """What a supervised process may see of the host, where namespaces allow it (see _supervise.py)."""
+
+    hide: tuple[Path, ...] = ()  # covered by an empty read-only folder (the run's output)
+    readonly: tuple[Path, ...] = ()  # the repository, case folders, environments
+    writable: tuple[Path, ...] = ()  # exceptions inside read-only folders (an environment's caches)
+
+    def usable(self, needed: Sequence[Path]) -> Confinement:
+        """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
+        needs there is a writable folder: those stay reachable inside a hidden one."""
+        hide = tuple(p for p in self.hide
+                     if not any(_within(n, p) and not any(_within(n, w) for w in self.writable) for n in needed))
+        return Confinement(hide, self.readonly, self.writable)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def namespaces_wanted() -> bool:
+    """``REPRO_MATRIX_NAMESPACES=0`` turns the namespace layer off (the subreaper still contains cells)."""
+    return os.environ.get("REPRO_MATRIX_NAMESPACES", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+_lifeline_lock = threading.Lock()
+_lifeline: tuple[int, int, int] | None = None  # read end, write end, owner pid
+
+
+def _lifeline_fd() -> int:
+    """The read end of a pipe only this process can write to: it breaks when the harness dies, however it
+    dies. Both ends are close-on-exec; each supervisor inherits the read end alone."""
+    global _lifeline
+    with _lifeline_lock:
+        if _lifeline is None or _lifeline[2] != os.getpid():
+            _lifeline = (*os.pipe(), os.getpid())
+        return _lifeline[0]
+
+
+class _Supervised:
+    """One command under ``_supervise.py``: its own timeout, its tree killed at the end and with us."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float,
+                 memory_limit_bytes: int | None, confinement: Confinement | None, stderr: int) -> None:
+        config = {"argv": [str(a) for a in argv], "env": dict(env), "cwd": str(cwd), "timeout": float(timeout),
+                  "grace": _GRACE_S, "memory_limit": memory_limit_bytes, "parent": os.getpid(),
+                  "namespaces": confinement is not None and namespaces_wanted()}
+        if confinement is not None:
+            config.update(hide=[str(p) for p in confinement.hide], readonly=[str(p) for p in confinement.readonly],
+                          writable=[str(p) for p in confinement.writable])
+        self.timeout = float(timeout)
+        self._interrupted = threading.Event()
+        self._status_r, status_w = os.pipe()
+        lifeline = _lifeline_fd()
+        self.started = time.perf_counter()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(SUPERVISOR), str(lifeline), str(status_w)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, pass_fds=(lifeline, status_w),
+                start_new_session=True, env={}, cwd="/",
+            )
+        finally:
+            os.close(status_w)
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(json.dumps(config).encode())
+        self.proc.stdin.close()
+        self.proc.stdin = None  # communicate() must not touch it again
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
+        with contextlib.suppress(ProcessLookupError):
+            if self.proc.returncode is None:
+                self.proc.send_signal(signal.SIGTERM)  # the supervisor stops its command, then its tree
+
+    def backstop(self) -> float:
+        """How long to wait for the supervisor itself: it enforces the timeout, this only guards against it hanging."""
+        return self.timeout + _GRACE_S + 30
+
+    def kill_supervisor(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()  # its namespace (or its pdeathsig-armed init) takes the command along
+        self.proc.wait()
+
+    def status(self) -> dict[str, Any]:
+        data = b""
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._status_r, 65536):
+                data += chunk
+        os.close(self._status_r)
+        try:
+            status = json.loads(data)
+        except ValueError:
+            return {"error": f"the process supervisor ended without a report (exit {self.proc.returncode})"}
+        return status if isinstance(status, dict) else {"error": "the process supervisor sent no report"}
+
+
+def _returncode(status: dict[str, Any]) -> int | None:
+    raw = status.get("status")
+    return os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
 
 
 class RunningProcess:
-    """A started child; :meth:`wait` enforces the timeout, :meth:`interrupt` stops it from elsewhere."""
+    """A started cell; :meth:`wait` returns when it and everything it started are gone."""
 
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log_path: Path,
-                 memory_limit_bytes: int | None = None) -> None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = _BoundedLog(log_path)
-        self._interrupted = threading.Event()
-        self._started = time.perf_counter()
-        self._proc = subprocess.Popen(
-            list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=_limit_memory(memory_limit_bytes) if memory_limit_bytes else None,
-        )
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log_path: Path, timeout: float,
+                 memory_limit_bytes: int | None = None, confinement: Confinement | None = None,
+                 log_fd: int | None = None) -> None:
+        self._log = _BoundedLog(log_path, log_fd)
+        self._drain_until: float | None = None
+        self.held_open = False
+        self._supervised = _Supervised(argv, env=env, cwd=cwd, timeout=timeout,
+                                       memory_limit_bytes=memory_limit_bytes, confinement=confinement,
+                                       stderr=subprocess.STDOUT)
+        self._proc = self._supervised.proc
         self._reader = threading.Thread(target=self._pump, daemon=True)
         self._reader.start()
 
     def _pump(self) -> None:
+        """Copy output until end of file, or until shortly after the supervisor is gone: a process that
+        escaped it (and still holds the pipe) must not stall the cell."""
         assert self._proc.stdout is not None
-        for chunk in iter(lambda: self._proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+        fd = self._proc.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while self._drain_until is None or time.monotonic() < self._drain_until:
+            if not poller.poll(100):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
             self._log.feed(chunk)
+        else:
+            self.held_open = True
+        self._proc.stdout.close()
 
     def interrupt(self) -> None:
-        self._interrupted.set()
-        kill_group(self._proc.pid, signal.SIGTERM)
+        self._supervised.interrupt()
 
-    def wait(self, timeout: float) -> ProcessResult:
-        timed_out = False
-        if not _wait_exit(self._proc, timeout):
-            timed_out = True
-            kill_group(self._proc.pid, signal.SIGTERM)
-            if not _wait_exit(self._proc, _GRACE_S):
-                kill_group(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-        duration = time.perf_counter() - self._started
-        # The leader is gone; sweep anything it left in its group (forked daemons, workers).
-        kill_group(self._proc.pid, signal.SIGKILL)
-        self._reader.join(timeout=10)
+    def wait(self) -> ProcessResult:
+        supervised = self._supervised
+        if not _wait_exit(self._proc, supervised.backstop()):
+            supervised.kill_supervisor()
+        self._drain_until = time.monotonic() + _DRAIN_S
+        self._reader.join()
+        status = supervised.status()
+        if status.get("notes"):  # what the containment could not do here (e.g. no namespaces): say it in the log
+            notes = "; ".join(str(n) for n in status["notes"])
+            self._log.feed(f"\n[repro-matrix: containment {status.get('containment')}: {notes}]\n".encode())
+        if self.held_open:
+            self._log.feed(b"\n[repro-matrix: stopped reading: a process that escaped the cell held its output open]\n")
         self._log.close()
-        return ProcessResult(self._proc.returncode, timed_out, self._interrupted.is_set(), duration,
-                             self._log.dropped)
+        duration = status.get("duration_s", time.perf_counter() - supervised.started)
+        return ProcessResult(_returncode(status), bool(status.get("timed_out")),
+                             supervised._interrupted.is_set() or bool(status.get("interrupted")), float(duration),
+                             self._log.dropped, error=str(status.get("error") or ""),
+                             containment=str(status.get("containment") or ""),
+                             notes=tuple(str(n) for n in status.get("notes") or ()))
+
+
+@dataclass(frozen=True)
+class HelperResult:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    error: str = ""
+
+
+class HelperProcess:
+    """A helper (uv, patch, a probe) under the same supervisor: it dies with the harness and on Ctrl-C."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None) -> None:
+        self._supervised = _Supervised(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout,
+                                       memory_limit_bytes=None, confinement=None, stderr=subprocess.PIPE)
+
+    def interrupt(self) -> None:
+        self._supervised.interrupt()
+
+    def result(self) -> HelperResult:
+        supervised = self._supervised
+        try:
+            out, err = supervised.proc.communicate(timeout=supervised.backstop())
+        except subprocess.TimeoutExpired:
+            supervised.kill_supervisor()
+            out, err = supervised.proc.communicate()
+        status = supervised.status()
+        return HelperResult(_returncode(status), out.decode(errors="replace"), err.decode(errors="replace"),
+                            bool(status.get("timed_out")), str(status.get("error") or ""))
+
+
+def run_helper(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None) -> HelperResult:
+    return HelperProcess(argv, env=env, timeout=timeout, cwd=cwd).result()
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -169,15 +328,6 @@ def _readable_within(fd: int, timeout: float) -> bool:
             return True
         if remaining <= 3600.0:
             return False
-
-
-def _limit_memory(limit: int):  # noqa: ANN202 - a preexec_fn closure
-    def apply() -> None:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
 
 
 def signal_name(returncode: int | None) -> str | None:

@@ -1,9 +1,10 @@
 """The ``venv`` backend: one uv-made virtual environment per distinct requirement set.
 
 Environments live under the cache folder (``.repro-envs/`` by default, ``REPRO_MATRIX_ENVS`` to move
-it), named by :meth:`EnvSpec.key`. A finished environment carries a ``.complete`` marker written last;
-a folder without it (an interrupted build) is removed and rebuilt, never used. A file lock makes
-concurrent runs build each environment once.
+it), named by :meth:`EnvSpec.key`. An environment is built under a temporary name, gets its ``.complete``
+marker, and only then is renamed into place; a folder without the marker (left by older versions) is
+removed and rebuilt, never used. A file lock makes concurrent runs build each environment once, and
+every build step runs under the process supervisor, so it dies with the harness.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from filelock import FileLock
 
 from harness._backend import (
     CHILD_RUNNER,
+    REPO_ROOT,
     CellRequest,
     ChildOutcome,
     EnvSpec,
@@ -33,9 +35,10 @@ from harness._backend import (
 from harness._exceptions import EnvBuildError
 from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
-from harness._process import RunningProcess
+from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 
 _MARKER = ".complete"
+_BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
 _OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
 _INSTALL_TIMEOUT_S = 3600
 _FREEZE = ("import json, importlib.metadata as m; "
@@ -68,7 +71,7 @@ class VenvBackend:
     def __init__(self, root: Path | None = None, memory_limit_bytes: int | None = None) -> None:
         self.root = root or default_env_root()
         self.memory_limit_bytes = memory_limit_bytes
-        self._running: set[RunningProcess] = set()
+        self._running: set[RunningProcess | HelperProcess] = set()
         self._lock = threading.Lock()
 
     # -- environments -------------------------------------------------------------------------
@@ -82,19 +85,31 @@ class VenvBackend:
                 if not (folder / _OWNERS).is_file():  # built before the map was stored
                     self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ))
                 return self._prepared(env_id, spec, folder, meta, reused=True)
-            if folder.exists():
-                progress(f"{env_id}: removing a half-built environment")
-                shutil.rmtree(folder)
+            self._remove_unfinished(env_id, folder, progress)
             progress(f"{env_id}: creating ({', '.join(spec.requires)})")
             started = time.perf_counter()
+            # Built under a temporary name and renamed when complete: a build killed half-way (even with
+            # the harness, SIGKILL) never leaves a folder under the final name, and a later build never
+            # shares a folder with what is left of an earlier one.
+            building = self.root / f"{_BUILDING}{env_id}-{os.getpid()}-{secrets.token_hex(3)}"
             try:
-                meta = self._build(spec, folder)
-            except EnvBuildError:
-                raise
-            meta["build_s"] = round(time.perf_counter() - started, 2)
-            (folder / _MARKER).write_text(json.dumps(meta, indent=1))
+                meta = self._build(spec, building, folder.with_suffix(".build.log"))
+                meta["build_s"] = round(time.perf_counter() - started, 2)
+                (building / _MARKER).write_text(json.dumps(meta, indent=1))
+                os.rename(building, folder)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **uv_index_environment()})
             progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
             return self._prepared(env_id, spec, folder, meta, reused=False)
+
+    def _remove_unfinished(self, env_id: str, folder: Path, progress: Progress) -> None:
+        """Under the lock: what earlier builds of this environment left (they died, or we would not hold it)."""
+        if folder.exists():  # a folder without its marker: built in place by an older harness, interrupted
+            progress(f"{env_id}: removing a half-built environment")
+            shutil.rmtree(folder)
+        for stale in self.root.glob(f"{_BUILDING}{env_id}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
 
     def _prepared(self, env_id: str, spec: EnvSpec, folder: Path, meta: dict[str, Any],
                   *, reused: bool) -> PreparedEnv:
@@ -102,20 +117,22 @@ class VenvBackend:
                            installed=meta["installed"], reused=reused,
                            build_s=0.0 if reused else meta["build_s"])
 
-    def _build(self, spec: EnvSpec, folder: Path) -> dict[str, Any]:
-        log = folder.with_suffix(".build.log")
+    def _build(self, spec: EnvSpec, folder: Path, log: Path) -> dict[str, Any]:
         log.write_text("")
         uv = find_uv()
         env = {**os.environ, **uv_index_environment()}
-        self._step(log, [uv, "venv", "--quiet", "--python", sys.executable, str(folder)], env)
+        # --relocatable: entry points and activation scripts keep working after the rename into place.
+        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", sys.executable, str(folder)], env)
         python = str(folder / "bin" / "python")
-        self._step(log, [uv, "pip", "install", "--python", python, *spec.requires], env)
+        # A local file or folder can change without its path changing: uv must build it afresh (its cache
+        # key is the path and a few timestamps; the environment key already hashes the content).
+        refresh = [a for name in spec.local_requirements() for a in ("--refresh-package", name)]
+        self._step(log, [uv, "pip", "install", "--python", python, *refresh, *spec.requires], env)
         for patch in spec.patches:
             site = self._site_packages(python, log, env)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env)
         # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
         installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env))
-        self._store_owners(folder, log, env)
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
 
     def _store_owners(self, folder: Path, log: Path, env: dict[str, str]) -> None:
@@ -133,19 +150,23 @@ class VenvBackend:
         return self._step(log, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           env).strip()
 
-    @staticmethod
-    def _step(log: Path, argv: list[str], env: dict[str, str]) -> str:
+    def _step(self, log: Path, argv: list[str], env: dict[str, str]) -> str:
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(argv)}\n")
+        helper = HelperProcess(argv, env=env, timeout=_INSTALL_TIMEOUT_S)
+        with self._lock:
+            self._running.add(helper)
         try:
-            proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT_S,
-                                  check=False)
-        except subprocess.TimeoutExpired:
-            raise EnvBuildError(f"'{argv[0]} {argv[1]}' did not finish in {_INSTALL_TIMEOUT_S}s", log) from None
+            proc = helper.result()
+        finally:
+            with self._lock:
+                self._running.discard(helper)
         with log.open("a") as handle:
-            handle.write(proc.stdout + proc.stderr)
+            handle.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
+        if proc.timed_out:
+            raise EnvBuildError(f"'{argv[0]} {argv[1]}' did not finish in {_INSTALL_TIMEOUT_S}s", log)
         if proc.returncode != 0:
-            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+            tail = "\n".join((proc.error or proc.stderr or proc.stdout).strip().splitlines()[-15:])
             raise EnvBuildError(f"'{Path(argv[0]).name} {' '.join(argv[1:3])}' failed "
                                 f"(exit {proc.returncode}):\n{tail}", log)
         return proc.stdout
@@ -153,8 +174,7 @@ class VenvBackend:
     def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
         folder = Path(env.python_path).parent.parent
         probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / ".pycache")}  # the cells' bytecode cache
-        proc = subprocess.run([env.python_path, "-c", _CUDA_PROBE], capture_output=True, text=True,
-                              timeout=120, check=False, env=probe_env)
+        proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120)
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
         probe = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -173,19 +193,35 @@ class VenvBackend:
         # rebuilt whenever a different library version compiles into it.
         # Bytecode too: uv installs without .pyc files, and recompiling torch/transformers on every cell
         # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment.
-        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(folder / ".torch_extensions"),
-                     "PYTHONPYCACHEPREFIX": str(folder / ".pycache"), **request.env}
+        caches = (folder / ".torch_extensions", folder / ".pycache")
+        for cache in caches:
+            cache.mkdir(exist_ok=True)
+        confinement = self._confinement(request, caches)
+        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(caches[0]),
+                     "PYTHONPYCACHEPREFIX": str(caches[1]), **request.env}
+        # Nothing names the run's folder to the cell: not its cwd, argv or environment.
+        child_env = {k: v for k, v in child_env.items() if not any(str(p) in v for p in confinement.hide)}
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
-                                 cwd=request.cell_dir, log_path=request.log_path,
-                                 memory_limit_bytes=self.memory_limit_bytes)
+                                 cwd=request.cell_dir, log_path=request.log_path, timeout=request.timeout,
+                                 memory_limit_bytes=self.memory_limit_bytes, confinement=confinement,
+                                 log_fd=request.log_fd)
         with self._lock:
             self._running.add(process)
         try:
-            result = process.wait(request.timeout)
+            result = process.wait()
         finally:
             with self._lock:
                 self._running.discard(process)
         return outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
+
+    def _confinement(self, request: CellRequest, caches: tuple[Path, ...]) -> Confinement:
+        """The repository, the case folders and the environments read-only (a repro must not change the
+        harness, another case or a shared environment), the output hidden; only the caches stay writable."""
+        readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve())))
+        needed = (request.cell_dir, request.case_dir, caches[0].parent, CHILD_RUNNER,
+                  Path(sys.executable).resolve(), (caches[0].parent / "bin" / "python").resolve())
+        return Confinement(hide=request.private, readonly=readonly,
+                           writable=(*caches, request.cell_dir)).usable(needed)
 
     def cancel(self) -> None:
         with self._lock:

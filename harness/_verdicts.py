@@ -20,12 +20,16 @@ unsupported / no lane   not run                                       skipped
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from harness._cases import Expectation
+import regex
+
+if TYPE_CHECKING:  # the case loader imports this module to check signatures: no import cycle
+    from harness._cases import Expectation
 
 
 class Verdict(StrEnum):
@@ -57,18 +61,66 @@ class Judgement:
     signature_matched: bool
 
 
-def signature_matches(exception: dict[str, Any] | None, signature: re.Pattern[str],
+SIGNATURE_TIMEOUT_S = 1.0
+_MAX_MESSAGE = 100_000  # the child keeps 20,000 characters; a forged outcome may not
+
+
+class SignatureTimeout(Exception):
+    """A signature took longer than SIGNATURE_TIMEOUT_S on one message (catastrophic backtracking)."""
+
+    def __init__(self, pattern: str, length: int) -> None:
+        self.pattern, self.length = pattern, length
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        shown = self.pattern if len(self.pattern) <= 120 else self.pattern[:117] + "..."
+        return (f"the signature regex {shown!r} did not finish within {SIGNATURE_TIMEOUT_S:g}s on a "
+                f"{self.length}-character message (catastrophic backtracking); fix: simplify the signature in "
+                "case.yaml, e.g. no nested quantifiers like '(a+)+' (a plain substring of the message is enough)")
+
+
+def compile_signature(pattern: str) -> regex.Pattern[str]:
+    """The one way a signature is compiled: the ``regex`` module, with ``re``'s syntax (VERSION0), so its
+    matching can be bounded by a timeout. The case loader calls it to check a signature: a ValueError
+    carries the syntax error."""
+    try:
+        return _compiled(pattern)
+    except regex.error as error:
+        raise ValueError(str(error)) from None
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.VERSION0)
+
+
+def search_signature(signature: str | re.Pattern[str] | regex.Pattern[str], text: str) -> bool:
+    """Does ``signature`` occur in ``text``? Bounded: SignatureTimeout after SIGNATURE_TIMEOUT_S. The GIL is
+    released while it runs, so Ctrl-C and SIGTERM are handled meanwhile."""
+    pattern = signature if isinstance(signature, str) else signature.pattern
+    text = text[:_MAX_MESSAGE]
+    try:
+        return compile_signature(pattern).search(text, timeout=SIGNATURE_TIMEOUT_S, concurrent=True) is not None
+    except TimeoutError:
+        raise SignatureTimeout(pattern, len(text)) from None
+
+
+def signature_matches(exception: dict[str, Any] | None, signature: str | re.Pattern[str] | regex.Pattern[str],
                       exception_type: str | None) -> bool:
     if not exception:
         return False
     if exception_type and exception.get("type") != exception_type.rpartition(".")[2]:
         return False
-    return signature.search(str(exception.get("message", ""))) is not None
+    return search_signature(signature, str(exception.get("message", "")))
 
 
 def judge_cell(*, role: str, expected: Expectation, status: str, exception: dict[str, Any] | None,
-               signature: re.Pattern[str], exception_type: str | None, reason: str = "") -> Judgement:
-    matched = status == "raised" and signature_matches(exception, signature, exception_type)
+               signature: str | re.Pattern[str] | regex.Pattern[str], exception_type: str | None,
+               reason: str = "") -> Judgement:
+    try:
+        matched = status == "raised" and signature_matches(exception, signature, exception_type)
+    except (SignatureTimeout, ValueError) as error:  # ValueError: a signature the regex module rejects
+        return Judgement(Verdict.INFRA_ERROR, f"the cell ran ({status}) but could not be judged: {error}", False)
     if status == "skipped":
         return Judgement(Verdict.SKIPPED, reason, False)
     if status in _INFRA:
@@ -121,3 +173,26 @@ def combine(judged: Sequence[tuple[str, Judgement]]) -> LaneVerdict:
 
 def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def lane_verdicts(case_ids: Sequence[str], cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every (case, lane) verdict of a run from its serialized cells (cases in ``case_ids`` order)."""
+    verdicts = []
+    lanes = list(dict.fromkeys(str(c.get("lane")) for c in cells))
+    for case in case_ids:
+        for lane in lanes:
+            judged = [(str(c.get("variant")), Judgement(_verdict(c.get("judgement")), str(c.get("reason") or ""),
+                                                        bool(c.get("signature_matched"))))
+                      for c in cells if c.get("case") == case and c.get("lane") == lane]
+            if judged:
+                combined = combine(judged)
+                verdicts.append({"case": case, "lane": lane, "verdict": combined.verdict.value,
+                                 "reason": combined.reason, "cells": list(combined.cells)})
+    return verdicts
+
+
+def _verdict(value: Any) -> Verdict:
+    try:
+        return Verdict(value)
+    except ValueError:
+        return Verdict.INFRA_ERROR

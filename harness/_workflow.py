@@ -19,8 +19,9 @@ from harness._execute import Executor, Interrupted
 from harness._host import describe_host
 from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
-from harness._results import CellRecord, RunRecord, new_run_dir, utc_now, write_json_atomic
-from harness._verdicts import Judgement, Verdict, combine
+from harness._results import CellRecord, RunFolder, RunRecord, new_run_dir, recover_dead_run, utc_now
+from harness._text import for_terminal
+from harness._verdicts import Verdict, lane_verdicts
 
 EXIT_OK, EXIT_VERDICTS, EXIT_BAD_INPUT, EXIT_EMPTY, EXIT_WRITE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -71,18 +72,7 @@ def select_step(loaded: CaseLoad, selection: Selection) -> tuple[list[Case], lis
 
 
 def judge_step(cases: Sequence[Case], records: Sequence[CellRecord]) -> list[dict[str, Any]]:
-    verdicts = []
-    lanes = list(dict.fromkeys(r.lane for r in records))
-    for case in cases:
-        for lane in lanes:
-            judged = [(r.variant, Judgement(Verdict(r.judgement), r.reason, r.signature_matched))
-                      for r in records if r.case == case.id and r.lane == lane]
-            if not judged:
-                continue
-            combined = combine(judged)
-            verdicts.append({"case": case.id, "lane": lane, "verdict": combined.verdict.value,
-                             "reason": combined.reason, "cells": list(combined.cells)})
-    return verdicts
+    return lane_verdicts([case.id for case in cases], [r.serialize() for r in records])
 
 
 def exit_code_for(verdicts: Sequence[dict[str, Any]], load_errors: int) -> int:
@@ -91,13 +81,47 @@ def exit_code_for(verdicts: Sequence[dict[str, Any]], load_errors: int) -> int:
     return EXIT_OK if all(Verdict(v["verdict"]).ok for v in verdicts) else EXIT_VERDICTS
 
 
-def report_step(run_dir: Path, record: RunRecord, ui: UI) -> dict[str, Any]:
+def report_step(folder: RunFolder, record: RunRecord, ui: UI) -> dict[str, Any]:
     results = record.serialize()
-    write_json_atomic(run_dir / "results.json", results)
+    folder.write_json("results.json", results)
     from harness.report import write_run_reports
 
-    write_run_reports(run_dir, results)
+    write_run_reports(folder.path, results)
     return results
+
+
+def recover_step(output: Path, ui: UI) -> None:
+    """Finalise earlier runs in ``output`` whose harness died mid-run (see _results.recover_dead_run)."""
+    if not output.is_dir():
+        return
+    for run_dir in sorted(output.iterdir()):
+        if run_dir.is_symlink() or not run_dir.is_dir() or not _looks_running(run_dir / "results.json"):
+            continue
+        if recover_dead_run(run_dir):
+            ui.info(f"run {for_terminal(run_dir.name, one_line=True)}: its harness died mid-run; marked interrupted, "
+                    "with the cells it finished")
+            _rewrite_reports(run_dir, ui)
+
+
+def _looks_running(path: Path) -> bool:
+    """A cheap look at the head of results.json (the run's status is written near the top)."""
+    try:
+        with path.open("rb") as handle:
+            return b'"status": "running"' in handle.read(8192)
+    except OSError:
+        return False
+
+
+def _rewrite_reports(run_dir: Path, ui: UI) -> None:
+    import json
+
+    from harness.report import write_run_reports
+
+    try:
+        write_run_reports(run_dir, json.loads((run_dir / "results.json").read_text(encoding="utf-8")))
+    except Exception as error:  # the recovered results.json is what matters; the pages can be rebuilt
+        ui.error(for_terminal(f"run {run_dir.name}: its reports could not be rebuilt: {type(error).__name__}: {error}",
+                              one_line=True))
 
 
 def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | None = None) -> Backend:
@@ -118,22 +142,35 @@ def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | 
 def run_cases(options: RunOptions, ui: UI) -> int:
     loaded = load_step(options.case_roots, ui)
     cases, cells = select_step(loaded, options.selection)
+    recover_step(options.output.resolve(), ui)
     run_id, run_dir = new_run_dir(options.output)
     try:
         backend = make_backend(options, cells, run_dir.name)
     except BaseException:
         run_dir.rmdir()  # nothing ran: leave no empty run folder behind
         raise
+    folder = RunFolder(run_dir)
+    try:
+        return _run(options, ui, (loaded, cases, cells), backend, run_id, folder)
+    finally:
+        folder.close()
+
+
+def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[Cell]], backend: Backend,
+         run_id: str, folder: RunFolder) -> int:
+    loaded, cases, cells = planned
+    run_dir = folder.path
     record = RunRecord(
         id=run_id, started=utc_now(), host=describe_host(), harness_version=__version__,
         selection=_selection_record(options, cases),
         cases={case.id: case.describe() for case in cases}, load_errors=[str(e) for e in loaded.errors],
     )
-    ui.info(f"run {run_id}: {len(cases)} case(s), {len(cells)} cell(s), backend {backend.name}, "
+    ui.info(f"run {record.id}: {len(cases)} case(s), {len(cells)} cell(s), backend {backend.name}, "
             f"{options.jobs} job(s) -> {run_dir}")
-    write_json_atomic(run_dir / "results.json", record.serialize())
+    folder.write_json("results.json", record.serialize())
     executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
-                        on_start=ui.cell_started, on_finish=ui.cell_finished)
+                        on_start=ui.cell_started, on_finish=ui.cell_finished, on_record=folder.append_cell,
+                        folder=folder)
     interrupted = False
     try:
         record.cells = executor.run(cells, lambda i, cell, r: ui.cell_done(i, len(cells), r))
@@ -147,7 +184,7 @@ def run_cases(options: RunOptions, ui: UI) -> int:
     code = EXIT_INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(relevant))
     record.finished, record.exit_code = utc_now(), code
     record.status = "interrupted" if interrupted else "completed"
-    results = report_step(run_dir, record, ui)
+    results = report_step(folder, record, ui)
     ui.summary(results)
     ui.info(f"results: {run_dir / 'results.json'}  report: {run_dir / 'index.html'}")
     return code

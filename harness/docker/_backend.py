@@ -4,7 +4,8 @@ Container layout (paths the child spec uses)::
 
     /repro/harness   the repository's harness/ folder, read-only (child runner, harness.sim)
     /repro/case      the case folder, read-only
-    /repro/cell      the cell folder, the only writable mount (child-spec.json, outcome.json, cwd)
+    /repro/cell      the cell's private scratch folder, the only writable mount (child-spec.json,
+                     outcome.json, cwd); it lives outside the run's output folder, which is never mounted
 
 No network, a memory and a pids limit, a read-only root filesystem with a private ``/tmp``, the
 invoking user's uid, and on the cuda lane a GPU device request. Images are never built here: a

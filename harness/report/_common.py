@@ -14,6 +14,13 @@ from typing import Any
 
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
 
+# Names that end up in file names and URLs of the site, read from untrusted results.json and history.json.
+# Always used with fullmatch: a pattern ending in "$" also accepts a trailing newline under re.search.
+CASE_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # harness/case.schema.json "id"
+VARIANT = re.compile(r"[a-z0-9]+([-.+][a-z0-9]+)*\+?")  # harness/case.schema.json variant names
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")  # harness/_results.py new_run_dir (and REPRO_MATRIX_RUN_ID)
+MAX_NAME = 64  # case ids and variant names: the case schema's bound; cases/<id>.html must be a valid file name
+
 # Worst first (DESIGN.md "Verdicts"); "skipped" sorts last so any real verdict outranks it.
 SEVERITY: tuple[str, ...] = (
     "fix-regressed", "stale-repro", "failed-differently", "infra-error", "confirmed", "skipped",
@@ -48,6 +55,20 @@ RICH_STYLES: dict[str, str] = {
     "skipped": "dim",
     MISSING: "dim",
 }
+
+
+def name_problem(kind: str, value: Any) -> str | None:
+    """Why ``value`` cannot be used as a ``kind`` ("case id", "variant", "lane", "run id"); None when it can."""
+    pattern = {"case id": CASE_ID, "variant": VARIANT, "run id": RUN_ID}.get(kind)
+    if kind == "lane":
+        return None if value in LANES else f"lane {printable(value)} is not one of {', '.join(LANES)}"
+    if pattern is None:
+        raise ValueError(f"unknown kind of name {kind!r}")
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        return f"{kind} {printable(value)} does not match {pattern.pattern}"
+    if kind != "run id" and len(value) > MAX_NAME:
+        return f"{kind} {printable(value)} is longer than {MAX_NAME} characters"
+    return None
 
 
 def severity(verdict: str) -> int:
@@ -190,6 +211,13 @@ def host_line(host: Mapping[str, Any]) -> str:
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 _NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def printable(value: Any, limit: int = 80) -> str:
+    """An untrusted value quoted for a message (terminal, CI log, page): repr escapes every control character
+    (no escape sequence reaches a terminal), and a long value is cut."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def clean_text(text: str) -> str:

@@ -20,20 +20,71 @@ share one host entry and a handful of environments.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from harness.report._common import clean_text, hosts_of, image_text, parse_time
+import fastjsonschema
+
+from harness.report._bounds import MAX_TEXT, clip_strings, clip_text
+from harness.report._common import clean_text, hosts_of, image_text, name_problem, parse_time, printable
 from harness.report._io import ReportInputError
 
 HISTORY_VERSION = 1
 HISTORY_KIND = "repro-matrix-history"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _EXCEPTION_CHARS = 300
+SCHEMA_PATH = Path(__file__).resolve().parent / "history.schema.json"
+
+
+@functools.cache
+def _validator(definition: str) -> Callable[[Any], Any]:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    if definition != "top":
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    return fastjsonschema.compile(schema)
+
+
+def _message(error: fastjsonschema.JsonSchemaException) -> str:
+    return printable(str(error), 200).strip("'\"")
+
+
+def _clip_run(run: dict[str, Any]) -> dict[str, Any]:
+    """A checked run record with its texts cut as on ingest (the schema checks types, not lengths); written out
+    field by field: a site re-reads every run of its history on each build."""
+    for key, value in run.items():
+        if type(value) is str and len(value) > MAX_TEXT:
+            run[key] = clip_text(value)
+    for lanes in run["verdicts"].values():
+        for record in lanes.values():
+            if len(record.get("reason") or "") > MAX_TEXT:
+                record["reason"] = clip_text(record["reason"])
+            for variant in (record.get("variants") or {}).values():
+                for key, value in variant.items():
+                    if type(value) is str and len(value) > MAX_TEXT:
+                        variant[key] = clip_text(value)
+    return run
+
+
+def _entry_ok(kind: str, value: Any, where: str, problems: list[str]) -> bool:
+    try:
+        _validator(kind)(value)
+    except fastjsonschema.JsonSchemaException as error:
+        problems.append(f"{where}: skipped: {_message(error)}")
+        return False
+    return True
+
+
+def _name_ok(kind: str, value: str, where: str, problems: list[str]) -> bool:
+    problem = name_problem(kind, value)
+    if problem:
+        problems.append(f"{where}: skipped: {problem}")
+    return problem is None
 
 
 def digest(data: Any) -> str:
@@ -50,14 +101,32 @@ class History:
     _env_keys: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str = "history.json") -> History:
+    def from_dict(cls, data: Any, source: str = "history.json", problems: list[str] | None = None) -> History:
+        """A history read from an untrusted history.json: the wrong kind or version is refused as a whole; a
+        run, case, host or environment entry that fails history.schema.json is skipped and added to
+        ``problems`` (the rest of the history is kept)."""
         if not isinstance(data, dict) or data.get("kind") != HISTORY_KIND:
             raise ReportInputError(f"{source}: not a repro-matrix history (kind {HISTORY_KIND!r} missing)")
         if data.get("version") != HISTORY_VERSION:
-            raise ReportInputError(f"{source}: history version {data.get('version')!r}; this report reads "
-                                   f"version {HISTORY_VERSION} (upgrade repro-matrix to extend it)")
-        return cls(runs={run["id"]: run for run in data.get("runs", [])}, cases=dict(data.get("cases", {})),
-                   hosts=dict(data.get("hosts", {})), environments=dict(data.get("environments", {})))
+            raise ReportInputError(f"{source}: history version {printable(data.get('version'))}; this report "
+                                   f"reads version {HISTORY_VERSION} (upgrade repro-matrix to extend it)")
+        problems = [] if problems is None else problems
+        try:
+            _validator("top")(data)
+        except fastjsonschema.JsonSchemaException as error:
+            raise ReportInputError(f"{source}: does not match history.schema.json: {_message(error)}") from None
+        history = cls()
+        for i, run in enumerate(data["runs"]):
+            label = f"runs[{i}] (id {printable(run.get('id'), 40)})" if isinstance(run, dict) else f"runs[{i}]"
+            if _entry_ok("run", run, f"{source}: {label}", problems):
+                history.runs[run["id"]] = _clip_run(run)
+        for table, kind in ((history.cases, "case"), (history.hosts, "host"), (history.environments, "environment")):
+            name = "cases" if kind == "case" else f"{kind}s"
+            for key, value in (data.get(name) or {}).items():
+                if (kind != "case" or _name_ok("case id", key, f"{source}: cases", problems)) and \
+                        _entry_ok(kind, value, f"{source}: {name}[{printable(key)}]", problems):
+                    table[key] = clip_strings(value)
+        return history
 
     def to_dict(self, generated: datetime) -> dict[str, Any]:
         return {"version": HISTORY_VERSION, "kind": HISTORY_KIND,
@@ -80,7 +149,7 @@ class History:
     def ingest(self, results: Mapping[str, Any]) -> dict[str, Any]:
         """Add one (merged) run; a run id already present is updated per (case, lane), newest data winning."""
         run = results["run"]
-        host_keys = [self._store(self.hosts, dict(h)) for h in hosts_of(results)]
+        host_keys = [self._store(self.hosts, clip_strings(dict(h))) for h in hosts_of(results)]
         env_keys = {env_id: self._env_key(env) for env_id, env in results.get("environments", {}).items()}
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for cell in results.get("cells", []):
@@ -119,7 +188,7 @@ class History:
         when = parse_time(seen) or _EPOCH
         if known is None or when >= (parse_time(known.get("seen")) or _EPOCH):
             keep = ("title", "upstream", "summary", "signature", "exception", "status", "tags", "retired_reason")
-            self.cases[case] = {**{k: meta[k] for k in keep if k in meta}, "seen": seen}
+            self.cases[case] = {**{k: clip_strings(meta[k]) for k in keep if k in meta}, "seen": seen}
 
     def _env_key(self, env: Mapping[str, Any]) -> str:
         # Hashing a tuple is far cheaper than serialising the env: a thousand runs share a dozen envs.
@@ -127,7 +196,7 @@ class History:
                  tuple((env.get("installed") or {}).items()), repr(env.get("image")), repr(env.get("patches")))
         key = self._env_keys.get(cheap)
         if key is None:
-            key = self._env_keys[cheap] = self._store(self.environments, _env_fingerprint(env))
+            key = self._env_keys[cheap] = self._store(self.environments, clip_strings(_env_fingerprint(env)))
         return key
 
     @staticmethod
@@ -161,6 +230,6 @@ def _verdict_record(verdict: Mapping[str, Any], cells: list[Mapping[str, Any]], 
         variants[cell["variant"]] = record
     index = next((c["host"] for c in cells if isinstance(c.get("host"), int)), 0)
     unsupported = bool(cells) and all(str(c.get("expected", "")).startswith("unsupported") for c in cells)
-    return {"verdict": verdict["verdict"], "reason": clean_text(verdict.get("reason", "")),
+    return {"verdict": verdict["verdict"], "reason": clip_text(clean_text(verdict.get("reason", ""))),
             "unsupported": verdict["verdict"] == "skipped" and unsupported,
             "host": host_keys[index] if 0 <= index < len(host_keys) else None, "variants": variants}

@@ -1,23 +1,27 @@
-"""Files: atomic writes, reading results and logs, copying a run's report folder."""
+"""Files: atomic writes, reading logs, copying a run's logs into the site."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness._exceptions import HarnessError
 from harness.report._common import clean_text
+from harness.report._safe import Confined, UnsafePath, split_relative
 
 RESULTS_VERSION = 1
-REPORT_FILES = ("results.json", "junit.xml", "index.html")
+# A log copied into the site keeps its first 2 MB and last 1 MB, like the harness's own cap (logs written by
+# the harness are never larger; a hostile artifact's may be).
+SITE_LOG_HEAD, SITE_LOG_TAIL = 2 * 2**20, 2**20
 
 
-class ReportInputError(ValueError):
-    """A stored run or history the report cannot use (missing, unreadable, or a newer format)."""
+class ReportInputError(HarnessError, ValueError):
+    """A stored run or history the report cannot use (missing, unreadable, unsafe, or a newer format)."""
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -40,39 +44,16 @@ def write_json_atomic(path: Path, data: Any, *, indent: int | None = 1) -> None:
     write_text_atomic(path, json.dumps(data, indent=indent, separators=separators, ensure_ascii=False) + "\n")
 
 
-def read_json(path: Path) -> Any:
-    try:
-        with path.open("rb") as handle:
-            return json.load(handle)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ReportInputError(f"{path}: cannot read ({error})") from error
+def log_tail(files: Confined, log: str | None, *, lines: int = 40, max_bytes: int = 16384) -> str | None:
+    """The last lines of a cell's log, cleaned for HTML/XML; None when there is no log it may read.
 
-
-def load_results(path: Path) -> dict[str, Any]:
-    data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
-        raise ReportInputError(f"{path}: not a repro-matrix results.json (no 'run' object)")
-    version = data.get("version")
-    if version != RESULTS_VERSION:
-        raise ReportInputError(f"{path}: results version {version!r}; this report reads version "
-                               f"{RESULTS_VERSION} (upgrade repro-matrix to read newer runs)")
-    if not data["run"].get("id"):
-        raise ReportInputError(f"{path}: the run has no id")
-    return data
-
-
-def log_tail(run_dir: Path, log: str | None, *, lines: int = 40, max_bytes: int = 16384) -> str | None:
-    """The last lines of a cell's log, cleaned for HTML/XML; None when there is no log to read."""
+    ``files`` is the run folder: the log is read only from inside it, never through a symlink (see _safe.py).
+    """
     if not log:
         return None
-    path = run_dir / log
     try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
-    except OSError:
+        data, size = files.read_tail(log, max_bytes=max_bytes)
+    except (UnsafePath, OSError):
         return None
     text = data.decode("utf-8", errors="replace")
     kept = text.splitlines()[-lines:]
@@ -81,26 +62,36 @@ def log_tail(run_dir: Path, log: str | None, *, lines: int = 40, max_bytes: int 
     return clean_text("\n".join(kept))
 
 
-def link_or_copy(source: str | Path, dest: str | Path) -> None:
-    """Hard-link when source and dest share a filesystem (reports are only ever replaced, never edited in
-    place, so a link cannot change under the site), copy otherwise."""
+def log_problem(files: Confined, log: str | None) -> str | None:
+    """Why a cell's log cannot be shown or linked (None when it can, or when the cell has none)."""
+    if not log:
+        return None
     try:
-        os.link(source, dest)
-    except OSError:
-        shutil.copy2(source, dest)
+        with files.open(log):
+            return None
+    except UnsafePath as error:
+        return str(error)
 
 
-def copy_report(source: Path, dest: Path) -> None:
-    """Copy a run folder's report files and logs (nothing else: scratch folders stay behind)."""
-    if source.resolve() == dest.resolve():
-        return
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in REPORT_FILES:
-        if (source / name).is_file():
-            link_or_copy(source / name, dest / name)
-    copy_logs(source, dest)
+def copy_logs(source: Path, results: Mapping[str, Any], dest: Path) -> list[str]:
+    """Copy the logs the run's cells name (and nothing else from the run folder) into ``dest``.
 
-
-def copy_logs(source: Path, dest: Path) -> None:
-    if (source / "logs").is_dir():
-        shutil.copytree(source / "logs", dest / "logs", copy_function=link_or_copy, dirs_exist_ok=True)
+    Each is copied, never linked (a later run must not be able to change a published file), mode 0644,
+    only when it is a regular file inside ``source`` reached without a symlink. Returns what was refused.
+    """
+    problems = []
+    made: set[Path] = set()
+    with Confined(source) as files:
+        for log in dict.fromkeys(c["log"] for c in results.get("cells", []) if c.get("log")):
+            target = dest.joinpath(*split_relative(log))
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()  # a later shard's copy of the same cell wins, as in the merge
+            try:
+                files.copy(log, target, head=SITE_LOG_HEAD, tail=SITE_LOG_TAIL)
+            except UnsafePath as error:
+                if not error.missing:  # a cell interrupted before its log existed is no news
+                    problems.append(f"{source}: log not published: {error}")
+    return problems

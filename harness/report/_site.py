@@ -14,7 +14,6 @@ import contextlib
 import functools
 import gc
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -23,23 +22,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness._exceptions import ReportWriteError, UsageError
+from harness._results import recovered_results
 from harness.report._history import History
-from harness.report._io import (
-    ReportInputError,
-    copy_logs,
-    copy_report,
-    load_results,
-    read_json,
-    write_json_atomic,
-)
+from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results
+from harness.report._io import ReportInputError, copy_logs, write_json_atomic
 from harness.report._merge import merge_shards
 from harness.report._run import write_run_reports
+from harness.report._safe import UnsafePath, inside, read_inside
 from harness.report._site_pages import write_pages
 from harness.report._timeline import StaleItem
 
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MAX_DEPTH = 6
 KEEP_REPORTS = 50  # per-run reports the site carries: seven weeks of nightly runs; CI artifacts keep 30 days
+# history.json grows by ~7 KB per run (1,000 nightly runs of 5 cases: 6.5 MB); above this it is refused unread.
+MAX_HISTORY_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +56,13 @@ class SiteSummary:
 
     def __str__(self) -> str:
         alarms = f", {len(self.stale)} stale" if self.stale else ""
-        problems = f", {len(self.problems)} unreadable input(s)" if self.problems else ""
-        return (f"site {self.index}: {self.runs} runs ({len(self.new_runs)} new), {self.cases} cases, "
-                f"{self.reports_kept} run reports kept{alarms}{problems}")
+        problems = f", {len(self.problems)} input problem(s) listed on the front page" if self.problems else ""
+        return (f"site {self.index}: {_count(self.runs, 'run')} ({len(self.new_runs)} new), "
+                f"{_count(self.cases, 'case')}, {_count(self.reports_kept, 'run report')} kept{alarms}{problems}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @dataclass(slots=True)
@@ -77,43 +78,88 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
     """Build (or extend) the static site in ``output`` from run folders, folders of runs and published sites.
 
     ``keep_reports`` bounds how many per-run reports (newest first) the site carries; history keeps
-    every run's verdicts regardless. ``None`` keeps them all.
+    every run's verdicts regardless. ``None`` keeps them all. Every input is untrusted: a results.json or
+    history entry that fails its checks is skipped and listed in ``SiteSummary.problems``. Raises UsageError
+    when ``output`` is a file or overlaps the inputs, ReportWriteError when the site cannot be written.
     """
+    inputs, output = [Path(p) for p in inputs], Path(output)
+    if stale_days < 1 or (keep_reports is not None and keep_reports < 0):
+        raise UsageError(f"stale_days must be at least 1 (got {stale_days}) and keep_reports at least 0 "
+                         f"(got {keep_reports})")
+    check_output(inputs, output)
     # Parsing a thousand results.json makes millions of objects and no cycles: the cyclic GC would only
     # rescan them over and over (about 40% of the build's CPU time).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(list(inputs), Path(output), stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
+        return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
+def check_output(inputs: list[Path], output: Path) -> None:
+    """Refuse an output the build would damage: a file, a run folder or a folder inside one, or a folder of
+    runs given as input (the site's history.json would turn it into a "site" and hide its runs from later
+    builds). Extending a site in place (``--input site --output site``) stays allowed."""
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"--output {output} is a file; give a folder for the site (e.g. reports/site)")
+    out = output.resolve()
+    for folder in (out, *out.parents):
+        if (folder / "results.json").exists():
+            raise UsageError(f"--output {output} is inside the run folder {folder}: the site would overwrite "
+                             "that run's report and hide the run from later builds; choose a folder outside "
+                             "every run folder (e.g. reports/site)")
+    output_is_site = (out / "history.json").is_file()
+    for path in inputs:
+        folder = (path.parent if path.is_file() else path).resolve()
+        if folder == out and not output_is_site:
+            raise UsageError(f"--output {output} is also an --input folder of runs: the site would be written "
+                             "among the runs it reads; choose a folder of its own (e.g. reports/site)")
+        if out in folder.parents and not output_is_site:
+            raise UsageError(f"--output {output} contains the --input {path}: the site's history.json would "
+                             "hide those runs from later builds; choose a folder beside them (e.g. reports/site)")
+
+
 def _build(inputs: list[Path], output: Path, stale_days: int, now: datetime, keep_reports: int | None) -> SiteSummary:
-    found = _discover([Path(p) for p in inputs])
+    found = _discover(inputs, output.resolve())
     history = History()
     report_sources: dict[str, Path] = {}
     for site in found.sites:
-        previous = History.from_dict(read_json(site / "history.json"), str(site / "history.json"))
+        previous = _read_history(site, found.problems)
         history.extend(previous)
         report_sources.update({run_id: site / "runs" / run_id for run_id in previous.runs
-                               if SAFE_ID.match(run_id) and (site / "runs" / run_id / "index.html").is_file()})
-    merged: dict[str, tuple[dict[str, Any], list[Path]]] = {}
+                               if (site / "runs" / run_id / "results.json").is_file()})
+    merged: dict[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]] = {}
     for run_id, shards in found.runs.items():
         results = merge_shards([data for _, data in shards])
         history.ingest(results)
-        merged[run_id] = (results, [folder for folder, _ in shards])
-    output.mkdir(parents=True, exist_ok=True)
-    kept = _place_reports(history, merged, report_sources, output, keep_reports)
-    latest, stale = write_pages(history, output, now=now, stale_days=stale_days, problems=found.problems)
-    write_json_atomic(output / "history.json", history.to_dict(now), indent=None)
+        merged[run_id] = (results, shards)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        kept = _place_reports(history, merged, report_sources, output, keep_reports, found.problems)
+        latest, stale = write_pages(history, output, now=now, stale_days=stale_days, problems=found.problems)
+        write_json_atomic(output / "history.json", history.to_dict(now), indent=None)
+    except OSError as error:
+        raise ReportWriteError(f"could not write the site into {output}: {error.strerror or error}"
+                               f"{f' ({error.filename})' if error.filename else ''}; check that the folder is "
+                               "writable and the disk has room") from error
     return SiteSummary(output=output, runs=len(history.runs), new_runs=tuple(sorted(merged)),
                        cases=len(history.cases), reports_kept=kept, latest=latest, stale=tuple(stale),
                        problems=tuple(found.problems))
 
 
-def _discover(inputs: list[Path]) -> _Found:
+def _read_history(site: Path, problems: list[str]) -> History:
+    """A site's history.json; one that cannot be read at all stops the build (its history would be lost)."""
+    path = site / "history.json"
+    try:
+        raw = read_inside(site, "history.json", limit=MAX_HISTORY_BYTES)
+    except UnsafePath as error:
+        raise ReportInputError(f"{path}: not read: {error}") from error
+    return History.from_dict(parse_json(raw, path), str(path), problems)
+
+
+def _discover(inputs: list[Path], output: Path) -> _Found:
     found = _Found()
     for path in inputs:
         if not path.exists():
@@ -122,77 +168,100 @@ def _discover(inputs: list[Path]) -> _Found:
             if path.name not in ("results.json", "history.json"):
                 raise ReportInputError(f"{path}: expected a run folder, a folder of runs, a site folder, "
                                        "results.json or history.json")
-            _visit(path.parent, found, _MAX_DEPTH)
+            _visit(path.parent, found, _MAX_DEPTH, output, explicit=True)
         else:
-            _visit(path, found, 0)
+            _visit(path, found, 0, output, explicit=True)
     return found
 
 
-def _visit(folder: Path, found: _Found, depth: int) -> None:
+def _visit(folder: Path, found: _Found, depth: int, output: Path, *, explicit: bool = False) -> None:
     key = folder.resolve()
     if key in found.seen:
         return
     found.seen.add(key)
     if (folder / "history.json").is_file():
-        found.sites.append(folder)  # a published site: its runs/ copies are already in its history
-        return
-    if (folder / "results.json").is_file():
+        if explicit or key == output:
+            found.sites.append(folder)  # a published site: its runs/ copies are already in its history
+            return
+        # A history.json inside a folder of runs (an artifact, say) is not trusted to extend the history.
+        found.problems.append(f"{folder}: a history.json inside a folder of runs is not read; give the site "
+                              "as its own --input to extend its history")
+    if os.path.lexists(folder / "results.json"):  # a symlinked one is refused (and listed) when read
         _add_run(folder, found)
         return
     if depth >= _MAX_DEPTH:
         return
-    with os.scandir(folder) as entries:
-        children = sorted(e.path for e in entries if e.is_dir() and not e.name.startswith("."))
+    try:
+        with os.scandir(folder) as entries:
+            # Never through a symlink: an artifact's "runs -> /" must not walk the host.
+            children = sorted(e.path for e in entries
+                              if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+    except OSError as error:
+        found.problems.append(f"{folder}: not read: {error.strerror or error}")
+        return
     for child in children:
-        _visit(Path(child), found, depth + 1)
+        _visit(Path(child), found, depth + 1, output)
 
 
 def _add_run(folder: Path, found: _Found) -> None:
     try:
-        results = load_results(folder / "results.json")
+        results = read_results(folder)
     except ReportInputError as error:
         found.problems.append(str(error))  # one broken artifact must not stop the others from publishing
         return
-    run_id = str(results["run"]["id"])
-    if not SAFE_ID.match(run_id):
-        found.problems.append(f"{folder / 'results.json'}: run id {run_id!r} is not a safe folder name; skipped")
-        return
-    found.runs.setdefault(run_id, []).append((folder, results))
+    # A run left at "running" by a harness that died on this host is published as interrupted with the cells
+    # it finished; the report never writes into its inputs, so the run folder itself stays as it is.
+    recovered = recovered_results(folder, results, limit=MAX_RESULTS_BYTES)
+    if recovered is not None:
+        try:
+            results = check_results(recovered, folder / "cells.jsonl")
+        except ReportInputError as error:
+            found.problems.append(str(error))
+            return
+    found.runs.setdefault(results["run"]["id"], []).append((folder, results))
 
 
-def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], list[Path]]],
-                   sources: Mapping[str, Path], output: Path, keep: int | None) -> int:
+def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]],
+                   sources: Mapping[str, Path], output: Path, keep: int | None, problems: list[str]) -> int:
     newest_first = [run["id"] for run in history.ordered_runs()][::-1]
     keep_ids = set(newest_first if keep is None else newest_first[:max(keep, 0)])
     kept = 0
     for run_id in newest_first:
         record = history.runs[run_id]
-        dest = output / "runs" / run_id
-        if not SAFE_ID.match(run_id) or run_id not in keep_ids:
-            if SAFE_ID.match(run_id) and dest.is_dir():
+        dest = inside(output, output / "runs" / run_id)  # run ids are checked on reading; this is the backstop
+        if run_id not in keep_ids:
+            if dest.is_dir() and not dest.is_symlink():
                 shutil.rmtree(dest)
             record["report"] = None
             continue
         if run_id in merged:
-            _replace_dir(dest, functools.partial(_write_report, results=merged[run_id][0], folders=merged[run_id][1]))
+            results, shards = merged[run_id]
+            _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=problems))
         elif run_id in sources and sources[run_id].resolve() != dest.resolve():
-            _replace_dir(dest, functools.partial(_copy_into, sources[run_id]))
+            _carry_report(sources[run_id], dest, problems)
         present = (dest / "index.html").is_file()
         record["report"] = f"runs/{run_id}/index.html" if present else None
         kept += present
     return kept
 
 
-def _copy_into(source: Path, dest: Path) -> None:
-    copy_report(source, dest)
-
-
-def _write_report(dest: Path, *, results: dict[str, Any], folders: list[Path]) -> None:
-    if len(folders) == 1 and (folders[0] / "index.html").is_file():
-        copy_report(folders[0], dest)
+def _carry_report(source: Path, dest: Path, problems: list[str]) -> None:
+    """A run report from another site: its results.json is checked like any run's and the report re-rendered
+    (a published page is never copied: what it says comes from checked data only)."""
+    try:
+        results = read_results(source)
+    except ReportInputError as error:
+        problems.append(f"{error}; its report is not carried into the site")
         return
-    for folder in folders:
-        copy_logs(folder, dest)
+    _replace_dir(dest, functools.partial(_publish_run, results=results, shards=[(source, results)], problems=problems))
+
+
+def _publish_run(dest: Path, *, results: dict[str, Any], shards: list[tuple[Path, dict[str, Any]]],
+                 problems: list[str]) -> None:
+    """The run's report in the site: copies of the logs its cells name, and results.json, junit.xml and
+    index.html written from the checked (and merged) results, never copied from the run folder."""
+    for folder, data in shards:
+        problems += copy_logs(folder, data, dest)
     write_json_atomic(dest / "results.json", results)
     write_run_reports(dest, results)
 
@@ -204,7 +273,7 @@ def _replace_dir(dest: Path, fill: Callable[[Path], None]) -> None:
     try:
         fill(tmp)
         os.chmod(tmp, 0o755)
-        if dest.exists():
+        if dest.exists() or dest.is_symlink():
             old = dest.with_name(f".{dest.name}.old")
             shutil.rmtree(old, ignore_errors=True)
             os.replace(dest, old)

@@ -13,6 +13,7 @@ from harness.report._common import MISSING, age_text, parse_time, severity
 from harness.report._history import History
 from harness.report._io import write_text_atomic
 from harness.report._render import render
+from harness.report._safe import inside
 from harness.report._timeline import Entry, LaneHistory, StaleItem, lanes_in, staleness, timelines
 
 RECENT_RUNS = 30
@@ -50,7 +51,7 @@ def write_pages(history: History, output: Path, *, now: datetime, stale_days: in
             stale += [item] if item else []
             cells.append(_cell(lines.get((case, lane)), lane, item, now))
         rows.append(Row(case, meta, cells))
-        write_text_atomic(output / "cases" / f"{case}.html", render(
+        write_text_atomic(inside(output, output / "cases" / f"{case}.html"), render(
             "case.html", case=case, meta=meta, lanes=lanes, generated=generated, stale_days=stale_days,
             **_case_context(history, lines, case, lanes, cells, now)))
     active = [r for r in rows if r.meta.get("status") != "retired"]

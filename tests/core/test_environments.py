@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness._backend import EnvSpec
 from harness._cases import PatchFile
 from harness._index import uv_index_environment
@@ -92,3 +94,31 @@ def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
     env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None)
     assert env.installed.get("six") == "1.16.0"
     assert "stray-pkg" not in env.installed
+
+
+def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
+    from harness import _backend
+    from harness._backend import EnvSpec
+
+    package = tmp_path / "pkg"
+    (package / "src").mkdir(parents=True)
+    (package / "src" / "code.py").write_text("VALUE = 1\n")
+    spec = EnvSpec(requires=("torch==2.13.0", f"pkg @ {package.as_uri()}"))
+    assert spec.local_requirements() == ["pkg"]
+    first = spec.key()
+    (package / "src" / "code.py").write_text("VALUE = 2\n")
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "code.pyc").write_bytes(b"ignored")
+    monkeypatch.setattr(_backend, "_hashes", {})  # a new run hashes afresh
+    assert spec.key() != first
+    assert EnvSpec(requires=("torch==2.13.0",)).local_requirements() == []
+
+
+@pytest.mark.parametrize("days", ["nan", "inf", "0", "-1", "x"])
+def test_a_bad_floating_period_is_a_usage_error(monkeypatch, days):
+    from harness._backend import floating_period
+    from harness._exceptions import UsageError
+
+    monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", days)
+    with pytest.raises(UsageError, match="REPRO_MATRIX_FLOATING_DAYS"):
+        floating_period()

@@ -25,8 +25,9 @@ def _alive(pid: int) -> bool:
 
 def _python(tmp_path: Path, source: str, timeout: float, **kw):
     log = tmp_path / "cell.log"
-    proc = RunningProcess([sys.executable, "-c", source], env=dict(os.environ), cwd=tmp_path, log_path=log, **kw)
-    return proc.wait(timeout), log
+    proc = RunningProcess([sys.executable, "-c", source], env=dict(os.environ), cwd=tmp_path, log_path=log,
+                          timeout=timeout, **kw)
+    return proc.wait(), log
 
 
 def test_timeout_kills_the_process_group_including_grandchildren(tmp_path):
@@ -90,9 +91,9 @@ def test_exit_is_noticed_at_once_not_at_a_poll_tick(tmp_path):
     lateness = []
     for _ in range(8):
         proc = RunningProcess([sys.executable, "-c", "import time; time.sleep(0.3)"], env=dict(os.environ),
-                              cwd=tmp_path, log_path=tmp_path / "cell.log")
+                              cwd=tmp_path, log_path=tmp_path / "cell.log", timeout=30)
         exited = _exit_time_in_thread(proc._proc.pid)
-        proc.wait(30)
+        proc.wait()
         returned = time.monotonic()
         exited.join()
         lateness.append(returned - exited.at)
@@ -130,10 +131,10 @@ def test_interrupt_from_another_thread_ends_the_wait(tmp_path):
     import threading
 
     proc = RunningProcess([sys.executable, "-c", "import time; time.sleep(600)"], env=dict(os.environ),
-                          cwd=tmp_path, log_path=tmp_path / "cell.log")
+                          cwd=tmp_path, log_path=tmp_path / "cell.log", timeout=600)
     threading.Timer(0.5, proc.interrupt).start()
     started = time.monotonic()
-    result = proc.wait(600)
+    result = proc.wait()
     assert result.interrupted and not result.timed_out
     assert _process.signal_name(result.returncode) == "SIGTERM"
     assert time.monotonic() - started < 10

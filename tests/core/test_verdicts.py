@@ -77,3 +77,31 @@ def test_unsupported_variant_does_not_hide_a_confirmed_lane():
 @pytest.mark.parametrize("verdict", [v for v in Verdict if v not in (Verdict.CONFIRMED, Verdict.SKIPPED)])
 def test_only_confirmed_and_skipped_are_ok(verdict):
     assert not verdict.ok
+
+
+def test_a_catastrophic_signature_is_an_infra_error_naming_the_regex():
+    import threading
+    import time
+
+    message = {"type": "RuntimeError", "message": "a" * 5000}
+    started = time.monotonic()
+    judged = judge_cell(role="buggy", expected=REPRODUCES, status="raised", exception=message,
+                        signature=re.compile("(a|aa)+$x"), exception_type=None)
+    assert time.monotonic() - started < 30
+    assert judged.verdict is Verdict.INFRA_ERROR and "(a|aa)+$x" in judged.reason and "fix:" in judged.reason
+    # The matching releases the GIL: another thread keeps running meanwhile (the main thread's Ctrl-C too).
+    ticks = []
+    ticker = threading.Thread(target=lambda: [ticks.append(time.sleep(0.05)) for _ in range(10)])
+    ticker.start()
+    judge_cell(role="buggy", expected=REPRODUCES, status="raised", exception=message,
+               signature=re.compile("(a|aa)+$x"), exception_type=None)
+    ticker.join()
+    assert len(ticks) == 10
+
+
+def test_signatures_compile_with_re_syntax_and_report_errors():
+    from harness._verdicts import compile_signature, search_signature
+
+    assert search_signature(r"device(s)? \w+:\d", "two devices cuda:0 and cpu")
+    with pytest.raises(ValueError, match="missing"):
+        compile_signature("Expected (all")

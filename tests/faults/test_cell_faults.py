@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, verdict, write_case
+from tests.faults.processes import new_token, processes_with, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -23,22 +24,22 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.fault("repro hangs forever")
 def test_hang_times_out_and_leaves_no_orphan(tmp_path):
+    token = new_token()
     write_case(tmp_path / "cases", "hang", """
         import argparse, os, subprocess, sys, time
         p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
         if a.variant == "buggy":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-            open("grandchild.pid", "w").write(str(child.pid))
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", os.environ["FAULT_TOKEN"]])
             time.sleep(3600)
     """, timeout=3)
-    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output", str(tmp_path / "out"))
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output", str(tmp_path / "out"),
+                       env={"FAULT_TOKEN": token})
     results = results_of(tmp_path / "out")[0]
     assert proc.returncode == 1
     hung = cell(results, "hang", "buggy")
     assert hung["status"] == "timeout" and verdict(results, "hang")["verdict"] == "infra-error"
     assert cell(results, "hang", "fixed")["judgement"] == "confirmed"
-    pid = int(next((tmp_path / "out").glob("*/cells/hang/cpu/buggy/grandchild.pid")).read_text())
-    assert not _alive(pid), "the repro's child outlived the timeout"
+    assert wait_until(lambda: not processes_with(token), timeout=5), "the repro's child outlived the timeout"
 
 
 @pytest.mark.fault("repro segfaults / is killed by a signal")
@@ -139,25 +140,22 @@ def test_odd_exits_and_leaks_do_not_change_results(tmp_path):
         if a.variant == "leaker":
             os.environ["LEAKED"] = "1"
             os.chdir("/")
-            survivor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=False)
-            open(os.path.join(os.environ["REPRO_PIDFILE_DIR"], "survivor.pid"), "w").write(str(survivor.pid))
+            survivor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", os.environ["FAULT_TOKEN"]],
+                                        start_new_session=False)
     """, variants={
         "buggy": {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}},
         "exit-in-finally": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
         "leaker": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
         "after": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
     })
+    token = new_token()
     proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
-                       "--output", str(tmp_path / "out"), env={"REPRO_PIDFILE_DIR": str(tmp_path)})
+                       "--output", str(tmp_path / "out"), env={"FAULT_TOKEN": token})
     results = results_of(tmp_path / "out")[0]
     assert proc.returncode == 0, proc.stdout
     assert [cell(results, "odd", v)["status"] for v in ("buggy", "exit-in-finally", "leaker", "after")] == \
         ["raised", "passed", "passed", "passed"]
-    survivor = int((tmp_path / "survivor.pid").read_text())
-    deadline = time.time() + 5
-    while _alive(survivor) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not _alive(survivor)
+    assert wait_until(lambda: not processes_with(token), timeout=5)
     assert os.getcwd() != "/"
 
 

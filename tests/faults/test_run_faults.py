@@ -8,11 +8,11 @@ import signal
 import subprocess
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, verdict, write_case
+from tests.faults.processes import new_token, processes_with, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -62,13 +62,14 @@ def _wait_for(process: subprocess.Popen, text: str, timeout: float = 300) -> str
 
 @pytest.mark.fault("Ctrl-C / SIGTERM mid-run")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig):
+def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig, monkeypatch):
+    token = new_token()
+    monkeypatch.setenv("FAULT_TOKEN", token)
     write_case(tmp_path / "cases", "slow", """
-        import argparse, subprocess, sys, time
+        import argparse, os, subprocess, sys, time
         p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
         if a.variant == "zz-hangs":
-            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-            open("grandchild.pid", "w").write(str(child.pid))
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", os.environ["FAULT_TOKEN"]])
             time.sleep(3600)
     """, variants={
         "quick": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
@@ -78,10 +79,7 @@ def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig):
     harness = start_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
                             "--output", str(tmp_path / "out"))
     _wait_for(harness, "start slow/cpu/zz-hangs")
-    pidfile = tmp_path / "out"
-    deadline = time.time() + 60
-    while not list(pidfile.glob("*/cells/slow/cpu/zz-hangs/grandchild.pid")) and time.time() < deadline:
-        time.sleep(0.1)
+    assert wait_until(lambda: processes_with(token), timeout=60)
     harness.send_signal(sig)
     harness.communicate(timeout=60)
     assert harness.returncode == 130
@@ -90,12 +88,7 @@ def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig):
     assert cell(results, "slow", "quick")["judgement"] == "confirmed"
     assert cell(results, "slow", "zz-hangs")["status"] == "interrupted"
     assert cell(results, "slow", "zzz-never")["status"] == "interrupted"
-    grandchild = int(next(pidfile.glob("*/cells/slow/cpu/zz-hangs/grandchild.pid")).read_text())
-    deadline = time.time() + 5
-    while Path(f"/proc/{grandchild}").exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert not Path(f"/proc/{grandchild}").exists() or \
-        Path(f"/proc/{grandchild}/stat").read_text().split()[2] == "Z"
+    assert wait_until(lambda: not processes_with(token), timeout=5), "the repro's child outlived the interrupt"
 
 
 @pytest.mark.fault("two runs at once into the same output folder")

@@ -182,3 +182,41 @@ def test_run_report_works_from_a_file(driver, site):
     driver.find_element(By.CSS_SELECTOR, "button[data-toggle-all='open']").click()
     assert all(d.get_property("open") for d in driver.find_elements(By.CSS_SELECTOR, "details.lane"))
     _no_alerts(driver)
+
+
+_LAYOUT = """
+const view = document.documentElement.clientWidth;
+const out = {page: document.documentElement.scrollWidth, view: view, loose: [], boxes: 0, scrolled: 0};
+for (const table of document.querySelectorAll('table')) {
+  const box = table.closest('.scroll');
+  if (box) {
+    out.boxes += 1;
+    if (box.getBoundingClientRect().right > view + 0.5) { out.loose.push('box of ' + (table.id || table.className)); }
+    if (box.scrollWidth > box.clientWidth) { out.scrolled += 1; }
+  } else if (table.getBoundingClientRect().right > view + 0.5) {
+    out.loose.push(table.id || table.className);
+  }
+}
+for (const legend of document.querySelectorAll('ul.legend, header, footer')) {
+  if (legend.getBoundingClientRect().right > view + 0.5) { out.loose.push(legend.tagName + '.' + legend.className); }
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+@pytest.mark.parametrize("page", [f"runs/{SINGLE.name}/index.html", f"runs/{RUN_ID}/index.html",
+                                  "cases/var-resume.html", "index.html"])
+def test_pages_fit_the_screen_and_wide_tables_scroll_in_their_own_box(driver, server, artifacts, page, width):
+    driver.set_window_size(width, 900)
+    try:
+        driver.get(f"{server}/{page}")
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        layout = driver.execute_script(_LAYOUT)
+        assert layout["page"] <= layout["view"], layout  # the page itself never scrolls sideways
+        assert layout["loose"] == [], layout  # every table fits, or scrolls inside a box that fits
+        assert layout["boxes"] > 0
+        name = page.replace("/", "-").removesuffix(".html")
+        driver.save_screenshot(str(artifacts / f"{name}-{width}px.png"))
+    finally:
+        driver.set_window_size(1400, 2400)

@@ -8,7 +8,7 @@ import pytest
 
 from harness.report import ReportInputError, build_site
 from harness.report._history import History
-from harness.report._io import load_results
+from harness.report._inputs import read_results
 from harness.report._timeline import timelines
 
 DAY1, DAY2, DAY3 = "2026-11-01T02:00:00+00:00", "2026-11-02T02:00:00+00:00", "2026-11-03T02:00:00+00:00"
@@ -90,7 +90,7 @@ def test_staleness_alarm(make_run, tmp_path):
 
 def test_retired_cases_raise_no_alarm(make_run, tmp_path):
     run_dir = make_run("a", DAY1)
-    data = load_results(run_dir / "results.json")
+    data = read_results(run_dir)
     data["cases"]["var-resume"]["status"] = "retired"
     (run_dir / "results.json").write_text(json.dumps(data), encoding="utf-8")
     summary = build_site([run_dir], tmp_path / "site", now=datetime(2026, 12, 30, tzinfo=UTC))

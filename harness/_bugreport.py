@@ -1,0 +1,402 @@
+"""Read a pasted bug report: its final exception, the frames that led there, and the versions it lists.
+
+A report is text as users paste it into an issue, in any order: a Python traceback (plain or chained,
+with ``[rank0]:`` prefixes, IPython/Colab or rich-boxed, inside markdown fences or quotes, with ANSI
+colours), and environment listings (``pip freeze``, ``pip list``, ``conda list``,
+``python -m torch.utils.collect_env``, ``transformers-cli env`` and its kin, ``ds_report``).
+:func:`parse_report` returns a :class:`BugReport`; text it cannot use raises :class:`UsageError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+from harness._exceptions import UsageError
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str  # as printed
+    line: int | None
+    function: str
+    source: str
+    report_line: int  # 1-based line of the report
+
+    @property
+    def posix(self) -> str:
+        return self.path.replace("\\", "/")
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """One traceback; for a chain ("During handling of the above exception"), all of its parts."""
+
+    frames: tuple[Frame, ...]  # every part of the chain, outermost first
+    final_frames: tuple[Frame, ...]  # the part that ends in the final exception
+    exception: str  # as printed, e.g. torch.OutOfMemoryError
+    message: str
+    start_line: int  # 1-based report line of its first "Traceback" header (or first frame)
+    exception_line: int
+
+    @property
+    def exception_class(self) -> str:
+        """What the harness compares with a result's exception type: the class name."""
+        return self.exception.rpartition(".")[2]
+
+    @property
+    def first_message_line(self) -> str:
+        return next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+
+
+@dataclass(frozen=True)
+class Pin:
+    version: str  # as listed: 2.0.1+cu118, 0.32.0.dev0, or "" for a source install
+    source: str  # "pip freeze", "pip list / conda list", "env listing"
+    report_line: int
+    origin: str = ""  # a source install's URL (git+https://...)
+
+
+@dataclass(frozen=True)
+class Environment:
+    pins: dict[str, Pin] = field(default_factory=dict)  # canonical distribution name -> listed version
+    python: str | None = None
+    conflicts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BugReport:
+    traceback: Traceback
+    environment: Environment
+    notes: tuple[str, ...]
+
+
+MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# Prefixes put before every line: torchrun's "[rank0]: ", Ray's "(Actor pid=1) ", a quote's "> ".
+_LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:, ip=[\d.]+)?\)\s|(?:>\s?)+(?!>))")
+_HEADER = re.compile(r"Traceback \(most recent call last\)")
+_CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
+_FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)"
+    r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
+    r"|\[?(?P<path7><ipython-input-[^>]*>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*\))?\s+in\s+(?P<func7>[^(]+?)\s*\()"
+)
+_CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
+_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
+_RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
+_RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in(?: (?P<func>\S+))?)?$")
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::(?:\s(?P<msg>.*))?)?$")
+_STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
+_BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
+_MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
+_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
+_LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
+_MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback
+
+
+def parse_report(text: str) -> BugReport:
+    lines = clean_lines(text)
+    chains = _chains(lines)
+    if not chains:
+        raise UsageError("the report has no Python traceback (no 'Traceback (most recent call last):' and no "
+                          "'File \"...\", line N' frame): paste the whole traceback the bug printed")
+    traceback, notes = _pick(chains)
+    return BugReport(traceback, parse_environment(lines), tuple(notes))
+
+
+def clean_lines(text: str) -> list[str]:
+    """The report's lines without colours, launcher prefixes or line-end variants (one per report line)."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return [_LINE_PREFIX.sub("", line[:MAX_LINE]).rstrip() for line in text.split("\n")]
+
+
+# --- tracebacks -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Part:
+    start: int  # 0-based index of the header (or first frame)
+    frames: list[Frame] = field(default_factory=list)
+    exception: str = ""
+    message: str = ""
+    exception_index: int = -1
+    end: int = 0  # index after the part
+
+    @property
+    def complete(self) -> bool:
+        return self.exception_index >= 0
+
+
+def _chains(lines: list[str]) -> list[list[_Part]]:
+    headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
+    # A paste often starts below the first traceback's header: its frames before the first header count too.
+    first = next((i for i, line in enumerate(lines[: headers[0] if headers else len(lines)])
+                  if _MAYBE_FRAME.search(line) and _frame_of(line, i) is not None), None)
+    headers = headers if first is None else [first, *headers]
+    parts = [_parse_part(lines, start, headers[n + 1] if n + 1 < len(headers) else len(lines))
+             for n, start in enumerate(headers)]
+    chains: list[list[_Part]] = []
+    for part in parts:
+        previous = chains[-1][-1] if chains else None
+        chained = previous is not None and previous.complete and any(
+            _CHAIN.search(line) for line in lines[previous.end:part.start])
+        if chained:
+            chains[-1].append(part)
+        else:
+            chains.append([part])
+    return chains
+
+
+def _parse_part(lines: list[str], start: int, stop: int) -> _Part:
+    part = _Part(start)
+    header = lines[start]
+    at = header.find("Traceback (")
+    if at >= 0:
+        prefix, first = _prefix_for(lines, start, stop, header[:at]), start + 1
+    else:  # a traceback pasted without its header starts at its first frame
+        prefix, first = "", start
+    _scan(lines, first, stop, prefix, part)
+    return part
+
+
+def _prefix_for(lines: list[str], start: int, stop: int, before: str) -> str:
+    """What precedes 'Traceback' on its line, if the lines after it carry it too (log prefixes, indentation)."""
+    following = next((line for line in lines[start + 1:stop] if line.strip()), "")
+    return before if before and following.startswith(before) else ""
+
+
+def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> None:
+    gap = 0
+    frame_indent: int | None = None
+    rich_path = ""
+    after_frame = False
+    fallback = -1  # an exception line indented like the frames: used when no better one follows
+    for index in range(first, stop):
+        text = _without(prefix, lines[index])
+        if not text.strip() or text.strip().startswith("```"):
+            continue
+        if _CHAIN.search(text):
+            break
+        boxed, text = _unbox(text)
+        frame = _frame_of(text, index, rich_path if boxed else None)
+        if boxed and frame is None and _rich_path_piece(text):
+            rich_path += text.strip()
+            continue
+        rich_path = ""
+        if frame is not None:
+            part.frames.append(frame)
+            frame_indent = _indent(text) if frame_indent is None else min(frame_indent, _indent(text))
+            after_frame, gap, fallback = True, 0, -1
+            continue
+        if part.frames and _attach_source(part, text, boxed, after_frame):
+            after_frame = False
+            continue
+        if not boxed and part.frames and _strong_exception(text):
+            # Python prints frames indented and the exception flush left; a paste that lost all indentation
+            # leaves the class-name test alone to decide.
+            if not frame_indent or _indent(text) < frame_indent:
+                _read_exception(lines, index, stop, prefix, part)
+                return
+            fallback = index if fallback < 0 else fallback
+        after_frame = False
+        gap += 1
+        if gap > _MAX_GAP:
+            break
+    if fallback >= 0:
+        _read_exception(lines, fallback, stop, prefix, part)
+    else:
+        part.end = stop
+
+
+def _without(prefix: str, line: str) -> str:
+    return line[len(prefix):] if prefix and line.startswith(prefix) else line
+
+
+def _unbox(text: str) -> tuple[bool, str]:
+    """Rich's boxed traceback: the content of a ``│ ... │`` line (``╰──╯`` closes the box)."""
+    stripped = text.strip()
+    if stripped.startswith("│"):
+        inner = stripped[1:]
+        inner = inner[:inner.rfind("│")] if "│" in inner else inner
+        return True, inner.strip()
+    if stripped.startswith(("╭", "╰")):
+        return True, ""
+    return False, text
+
+
+def _rich_path_piece(text: str) -> bool:
+    """A rich box wraps a long path over lines: pieces without spaces that are not yet 'x.py:N'."""
+    stripped = text.strip()
+    return bool(stripped) and " " not in stripped and ("/" in stripped or "\\" in stripped)
+
+
+def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | None:
+    """A frame line in any of the formats; ``rich_path`` (not None) inside a rich box: the wrapped path so far."""
+    if match := _FRAME.search(text):
+        return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1)
+    if rich_path is not None:
+        match = _RICH_FRAME.match(rich_path + text.strip())
+        return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1) if match else None
+    if match := _FRAME_IPY.match(text):
+        if match["path8"]:
+            return Frame(match["path8"], int(match["line"]), match["func8"] or "", "", index + 1)
+        return Frame(match["path7"], None, match["func7"].strip(), "", index + 1)
+    if match := _CELL.match(text):
+        line = match["line"]
+        return Frame(match["cell"] or match["input"], int(line) if line else None, "<cell>", "", index + 1)
+    return None
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bool:
+    """Give the last frame its source line (IPython/rich mark it with an arrow); True when ``text`` was one."""
+    last = part.frames[-1]
+    arrow = (_RICH_ARROW.match(text) if boxed else None) or _ARROW.match(text)
+    if arrow:
+        source = re.sub(r"\s*│\s*", " ", arrow["src"]).strip()
+        part.frames[-1] = Frame(last.path, last.line or int(arrow["line"]), last.function, source, last.report_line)
+        return True
+    if boxed and not last.function and (wrapped := re.fullmatch(r"(?:in )?([\w.<>]+)", text.strip())):
+        part.frames[-1] = Frame(last.path, last.line, wrapped[1], last.source, last.report_line)  # rich wraps it
+        return True
+    if boxed or _NOISE.match(text) or re.match(r"^\s*\d+(?:\s|$)", text):  # rich and IPython context lines
+        return True
+    if after_frame and not last.source and (text[:1].isspace() or not _strong_exception(text)):
+        part.frames[-1] = Frame(last.path, last.line, last.function, text.strip(), last.report_line)
+        return True
+    return False
+
+
+def _strong_exception(text: str) -> bool:
+    match = _EXCEPTION.match(_unmark(text.strip()))
+    if not match:
+        return False
+    name = match["type"]
+    if len(name) > 200:
+        return False
+    last = name.rpartition(".")[2]
+    return bool(_STRONG.search(last)) or last in _BARE_BUILTINS or ("." in name and last[:1].isupper())
+
+
+def _unmark(text: str) -> str:
+    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown."""
+    lead = re.match(r"^[*_`]+", text)
+    if not lead:
+        return text
+    marks = lead.group()
+    inner = text[len(marks):]
+    return inner[:-len(marks)] if inner.endswith(marks[::-1]) else inner
+
+
+def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
+    match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
+    assert match is not None  # _strong_exception checked it
+    part.exception, part.exception_index = match["type"], index
+    message = [match["msg"] or ""]
+    end = index + 1
+    while end < min(stop, index + 40):
+        text = _without(prefix, lines[end])
+        if not text.strip() or text.strip().startswith(("```", "╭", "│")) or _CHAIN.search(text) \
+                or _HEADER.search(text) or _frame_of(text, end) is not None:
+            break
+        message.append(text)
+        end += 1
+    part.message = "\n".join(message).strip()
+    part.end = end
+
+
+def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
+    """The last complete traceback, unless it is a launcher's summary of a worker's earlier one."""
+    complete = [chain for chain in chains if chain[-1].complete]
+    if not complete:
+        last = chains[-1][-1]
+        raise UsageError(f"the traceback at report line {last.start + 1} stops before its final exception line "
+                         "(e.g. 'RuntimeError: ...'): paste the traceback down to its last line")
+    chosen, why = complete[-1], "the last"
+    if chosen is not chains[-1]:
+        why = f"the last complete one; the one at line {chains[-1][0].start + 1} is cut before its exception line"
+    if chosen[-1].exception.rpartition(".")[2] in _LAUNCHERS and len(complete) > 1:
+        why = (f"the worker's; the one at line {chosen[0].start + 1} is the launcher's "
+               f"{chosen[-1].exception.rpartition('.')[2]}")
+        chosen = complete[-2]
+    notes = []
+    if len(chains) > 1:
+        where = ", ".join(str(chain[0].start + 1) for chain in chains)
+        notes.append(f"the report has {len(chains)} separate tracebacks (report lines {where}); "
+                     f"took the one at line {chosen[0].start + 1} ({why})")
+    final = chosen[-1]
+    frames = tuple(frame for part in chosen for frame in part.frames)
+    traceback = Traceback(frames, tuple(final.frames), final.exception, final.message,
+                          chosen[0].start + 1, final.exception_index + 1)
+    return traceback, notes
+
+
+# --- environment listings ---------------------------------------------------------------------------------
+
+_VERSION = r"\d[\w.+!-]*"
+_FREEZE = re.compile(rf"(?<![\w.\-/=])(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*(?P<ver>{_VERSION})")
+_SOURCE = re.compile(  # "-e git+https://...#egg=name", "name @ git+https://..." or "name @ file:///..."
+    r"^\s*(?:-e\s+)?(?P<url>git\+\S+?)#egg=(?P<egg>[\w.-]+)|^\s*(?P<name>[A-Za-z0-9][\w.-]*)\s+@\s+(?P<at>\S+)")
+_COLUMNS = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s{{2,}}(?P<ver>{_VERSION})(?:\s+\S+){{0,2}}\s*$")
+_LISTED = re.compile(  # "- `transformers` version: 4.33.1", "- PyTorch version (GPU?): 2.0.1+cu117 (True)"
+    rf"^\s*(?:[-*]\s*)?`?(?P<name>[A-Za-z][\w.-]{{0,40}}(?: [\w.-]{{1,40}}){{0,3}})`?\s+version(?:\s*\([^)]{{0,40}}\))?"
+    rf"\s*:\s*(?P<ver>{_VERSION})", re.I)
+_DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
+_COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
+_DIGIT = re.compile(r"\d")
+_INSTALL = re.compile(r"\binstall\b")
+_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"))
+_ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch"}
+_PRIORITY = {"pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
+
+
+def parse_environment(lines: list[str]) -> Environment:
+    pins: dict[str, Pin] = {}
+    conflicts: list[str] = []
+    python: str | None = None
+    for name, pin in _listed_pins(lines):
+        if name == "python":
+            python = python or pin.version
+            continue
+        known = pins.get(name)
+        if known is None or _PRIORITY[pin.source] > _PRIORITY[known.source]:
+            pins[name] = pin
+        elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
+            conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
+                             f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
+    return Environment(pins, python, tuple(conflicts))
+
+
+def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, raw in enumerate(lines):
+        if not _DIGIT.search(raw):  # every listing gives a version number
+            continue
+        line = _COLLECT_ENV.sub("", raw)
+        if "install" in line and _INSTALL.search(line):  # "pip install x==1": a workaround tried, not the setup
+            continue
+        if source := _SOURCE.match(line):
+            name = source["egg"] or source["name"]
+            yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
+            continue
+        found = False
+        for match in _FREEZE.finditer(line) if "==" in line else ():
+            found = True
+            yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
+        if found:
+            continue
+        for pattern, source_name in _LISTINGS:
+            if match := pattern.match(line):
+                yield _dist(match["name"]), Pin(match["ver"].rstrip(",;"), source_name, index + 1)
+                break
+
+
+def _dist(name: str) -> str:
+    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
+    return _ALIASES.get(canonical, canonical)

@@ -1,0 +1,290 @@
+"""Decide what a new case says from a parsed bug report: requirements, signature, expectations, title, imports.
+
+``draft_case`` is the step between ``_bugreport`` (what the report says) and ``_skeleton`` (the files' text).
+Whatever a report cannot say becomes a ``FILL-IN`` placeholder; each guess is said in a note or a comment.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import sys
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from harness._bugreport import BugReport, Environment, Frame
+from harness._placeholders import MARK
+from harness._skeleton import CaseText, case_yaml, repro_py, template_yaml
+
+TORCH_PIN = "torch==2.13.0"  # what runs here (a local CPU wheel); every case pins it
+
+# Module folder (site-packages/<folder>) -> the distributions that install it, usual one first; the report's
+# own listing picks among them (opencv-python-headless over opencv-python when that is what it lists).
+# Any other folder is taken as its own distribution name (huggingface_hub -> huggingface-hub).
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "PIL": ("pillow", "pillow-simd"),
+    "sklearn": ("scikit-learn",),
+    "skimage": ("scikit-image",),
+    "yaml": ("pyyaml",),
+    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python", "opencv-contrib-python-headless"),
+    "bs4": ("beautifulsoup4",),
+    "attr": ("attrs",),
+    "dateutil": ("python-dateutil",),
+    "dotenv": ("python-dotenv",),
+    "git": ("gitpython",),
+    "jwt": ("pyjwt",),
+    "google": ("protobuf", "google-auth", "google-api-core"),  # a namespace: the listing decides
+    "lycoris": ("lycoris-lora",),
+    "open_clip": ("open-clip-torch",),
+    "pytorch_lightning": ("pytorch-lightning", "lightning"),
+    "lightning_fabric": ("lightning-fabric", "lightning"),
+    "faiss": ("faiss-cpu", "faiss-gpu"),
+    "onnxruntime": ("onnxruntime", "onnxruntime-gpu"),
+    "mmcv": ("mmcv", "mmcv-full"),
+    "_pytest": ("pytest",),
+    "pkg_resources": ("setuptools",),
+    "torchgen": ("torch",),
+    "functorch": ("torch",),
+}
+_NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
+_SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
+_DEVICE_ERROR = re.compile(
+    r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
+    r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
+    r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device", re.IGNORECASE)
+_GPU_ONLY = re.compile(
+    r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
+    r"|illegal memory access|CUDA driver|no kernel image", re.IGNORECASE)
+_SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
+            "(cuda-sim computes on the CPU; see README.md)")
+
+
+@dataclass
+class Draft:
+    """What ``new`` writes and says: the two files and the notes for the author."""
+
+    case_yaml: str
+    repro_py: str
+    notes: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+
+
+def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draft:
+    if report is None:
+        return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
+    traceback = report.traceback
+    notes = list(report.notes)
+    packages = frame_packages(traceback.frames, report.environment)
+    culprit = _culprit(traceback.final_frames or traceback.frames, packages)
+    shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
+    expect, guess = _expectations(traceback.exception_class, traceback.first_message_line)
+    notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
+    signature, signature_note = make_signature(traceback.first_message_line)
+    if signature_note:
+        notes.append(signature_note)
+    tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
+    tags += ["device-placement"] if "device-placement" in guess else []
+    text = CaseText(case_id, source, _title(report), signature, shared, buggy, fix, expect, guess, tags)
+    frames = traceback.final_frames or traceback.frames
+    where = [(label, frame) for label, frame in (
+        ("The report's own call into the libraries", entry_frame(frames)),
+        ("The innermost library frame, where it failed", innermost_library_frame(frames))) if frame is not None]
+    final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
+    imports = _imports(traceback.frames)
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports)
+
+
+def frame_packages(frames: tuple[Frame, ...], environment: Environment) -> list[str]:
+    """Distributions whose files appear in the frames (site-/dist-packages), outermost first, torch first."""
+    found: list[str] = ["torch"]
+    for frame in frames:
+        module = _frame_module(frame)
+        if module is None:
+            continue
+        candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
+        dist = next((c for c in candidates if c in environment.pins), candidates[0])
+        if dist not in found:
+            found.append(dist)
+    return found
+
+
+def _frame_module(frame: Frame) -> str | None:
+    match = _SITE.search(frame.posix)
+    if not match:
+        return None
+    parts = [p for p in match["rest"].split("/") if p]
+    while parts and (parts[0].endswith((".egg", ".egg-link")) or parts[0].startswith("__editable__")):
+        parts.pop(0)
+    if not parts:
+        return None
+    top = parts[0] if len(parts) > 1 else parts[0].partition(".")[0]
+    return top if top.isascii() and top.isidentifier() and top not in _NOT_PACKAGES else None
+
+
+def _culprit(frames: tuple[Frame, ...], packages: list[str]) -> str:
+    """The distribution of the innermost library frame that is not torch's (torch when there is none)."""
+    for frame in reversed(frames):
+        module = _frame_module(frame)
+        if module is None:
+            continue
+        dist = next((p for p in packages if p in DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))), None)
+        if dist and dist != "torch":
+            return dist
+    return "torch"
+
+
+def innermost_library_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    return next((f for f in reversed(frames) if _frame_module(f) is not None), None)
+
+
+def entry_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The report's own code calling into the libraries: the last frame outside site-packages before them."""
+    inner = innermost_library_frame(frames)
+    if inner is None:
+        return None
+    outside = [f for f in frames[: frames.index(inner)] if _frame_module(f) is None and not _stdlib(f)]
+    return outside[-1] if outside else None
+
+
+def _stdlib(frame: Frame) -> bool:
+    return bool(re.search(r"/lib/python\d[\d.]*/[^/]+\.py$|<frozen |^<string>$", frame.posix))
+
+
+def _requirements(packages: list[str], culprit: str, environment: Environment,
+                  notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
+    torch = environment.pins.get("torch")
+    if torch and torch.version and not torch.version.startswith("2.13.0"):
+        torch_comment = (f"the report ran torch {torch.version} (report line {torch.report_line}); "
+                         "torch 2.13.0 is what runs here")
+        notes.append(f"the report ran torch {torch.version}; the case pins {TORCH_PIN} (what runs here): if the "
+                     "bug needs the older torch, say why in the case (or reproduce it with a patch, as "
+                     "cases/var-resume does)")
+    else:
+        torch_comment = "torch 2.13.0 is what runs here" + ("" if torch else " (the report lists no torch version)")
+    shared = [(TORCH_PIN, torch_comment)]
+    buggy: list[tuple[str, str]] = []
+    for dist in packages[1:]:
+        pinned = _pin(dist, environment, notes)
+        (buggy if dist == culprit else shared).append(pinned)
+    if culprit == "torch":
+        fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
+                "workaround with args or a patch (torch stays 2.13.0; see cases/var-resume)", "")]
+    else:
+        fix = [(f"{MARK}: pin the first fixed release, e.g. {culprit}==X.Y.Z (or the documented workaround's pins)",
+                "the innermost library frame is in " + culprit)]
+    for conflict in environment.conflicts:
+        notes.append(f"the report lists two versions of {conflict}")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if environment.python and environment.python.rpartition(".")[0] != here and environment.python != here:
+        notes.append(f"the report ran Python {environment.python}; cells here run Python {here}: a pin too old for "
+                     f"{here} has no wheel here (pin the oldest release that installs, and say so in the case)")
+    return shared, buggy, fix
+
+
+def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, str]:
+    pin = environment.pins.get(dist)
+    if pin is None:
+        notes.append(f"the report lists no version of {dist} (its files are in the traceback)")
+        return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
+    where = f"report line {pin.report_line}, {pin.source}"
+    if not pin.version:
+        notes.append(f"{dist} came from a source install ({pin.origin}): pin the nearest release and add the "
+                     "upstream change as a patch (see cases/ai-toolkit-flux-ids)")
+        return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, add a patch", where
+    try:
+        version = Version(pin.version)
+    except InvalidVersion:
+        return f"{MARK}: pin {dist} (the report lists the unreadable version {pin.version!r})", where
+    if version.is_devrelease:
+        notes.append(f"{dist} {pin.version} is a development build (not on PyPI as such): pin the nearest release and "
+                     "add the upstream change as a patch (see cases/ai-toolkit-flux-ids)")
+        return f"{MARK}: {dist} {pin.version} is a development build: pin the nearest release, add a patch", where
+    if version.local:
+        notes.append(f"{dist} {pin.version}: the local label +{version.local} is dropped (PyPI has {version.public})")
+        return f"{dist}=={version.public}", f"{where}: {pin.version}"
+    return f"{dist}=={pin.version}", where
+
+
+def _expectations(exception: str, message: str) -> tuple[dict[str, str], str]:
+    message = message[:MAX_SIGNATURE_SOURCE * 2]  # the message's head decides; its patterns scan it more than once
+    if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
+    if _DEVICE_ERROR.search(message):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, "a device-placement error"
+    return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
+
+
+# Parts of a message that differ between the report's run and a tiny repro: (pattern, regex written for it).
+_VARIES = re.compile(
+    r"(?P<device>\b(?:cuda|xpu|npu|hpu|mps|meta|privateuseone):\d+)"
+    r"|(?P<gpu>\bGPU \d+)"
+    r"|(?P<address>\b0x[0-9a-fA-F]{4,})"
+    r"|(?P<size>torch\.Size\(\[[\d, ]*\]\))"
+    r"|(?P<ints>\[\d+(?:, ?\d+)+\]|\(\d+(?:, ?\d+)+,?\))"
+    r"|(?P<matmul>\b\d+x\d+\b)"
+    r"|(?P<memory>\b\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)\b)"
+    r"|(?P<paren>\(\d+\))")
+_GENERAL = {"gpu": r"GPU \d+", "address": r"0x[0-9a-fA-F]+", "size": r"torch\.Size\(\[[\d, ]*\]\)",
+            "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)"}
+MAX_SIGNATURE_SOURCE = 200
+MAX_SIGNATURE = 1000
+
+
+def make_signature(message: str) -> tuple[str, str]:
+    """A regex for the message's first line: literal text escaped, varying parts generalised."""
+    signature, note = _signature(message)
+    while len(signature) > MAX_SIGNATURE:  # the schema's bound; only a message dense with numbers gets here
+        message = message[: len(message) * 2 // 3]
+        signature, _ = _signature(message)
+        note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
+    return signature, note
+
+
+def _signature(message: str) -> tuple[str, str]:
+    note = ""
+    if len(message) > MAX_SIGNATURE_SOURCE:
+        cut = max(message.rfind(mark, 0, MAX_SIGNATURE_SOURCE) for mark in (". ", "! ", "; ", ", ", " "))
+        message = message[: cut if cut > 40 else MAX_SIGNATURE_SOURCE]
+        note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
+    if not message:
+        return r"^$", "the report's exception has no message: the signature matches an empty one"
+    pieces, last = [], 0
+    for match in _VARIES.finditer(message):
+        pieces.append(_escape(message[last:match.start()]))
+        kind = match.lastgroup or ""
+        if kind == "device":
+            pieces.append(re.escape(match.group().partition(":")[0]) + r":\d+")
+        elif kind == "ints":
+            pieces.append(r"\[[\d, ]*\]" if match.group().startswith("[") else r"\([\d, ]*\)")
+        else:
+            pieces.append(_GENERAL[kind])
+        last = match.end()
+    pieces.append(_escape(message[last:]))
+    return "".join(pieces), note
+
+
+def _escape(text: str) -> str:
+    """Escape regex metacharacters only (re.escape also escapes spaces, which reads badly in YAML)."""
+    return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
+
+
+def _title(report: BugReport) -> str:
+    message = " ".join(report.traceback.first_message_line.split()) or report.traceback.exception
+    inner = innermost_library_frame(report.traceback.final_frames or report.traceback.frames)
+    module = _frame_module(inner) if inner else None
+    where = f"{module} {inner.function}: " if inner and module and inner.function else ""
+    title = where + message
+    return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+
+
+def _imports(frames: tuple[Frame, ...]) -> list[str]:
+    modules: list[str] = []
+    for frame in frames:
+        module = _frame_module(frame)
+        if module and module not in modules and DISTRIBUTIONS.get(module) != ("torch",) and module != "torch" \
+                and not keyword.iskeyword(module) and len(module) <= 40:
+            modules.append(module)
+    return sorted(modules, key=str.lower)

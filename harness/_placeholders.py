@@ -1,0 +1,84 @@
+"""Placeholders: the parts of a case file its author has still to write.
+
+``python -m harness new`` writes a case with every value it cannot know (the fixed release, the upstream
+links, the summary) as a text starting with :data:`MARK`, followed by what to write there::
+
+    requires: ["FILL-IN: pin the first fixed release, e.g. diffusers==X.Y.Z"]
+
+The loader refuses such a case and names each placeholder with its line and what to write, so
+``python -m harness validate`` is the author's list of what is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harness._exceptions import CaseFileError
+
+MARK = "FILL-IN"
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    trail: tuple[Any, ...]  # the YAML path: ("variants", "fix", "requires", 0)
+    value: str
+
+    @property
+    def where(self) -> str:
+        return "/".join(map(str, self.trail))
+
+    def describe(self) -> str:
+        match self.trail:
+            case ("variants", name, "requires", _):
+                return f"variant {name!r} still has the placeholder requirement {_short(self.value)}"
+            case ("requires", _):
+                return f"requires still has the placeholder requirement {_short(self.value)}"
+            case _:
+                return f"{self.where} is still the placeholder {_short(self.value)}"
+
+    def fix(self) -> str:
+        """What the placeholder itself asks for (the text after ``FILL-IN:``), or a default for its field."""
+        instruction = self.value.partition(MARK)[2].lstrip(":").strip()
+        return instruction or _DEFAULT_FIX.get(self.trail[0], "replace it with the real value")
+
+
+_DEFAULT_FIX = {
+    "title": "one line a maintainer recognises",
+    "upstream": "link the issue, pull request or commit (an https:// URL)",
+    "signature": "a regular expression the buggy failure's exception message matches",
+    "summary": "one paragraph: what breaks, why, what fixed it",
+    "requires": "a pinned requirement, e.g. 'somelib==1.0.0'",
+    "variants": "the variant's value (see harness/case.schema.json)",
+}
+
+
+def _short(value: str, limit: int = 48) -> str:
+    return repr(value) if len(value) <= limit else f"{value[:limit]!r}..."
+
+
+def find_placeholders(node: Any, trail: tuple[Any, ...] = ()) -> Iterator[Placeholder]:
+    """Every text value (not key) in the parsed case file that contains :data:`MARK`, in document order."""
+    if isinstance(node, str):
+        if MARK in node:
+            yield Placeholder(trail, node)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from find_placeholders(value, (*trail, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from find_placeholders(value, (*trail, index))
+
+
+def placeholder_error(path: Any, data: Any, line_of: Callable[[list[Any]], int | None]) -> CaseFileError | None:
+    """A :class:`CaseFileError` naming the first placeholder (file:line, what, fix) and listing the others."""
+    found = sorted(((line_of(list(p.trail)) or 0, p) for p in find_placeholders(data)), key=lambda item: item[0])
+    if not found:
+        return None
+    (line, first), rest = found[0], found[1:]
+    fix = first.fix()
+    if rest:
+        fix += "\n  also to fill in:" + "".join(f"\n    line {n}: {p.where}: {p.fix()}" for n, p in rest)
+    count = f" ({len(found)} placeholders still to fill in)" if rest else ""
+    return CaseFileError(path, first.describe() + count, fix=fix, line=line or None)

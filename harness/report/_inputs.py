@@ -1,0 +1,125 @@
+"""Reading untrusted inputs: a run folder's results.json, checked before anything in it names a file.
+
+The nightly site is built from CI artifacts that pull requests can shape, so every results.json is hostile
+until shown otherwise: it is refused above a size bound before parsing, must match the published schema
+(harness/results.schema.json), and every name in it that the site turns into a file or URL must match its
+pattern in full. A file that fails is skipped and listed with the reason; the other runs still publish.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import fastjsonschema
+import jsonschema
+
+from harness.report._common import name_problem, printable
+from harness.report._io import RESULTS_VERSION, ReportInputError
+from harness.report._safe import UnsafePath, read_inside
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "results.schema.json"
+# A real run of 200 cases x 3 lanes x 3 variants with full package lists is a few MB; a file above the bound
+# is refused before parsing (parsing takes ~10x the file's size in memory).
+MAX_RESULTS_BYTES = 32 * 2**20
+_MESSAGE_CHARS = 300
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _fast_validator() -> Callable[[Any], Any]:
+    # jsonschema needs ~25 ms for one run's results.json; the compiled validator ~1 ms (a site reads 1,000s).
+    return fastjsonschema.compile(_schema())
+
+
+def parse_json(data: bytes, source: Path | str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ReportInputError(f"{source}: not valid JSON ({str(error)[:_MESSAGE_CHARS]})") from error
+    except RecursionError as error:  # "[[[[..." 100,000 deep
+        raise ReportInputError(f"{source}: JSON nested too deeply to be a repro-matrix file") from error
+
+
+def read_results(run_dir: Path) -> dict[str, Any]:
+    """The run's results.json, read without following symlinks, bounded, validated; ReportInputError if not."""
+    path = run_dir / "results.json"
+    try:
+        raw = read_inside(run_dir, "results.json", limit=MAX_RESULTS_BYTES)
+    except UnsafePath as error:
+        raise ReportInputError(f"{path}: not read: {error}") from error
+    return check_results(parse_json(raw, path), path)
+
+
+def check_results(data: Any, path: Path | str) -> dict[str, Any]:
+    """``data`` when it is a results.json this report can publish safely; ReportInputError naming the problem."""
+    if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
+        raise ReportInputError(f"{path}: not a repro-matrix results.json (no 'run' object)")
+    if data.get("version") != RESULTS_VERSION:
+        raise ReportInputError(f"{path}: results version {printable(data.get('version'))}; this report reads "
+                               f"version {RESULTS_VERSION} (upgrade repro-matrix to read newer runs)")
+    try:
+        _fast_validator()(data)
+    except fastjsonschema.JsonSchemaException:
+        raise ReportInputError(f"{path}: does not match harness/results.schema.json: {_explain(data)}") from None
+    problems = list(_name_problems(data))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ReportInputError(f"{path}: {problems[0]}{more}")
+    return data
+
+
+def _explain(data: Any) -> str:
+    """The most relevant schema error, said by jsonschema (slow, so only for a file already known bad)."""
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(data))
+    if error is None:  # only the compiled validator's full-string patterns refused it (a trailing newline, say)
+        return next(_name_problems(data), "a pattern does not match in full")
+    where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+    return f"at {printable(where, 120)}: {error.message[:_MESSAGE_CHARS]}"
+
+
+def _name_problems(data: Mapping[str, Any]) -> Iterator[str]:
+    """Every case id, variant, lane and run id the site would turn into a file name or URL, in full."""
+    run = data["run"]
+    yield from _check("run id", [run["id"]], "run.id")
+    yield from _check("case id", data["cases"], "cases")
+    yield from _check("case id", (run["selection"].get("cases") or []), "run.selection.cases")
+    yield from _check("lane", (run["selection"].get("lanes") or []), "run.selection.lanes")
+    for case, meta in data["cases"].items():
+        yield from _check("variant", meta.get("variants") or {}, f"cases.{case}.variants")
+    for i, cell in enumerate(data["cells"]):
+        yield from _check("case id", [cell["case"]], f"cells[{i}].case")
+        yield from _check("variant", [cell["variant"]], f"cells[{i}].variant")
+        yield from _check("lane", [cell["lane"]], f"cells[{i}].lane")
+        if cell.get("log") is not None and not _plain_log(cell["log"]):
+            yield f"cells[{i}].log: {printable(cell['log'])} is not a plain path inside the run's logs/ folder"
+    for i, verdict in enumerate(data["verdicts"]):
+        yield from _check("case id", [verdict["case"]], f"verdicts[{i}].case")
+        yield from _check("lane", [verdict["lane"]], f"verdicts[{i}].lane")
+        yield from _check("variant", verdict.get("cells") or [], f"verdicts[{i}].cells")
+
+
+def _check(kind: str, values: Any, where: str) -> Iterator[str]:
+    for value in values:
+        problem = _name_problem(kind, value)
+        if problem:
+            yield f"{where}: {problem}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_problem(kind: str, value: str) -> str | None:
+    # A run repeats a handful of names over all its cells (and a site reads a thousand runs).
+    return name_problem(kind, value)
+
+
+def _plain_log(log: str) -> bool:
+    parts = log.split("/")
+    return (len(parts) >= 2 and parts[0] == "logs" and log.endswith(".log") and log.isprintable()
+            and all(part not in ("", ".", "..") for part in parts))

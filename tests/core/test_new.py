@@ -1,0 +1,676 @@
+"""`python -m harness new ID [--from REPORT]`: bug reports as users paste them -> case skeletons that load.
+
+Test data: tests/fixtures/reports/*.txt are real reports (verbatim excerpts of the seed bugs' upstream issues and
+of reports of the same bugs, source URL on the first line), and real tracebacks made here by running Python,
+torchrun and the cuda-sim lane in subprocesses.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness._bugreport import Frame, clean_lines, parse_environment, parse_report
+from harness._cases import load_case, load_cases
+from harness._cli import main
+from harness._draft import draft_case, frame_packages, make_signature
+from harness._exceptions import CaseFileError, UsageError
+from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
+from harness._placeholders import MARK
+
+REPO = Path(__file__).resolve().parents[2]
+REPORTS = REPO / "tests" / "fixtures" / "reports"
+DEVICE_MESSAGE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+# fixture -> (final exception message as the report prints it, exception class, packages of the frames besides torch)
+COMPLETE_REPORTS = {
+    "ai-toolkit-212.txt": (DEVICE_MESSAGE, "RuntimeError", ["diffusers"]),
+    "huatuogpt-o1-9.txt": (DEVICE_MESSAGE, "RuntimeError", ["deepspeed"]),
+    "pytorch-104767.txt": ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and c",
+                           "RuntimeError", []),
+    "simpletuner-698.txt": ("Expected all tensors to be on the same device, but found at least two devices, cpu and "
+                            "cuda:0! (when checking argument for argument index in method wrapper_CUDA__index_select)",
+                            "RuntimeError", []),
+}
+NO_TRACEBACK = ["lycoris-146.txt", "transformers-26171.txt", "pytorch-124133.txt", "transformers-24708-description.txt"]
+CUT_TRACEBACK = {"llamafactory-3583.txt": 6, "var-127.txt": 12, "transformers-24708.txt": 23,
+                 "llamafactory-8428-env.txt": 28}
+
+
+def fill_in(folder: Path) -> None:
+    """What the author does: replace every FILL-IN with a value (links, prose, the fixed release)."""
+    path = folder / "case.yaml"
+
+    def replace(node, trail):
+        if isinstance(node, dict):
+            return {key: replace(value, (*trail, key)) for key, value in node.items()}
+        if isinstance(node, list):
+            items = [replace(value, (*trail, index)) for index, value in enumerate(node)]
+            return [item for item in items if item is not None]
+        if not (isinstance(node, str) and MARK in node):
+            return node
+        if trail[0] == "upstream":
+            return "https://github.com/example/repo/issues/1"
+        if "requires" in trail:
+            package = re.search(r"e\.g\. ([\w.-]+)==", node) or re.search(r"pin ([\w.-]+) ", node)
+            return f"{package[1]}==1.0.0" if package else None
+        if trail[0] == "signature":
+            return "Expected all tensors"
+        return "written by the test"
+
+    path.write_text(yaml.safe_dump(replace(yaml.safe_load(path.read_text()), ()), sort_keys=False))
+
+
+def new(case_id: str, tmp_path: Path, report: Path | None, **kwargs):
+    cases = tmp_path / "cases"
+    cases.mkdir(exist_ok=True)
+    return create_case(case_id, cases, report, **kwargs)
+
+
+def requirement_names(requires) -> dict[str, str]:
+    return {re.split("[=<>]", r)[0]: r for r in requires}
+
+
+# --- real reports from the seed bugs' upstream issues ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(COMPLETE_REPORTS))
+def test_report_becomes_a_case_that_loads_with_its_placeholders_named(name, tmp_path):
+    message, exception, packages = COMPLETE_REPORTS[name]
+    written = new("from-report", tmp_path, REPORTS / name)
+    loaded = load_cases([tmp_path / "cases"])
+    assert not loaded.cases and len(loaded.errors) == 1
+    error = str(loaded.errors[0])
+    assert re.search(r"case\.yaml:\d+: .*placeholders still to fill in", error), error
+    assert "variants/fix/requires/0: " in error and "summary: " in error and "\n  fix: " in error
+    assert {what.split(":")[0] for _, _, what in written.todo} >= {"upstream/issue", "summary",
+                                                                    "variants/fix/requires/0"}
+
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert case.signature.search(message), case.signature.pattern
+    assert case.signature.search(message.replace("cuda:0", "cuda:3")), "device indices are generalised"
+    assert case.exception == exception
+    buggy = requirement_names(case.variants["buggy"].requires)
+    assert buggy["torch"] == "torch==2.13.0"
+    assert sorted(set(buggy) - {"torch"}) == sorted(packages)
+    assert requirement_names(case.variants["fix"].requires)["torch"] == "torch==2.13.0"
+
+
+def test_device_error_expectations_are_a_marked_guess(tmp_path):
+    written = new("flux-ids", tmp_path, REPORTS / "ai-toolkit-212.txt")
+    text = (written.folder / "case.yaml").read_text()
+    assert "# A guess from the message (a device-placement error): check it." in text
+    fill_in(written.folder)
+    buggy = load_case(written.folder).variants["buggy"]
+    assert {lane: str(e) for lane, e in buggy.expect.items()} == {"cpu": "passes", "cuda": "reproduces",
+                                                                   "cuda-sim": "reproduces"}
+    assert any("guess" in note for note in written.notes)
+
+
+def test_report_without_versions_leaves_a_placeholder_pin_for_each_frame_package(tmp_path):
+    written = new("zero3-offload", tmp_path, REPORTS / "huatuogpt-o1-9.txt")
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    assert data["variants"]["buggy"]["requires"] == [
+        "FILL-IN: pin the deepspeed release the report ran, e.g. deepspeed==X.Y.Z (the report lists none)"]
+    assert "the report lists no version of deepspeed (its files are in the traceback)" in written.notes
+
+
+def test_two_tracebacks_take_the_last_complete_one_and_say_so():
+    report = parse_report((REPORTS / "simpletuner-698.txt").read_text())
+    assert report.notes == ("the report has 2 separate tracebacks (report lines 5, 15); took the one at line 5 "
+                            "(the last complete one; the one at line 15 is cut before its exception line)",)
+    assert report.traceback.final_frames[-1].function == "embedding"
+
+
+@pytest.mark.parametrize("name", NO_TRACEBACK)
+def test_report_without_a_traceback_is_a_clear_error(name, tmp_path):
+    with pytest.raises(UsageError, match=rf"--from .*{re.escape(name)}: the report has no Python traceback"):
+        new("no-traceback", tmp_path, REPORTS / name)
+    assert not (tmp_path / "cases" / "no-traceback").exists()
+
+
+@pytest.mark.parametrize("name", sorted(CUT_TRACEBACK))
+def test_traceback_cut_before_its_exception_line_is_a_clear_error(name, tmp_path):
+    line = CUT_TRACEBACK[name]
+    with pytest.raises(UsageError, match=rf"traceback at report line {line} stops before its final exception line"):
+        new("cut", tmp_path, REPORTS / name)
+
+
+# --- environment listings ------------------------------------------------------------------------------------
+
+ENVIRONMENTS = {
+    "transformers-24708.txt": ({"transformers": "4.30.1", "huggingface-hub": "0.16.3", "safetensors": "0.3.1",
+                                "torch": "2.0.1+cu118"}, "3.10.12"),
+    "transformers-26171.txt": ({"transformers": "4.33.1", "huggingface-hub": "0.17.1", "safetensors": "0.3.3",
+                                "accelerate": "0.22.0", "torch": "2.0.1+cu117"}, "3.9.18"),
+    "llamafactory-8428-env.txt": ({"llamafactory": "0.9.3.dev0", "torch": "2.7.0+cu128", "transformers": "4.52.3",
+                                   "datasets": "3.6.0", "accelerate": "1.8.1", "peft": "0.15.2", "trl": "0.9.6",
+                                   "deepspeed": "0.16.4", "bitsandbytes": "0.45.5", "vllm": "0.9.0"}, "3.10.15"),
+    "pytorch-124133.txt": ({"torch": "2.2.1+cu121"}, "3.9.2"),
+    "transformers-24708-description.txt": ({"transformers": "4.30.1", "accelerate": "0.20.3", "datasets": "2.12.0"},
+                                           None),
+    "kohya-1369-env.txt": ({"torch": "2.3.0", "xformers": "0.0.26.post1"}, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_environment_listings_as_pasted(name):
+    versions, python = ENVIRONMENTS[name]
+    environment = parse_environment(clean_lines((REPORTS / name).read_text()))
+    assert {dist: pin.version for dist, pin in environment.pins.items()} == versions
+    assert environment.python == python
+
+
+def test_collect_env_pip_and_conda_lines_and_ds_report():
+    lines = ["PyTorch version: 2.1.2+cu121", "Python version: 3.10.13 (main, Sep 11 2023) [GCC 11.2.0] (64-bit runtime)",
+             "Versions of relevant libraries:", "[pip3] numpy==1.26.3", "[pip3] triton==2.1.0",
+             "[conda] pytorch                   2.1.2           py3.10_cuda12.1_cudnn8.9.2_0    pytorch",
+             "[conda] torchvision               0.16.2               py310_cu121    pytorch",
+             "deepspeed info ................... 0.14.2, unknown, unknown",
+             "torch version .................... 2.1.2+cu121", "torch cuda version ............... 12.1"]
+    environment = parse_environment(lines)
+    assert {d: p.version for d, p in environment.pins.items()} == {
+        "torch": "2.1.2", "numpy": "1.26.3", "triton": "2.1.0", "torchvision": "0.16.2", "deepspeed": "0.14.2"}
+    assert environment.pins["torch"].source == "pip list / conda list" and environment.python == "3.10.13"
+
+
+def _slice(name: str, start: str, stop: str) -> str:
+    """The environment listing of a fixture (its text verbatim), to paste next to another report's traceback."""
+    text = (REPORTS / name).read_text()
+    return text[text.index(start):text.index(stop, text.index(start) + len(start))]
+
+
+@pytest.mark.parametrize("order", ["traceback first", "listing first"])
+def test_frame_packages_are_pinned_at_the_listed_versions_in_any_order(order, tmp_path):
+    traceback = (REPORTS / "huatuogpt-o1-9.txt").read_text()
+    listing = _slice("llamafactory-8428-env.txt", "### System Info", "### Reproduction")
+    report = tmp_path / "report.md"
+    report.write_text("\n\n".join([traceback, listing] if order == "traceback first" else [listing, traceback]))
+    written = new("zero3-offload", tmp_path, report)
+    text = (written.folder / "case.yaml").read_text()
+    assert '- "torch==2.13.0"  # the report ran torch 2.7.0+cu128 (report line' in text
+    assert any("the report ran torch 2.7.0+cu128; the case pins torch==2.13.0" in note for note in written.notes)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert requirement_names(case.variants["buggy"].requires) == {"torch": "torch==2.13.0",
+                                                                   "deepspeed": "deepspeed==0.16.4"}
+    assert requirement_names(case.variants["fix"].requires)["deepspeed"] == "deepspeed==1.0.0"  # the author's pin
+
+
+def test_torch_only_traceback_with_an_env_listing_from_the_same_reporter(tmp_path):
+    report = tmp_path / "report.txt"
+    listing = _slice("transformers-24708.txt", "- `transformers` version", "```")
+    report.write_text(listing + "\n" + (REPORTS / "pytorch-104767.txt").read_text())
+    written = new("fused-adamw-resume", tmp_path, report)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    assert data["requires"] == ["torch==2.13.0"] and "requires" not in data["variants"]["buggy"]
+    assert "workaround with args or a patch" in data["variants"]["fix"]["requires"][0]
+    assert any("2.0.1+cu118" in note for note in written.notes)
+    assert any(note.startswith("the report ran Python 3.10.12; cells here run Python 3.") for note in written.notes)
+
+
+def test_module_folders_map_to_distributions_via_the_table_and_the_listing():
+    def frame(path: str) -> Frame:
+        return Frame(path, 1, "f", "", 1)
+
+    frames = (frame(r"C:\Users\me\venv\Lib\site-packages\PIL\Image.py"),
+              frame("/opt/conda/lib/python3.10/site-packages/sklearn/base.py"),
+              frame("/usr/lib/python3/dist-packages/cv2/__init__.py"),
+              frame("/venv/lib/python3.11/site-packages/huggingface_hub/utils/_errors.py"),
+              frame("/venv/lib/python3.11/site-packages/six.py"),
+              frame("/venv/lib/python3.11/site-packages/torch/nn/functional.py"),
+              frame("/home/me/project/train.py"))
+    environment = parse_environment(["opencv-python-headless==4.8.0.76"])
+    assert frame_packages(frames, environment) == ["torch", "pillow", "scikit-learn", "opencv-python-headless",
+                                                   "huggingface-hub", "six"]
+
+
+# --- real tracebacks made here --------------------------------------------------------------------------------
+
+
+def run_python(code: str, *args: str) -> str:
+    proc = subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode != 0, proc.stdout
+    return proc.stderr
+
+
+def pip_freeze() -> str:
+    """This environment's distributions in `pip freeze` format (the venv may have no pip)."""
+    from importlib.metadata import distributions
+
+    return "\n".join(sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions()))
+
+
+def test_a_real_library_traceback_and_pip_freeze(tmp_path):
+    from importlib.metadata import version
+
+    report = tmp_path / "report.txt"
+    report.write_text(run_python("import yaml; yaml.safe_load('a: [unclosed')") + "\n" + pip_freeze())
+    written = new("yaml-flow", tmp_path, report)
+    text = (written.folder / "case.yaml").read_text()
+    assert 'exception: "ParserError"  # yaml.parser.ParserError in the report' in text
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert case.signature.search("while parsing a flow sequence")
+    assert requirement_names(case.variants["buggy"].requires)["pyyaml"] == f"pyyaml=={version('pyyaml')}"
+    assert {str(e) for e in case.variants["buggy"].expect.values()} == {"reproduces"}  # not a device error
+    repro = (written.folder / "repro.py").read_text()
+    assert "import yaml  # noqa: F401" in repro
+    assert "#   File" in repro and "yaml/parser.py" in repro and "parse_flow_sequence_entry" in repro
+
+
+def test_chained_exceptions_are_one_traceback_ending_in_the_last_exception(tmp_path):
+    code = ("import json\n"
+            "try:\n    json.loads('{')\nexcept ValueError as error:\n    raise KeyError('config') from error\n")
+    cause = run_python(code)
+    during = run_python(code.replace(" from error", ""))
+    assert "direct cause" in cause and "During handling" in during
+    for text in (cause, during):
+        report = parse_report(text)
+        assert report.notes == ()
+        assert report.traceback.exception == "KeyError" and report.traceback.message == "'config'"
+        assert any("json" in f.posix for f in report.traceback.frames)  # the first part's frames count too
+
+
+def test_two_separate_runs_pasted_one_after_the_other_take_the_last():
+    first = run_python("import json; json.loads('{')")
+    second = run_python("raise OSError('disk full')")
+    report = parse_report(first + "\nand on the second try:\n" + second)
+    assert report.traceback.exception == "OSError" and report.traceback.message == "disk full"
+    assert report.notes[0].startswith("the report has 2 separate tracebacks (report lines 1, ")
+
+
+def test_torchrun_failure_takes_the_worker_traceback_not_the_launchers(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text("import yaml\nyaml.safe_load('a: [unclosed')\n")
+    output = run_python("", "-m", "torch.distributed.run", "--nproc_per_node", "1", "--tee", "3",
+                        "--log-dir", str(tmp_path / "logs"), str(script))
+    report = parse_report(output)
+    assert report.traceback.exception == "yaml.parser.ParserError"
+    assert "the launcher's ChildFailedError" in report.notes[0]
+
+
+def test_interactive_session_with_prompts(tmp_path):
+    transcript = subprocess.run([sys.executable, "-i"], input="import json\njson.loads('{')\n", capture_output=True,
+                                text=True, timeout=60).stderr
+    assert ">>> " in transcript
+    report = parse_report(transcript)
+    assert report.traceback.exception == "json.decoder.JSONDecodeError"
+    assert report.traceback.frames[0].path == "<stdin>"
+
+
+def test_windows_paste_with_colours_fences_quotes_and_crlf(tmp_path):
+    real = run_python("import yaml; yaml.safe_load('a: [unclosed')")
+    windows = re.sub(r'File "([^"]+)"', lambda m: 'File "C:' + m[1].replace("/", "\\") + '"', real)
+    coloured = "\n".join(f"\x1b[31m{line}\x1b[0m" if line.startswith("yaml.") else line
+                         for line in windows.splitlines())
+    quoted = "\n".join("> " + line for line in coloured.splitlines())
+    markdown = f"### Reproduction\n\n```python\n{quoted}\n```\n\n### System Info\n\n```\n{pip_freeze()}\n```\n"
+    report = tmp_path / "report.md"
+    report.write_bytes(markdown.replace("\n", "\r\n").encode())
+    written = new("windows-paste", tmp_path, report)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert case.exception == "ParserError" and case.signature.search("while parsing a flow sequence")
+    assert "pyyaml" in requirement_names(case.variants["buggy"].requires)
+
+
+def test_rich_boxed_traceback_with_wrapped_paths(tmp_path):
+    code = "from rich.traceback import install; install(width=60)\nimport yaml; yaml.safe_load('a: [unclosed')"
+    report = parse_report(run_python(code))
+    assert report.traceback.exception == "ParserError" and report.traceback.message.startswith("while parsing a flow")
+    frames = [(Path(f.posix).name, f.line, f.function) for f in report.traceback.frames]
+    assert frames[0] == ("__init__.py", 125, "safe_load") and frames[-1][2] == "parse_flow_sequence_entry"
+    assert report.traceback.frames[-1].source.startswith('raise ParserError("while parsi')
+    assert frame_packages(report.traceback.frames, report.environment) == ["torch", "pyyaml"]
+
+
+def test_ipython_8_frames_and_a_gpu_only_error(tmp_path):
+    text = (REPORTS / "transformers-24658.txt").read_text()
+    with pytest.raises(UsageError, match="report line 8 stops before its final exception line"):
+        parse_report(text)
+    report = tmp_path / "report.txt"
+    report.write_text(text + "RuntimeError: CUDA error: out of memory\n")  # the issue's title: the line the store cut
+    written = new("zero3-init-oom", tmp_path, report)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert [f.function for f in parse_report(report.read_text()).traceback.frames] == [
+        "DeepSpeedZeRoOffload.__init__", "DeepSpeedZeRoOffload._convert_to_zero_parameters"]
+    assert {lane: str(e) for lane, e in case.variants["buggy"].expect.items()} == {
+        "cpu": "passes", "cuda": "reproduces",
+        "cuda-sim": "unsupported: a guess \u2014 device memory, CUDA kernels and NCCL are not simulated (cuda-sim "
+                    "computes on the CPU; see README.md)"}
+
+
+@pytest.mark.parametrize(("listed", "pinned", "note"), [
+    ("PyYAML==6.0.1", "pyyaml==6.0.1", None),
+    ("pyyaml==6.0.1+cu118", "pyyaml==6.0.1", "the local label +cu118 is dropped (PyPI has 6.0.1)"),
+    ("pyyaml==6.1.0.dev0", "FILL-IN: pyyaml 6.1.0.dev0 is a development build", "is a development build"),
+    ("pyyaml @ git+https://github.com/yaml/pyyaml@5f8ad3a", "FILL-IN: pyyaml was installed from git+https://github.com/"
+     "yaml/pyyaml@5f8ad3a", "came from a source install"),
+    ("-e git+https://github.com/yaml/pyyaml.git@5f8ad3a#egg=pyyaml", "FILL-IN: pyyaml was installed from", "source"),
+    ("pip install pyyaml==5.4", "FILL-IN: pin the pyyaml release the report ran", "lists no version of pyyaml"),
+])
+def test_listed_versions_become_pins_or_placeholders(listed, pinned, note):
+    text = run_python("import yaml; yaml.safe_load('a: [unclosed')") + "\n" + listed + "\n"
+    report = parse_report(text)
+    draft = draft_case("yaml-flow", report)
+    buggy = yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"]
+    assert len(buggy) == 1 and buggy[0].startswith(pinned), buggy
+    assert note is None or any(note in n for n in draft.notes), draft.notes
+
+
+# --- the template, ids, files ----------------------------------------------------------------------------------
+
+
+def test_template_without_a_report_loads_once_filled_in(tmp_path):
+    written = new("my-bug", tmp_path, None)
+    text = (written.folder / "case.yaml").read_text()
+    assert text.count(MARK) == 10 and text.startswith("# Written by `python -m harness new my-bug` (no report")
+    with pytest.raises(CaseFileError, match=r"case\.yaml:6: title is still the placeholder .*9 placeholders"):
+        load_case(written.folder)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert case.variants["buggy"].requires == ("somelib==1.0.0", "torch==2.13.0")
+
+
+def test_the_fix_placeholder_message_names_line_and_fix(tmp_path):
+    written = new("flux-ids", tmp_path, REPORTS / "ai-toolkit-212.txt")
+    path = written.folder / "case.yaml"
+    data = yaml.safe_load(path.read_text())
+    fix = data["variants"]["fix"]["requires"][0]
+    fill_in(written.folder)
+    data = yaml.safe_load(path.read_text())
+    data["variants"]["fix"]["requires"] = [fix]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError) as info:
+        load_case(written.folder)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if MARK in text)
+    assert str(info.value) == (f"{path}:{line}: variant 'fix' still has the placeholder requirement "
+                               "'FILL-IN: pin the first fixed release, e.g. diffu'...\n"
+                               "  fix: pin the first fixed release, e.g. diffusers==X.Y.Z (or the documented "
+                               "workaround's pins)")
+
+
+@pytest.mark.parametrize("bad", ["My-Bug", "my_bug", "my-bug-", "-my-bug", "my--bug", "", "a" * 65, "my-bug\n",
+                                 "../escape", "bug\x1b[2J"])
+def test_invalid_ids_are_refused_with_the_rule(bad, tmp_path):
+    with pytest.raises(UsageError, match="use kebab-case") as info:
+        new(bad, tmp_path, None)
+    assert "\x1b" not in str(info.value)
+    assert list((tmp_path / "cases").iterdir()) == []
+
+
+def test_default_cases_folder_is_the_checkouts():
+    assert default_cases_dir() == REPO / "cases"
+
+
+def test_id_suggestion():
+    with pytest.raises(UsageError, match=r"\(e\.g\. 'flux-ids-2'\)"):
+        validate_id("Flux_IDs 2")
+
+
+def test_existing_case_folder_is_refused_unless_forced(tmp_path):
+    new("my-bug", tmp_path, None)
+    folder = tmp_path / "cases" / "my-bug"
+    (folder / "patch.diff").write_text("kept")
+    with pytest.raises(UsageError, match=r"already exists: pick another id .* or pass --force"):
+        new("my-bug", tmp_path, REPORTS / "ai-toolkit-212.txt")
+    assert MARK + ": one line" in (folder / "case.yaml").read_text()  # untouched
+    new("my-bug", tmp_path, REPORTS / "ai-toolkit-212.txt", force=True)
+    assert "diffusers" in (folder / "case.yaml").read_text() and (folder / "patch.diff").read_text() == "kept"
+    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+    (folder / "repro.py").unlink()
+    (folder / "repro.py").mkdir()
+    with pytest.raises(UsageError, match=r"repro\.py: not a file; --force overwrites files only"):
+        new("my-bug", tmp_path, None, force=True)
+    assert "diffusers" in (folder / "case.yaml").read_text()  # nothing written
+
+
+def test_generated_repro_follows_the_contract_and_is_ruff_clean(tmp_path):
+    report = tmp_path / "report.txt"
+    report.write_text(run_python("import yaml; yaml.safe_load('a: [unclosed')"))
+    written = new("yaml-flow", tmp_path, report)
+    repro = written.folder / "repro.py"
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is in the test dependency group"
+    lint = subprocess.run([ruff, "check", "--config", str(REPO / "pyproject.toml"), str(repro)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    proc = subprocess.run([sys.executable, str(repro), "--variant", "buggy", "--device", "cpu"], capture_output=True,
+                          text=True, timeout=120)
+    assert "variant=buggy device=cpu torch=2.13.0" in proc.stdout
+    assert proc.stderr.rstrip().endswith(
+        "NotImplementedError: FILL-IN: call the library as the traceback does, on `device`"), proc.stderr
+
+
+# --- the report file: encodings and unreadable input ---------------------------------------------------------
+
+
+def test_utf16_with_bom_as_powershell_writes_it(tmp_path):
+    report = tmp_path / "report.txt"
+    report.write_bytes(codecs.BOM_UTF16_LE + (REPORTS / "huatuogpt-o1-9.txt").read_text().encode("utf-16-le"))
+    assert read_report_file(report) == (REPORTS / "huatuogpt-o1-9.txt").read_text()
+    report.write_bytes(codecs.BOM_UTF8 + b"x")
+    assert read_report_file(report) == "x"
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("Traceback \u2014 caf\u00e9".encode("cp1252"), r"not utf-8 text \(byte 0x97 at offset 10\): re-save it as UTF-8"),
+    ("Traceback".encode("utf-16-le"), "contains NUL characters: it looks like UTF-16 without a byte-order mark"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00", "contains NUL characters: it looks like UTF-16"),
+    (b"\x7fELF\x02\x01\x01\x00" + b"x" * 40, "contains NUL characters: it is not a text file"),
+    (b"\xff\xfe\x00\xd8", r"not utf-16 text \(byte 0x00 at offset 2\)"),
+])
+def test_unknown_encodings_are_clear_errors(raw, message):
+    with pytest.raises(UsageError, match=message):
+        decode_report(raw, Path("report.txt"))
+
+
+def test_unreadable_reports_are_clear_errors(tmp_path, monkeypatch):
+    with pytest.raises(UsageError, match=r"--from .*missing\.txt: no such file"):
+        read_report_file(tmp_path / "missing.txt")
+    with pytest.raises(UsageError, match="is a folder"):
+        read_report_file(tmp_path)
+    monkeypatch.setattr("harness._new.MAX_REPORT_BYTES", 100)
+    big = tmp_path / "big.log"
+    big.write_text("x" * 200)
+    with pytest.raises(UsageError, match=r"larger than .* cut the rest of the log"):
+        read_report_file(big)
+
+
+# --- signatures and guesses ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("message", "also_matches"), [
+    (DEVICE_MESSAGE, DEVICE_MESSAGE.replace("cuda:0", "cuda:7")),
+    ("CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.69 GiB total capacity; 1.2 GiB already allocated)",
+     "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity; 3 GiB already allocated)"),
+    ("mat1 and mat2 shapes cannot be multiplied (1x768 and 320x768)", "mat1 and mat2 shapes cannot be multiplied "
+     "(2x7 and 8x3)"),
+    ("The size of tensor a (64) must match the size of tensor b (32) at non-singleton dimension 1",
+     "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"),
+    ("shape '[4, 77, 768]' is invalid for input of size 123", "shape '[1, 7, 8]' is invalid for input of size 123"),
+    ("<object object at 0x7f3a2b1c0d10> is not a Tensor", "<object object at 0x55d0aa> is not a Tensor"),
+    ("a (b) [c] {d} ^$ | * + ? \\ .", "a (b) [c] {d} ^$ | * + ? \\ ."),
+])
+def test_signature_escapes_and_generalises(message, also_matches):
+    signature, _ = make_signature(message)
+    assert re.search(signature, message) and re.search(signature, also_matches), signature
+
+
+def test_long_message_signature_is_a_prefix():
+    message = "CUDA out of memory. " + "x " * 400
+    signature, note = make_signature(message)
+    assert len(signature) < 1000 and re.search(signature, message) and "first" in note
+
+
+# --- never a crash ----------------------------------------------------------------------------------------------
+
+_FRAGMENTS = ["Traceback (most recent call last):", '  File "/v/lib/python3.11/site-packages/diffusers/x.py", line 3, '
+              "in f", "    x = y", "    ^^^^^", "RuntimeError: " + DEVICE_MESSAGE, "yaml.parser.ParserError: bad",
+              "During handling of the above exception, another exception occurred:", "```", "[rank0]: ", "> ",
+              "│ /v/site-packages/peft/tuners.py:12 in forward │", "╰────╯", "----> 3 y()", "torch==2.0.1+cu118",
+              "- PyTorch version (GPU?): 2.1.0 (True)", "diffusers @ git+https://github.com/huggingface/diffusers",
+              "numpy    1.26.4", "AssertionError", "KeyError: 'a: b #c'", "\x1b[31m", "\r", "\t", "\u2028", ""]
+
+
+_PATHS = ["/v/lib/python3.11/site-packages/diffusers/pipelines/flux/pipeline_flux.py", "<stdin>", "/home/me/train.py",
+          r"C:\venv\Lib\site-packages\PIL\Image.py", "/usr/lib/python3/dist-packages/cv2/__init__.py",
+          "/v/site-packages/\u00e9t\u00e9/x.py", "/v/site-packages/class/x.py", "/v/site-packages/six.py"]
+_FRAME_FORMATS = ['  File "{path}", line {line}, in {func}', "File {path}:{line}, in {func}(a, b)",
+                  "[{path}](https://localhost:8080/#) in {func}(a)", "\u2502 {path}:{line} in {func} \u2502",
+                  "{path} in {func}()", "Cell In[3], line {line}"]
+_HEADERS = ["Traceback (most recent call last):", "RuntimeError       Traceback (most recent call last)",
+            "\u256d\u2500 Traceback (most recent call last) \u2500\u256e", "  0%|   | 0/9 Traceback (most recent call last):"]
+_CLASSES = st.sampled_from(["RuntimeError", "torch.OutOfMemoryError", "KeyboardInterrupt", "yaml.parser.ParserError",
+                            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"]) | st.from_regex(
+    r"[A-Za-z_][A-Za-z0-9_]{0,8}(\.[A-Za-z_][A-Za-z0-9_]{0,8}){0,2}(Error|Exception)", fullmatch=True)
+
+
+@st.composite
+def tracebacks(draw) -> str:
+    """Reports shaped like tracebacks (header, frames in every format, exception line) with noise in every slot."""
+    noise = st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=3)
+    lines = draw(noise)
+    if draw(st.booleans()):
+        lines.append(draw(st.sampled_from(_HEADERS)))
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(_PATHS) | st.text(min_size=1, max_size=25))
+        func = draw(st.sampled_from(["f", "<module>", "forward", "__call__"]) | st.text(max_size=12))
+        lines.append(draw(st.sampled_from(_FRAME_FORMATS)).format(path=path, func=func,
+                                                                  line=draw(st.integers(0, 10**6))))
+        lines += draw(st.lists(st.sampled_from(["    x = f(y)", "    ^^^^^", "--> 12 y()"]) | st.text(max_size=20),
+                               max_size=2))
+    message = draw(st.sampled_from([DEVICE_MESSAGE, "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0)", ""])
+                   | st.text(max_size=300))
+    lines.append(f"{draw(_CLASSES)}: {message}" if message or draw(st.booleans()) else draw(_CLASSES))
+    lines += draw(noise)
+    prefix = draw(st.sampled_from(["", "[rank0]: ", "> ", "    ", "\x1b[31m", "**_"]))
+    return draw(st.sampled_from(["\n", "\r\n", "\r"])).join(prefix + line for line in lines)
+
+
+def _drafted_case_loads_once_filled_in(text: str) -> None:
+    try:
+        report = parse_report(text)
+    except UsageError:
+        return
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary) / "cases" / "fuzzed"
+        folder.mkdir(parents=True)
+        draft = draft_case("fuzzed", report, source="fuzz.txt")
+        compile(draft.repro_py, "repro.py", "exec")
+        (folder / "case.yaml").write_text(draft.case_yaml)
+        (folder / "repro.py").write_text(draft.repro_py)
+        with pytest.raises(CaseFileError, match="placeholder"):
+            load_case(folder)
+        fill_in(folder)
+        case = load_case(folder)
+        assert case.signature.search(report.traceback.first_message_line) or not report.traceback.message
+        assert case.exception == report.traceback.exception_class
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=30), max_size=30), st.booleans())
+def test_arbitrary_reports_give_a_case_or_a_clean_error(pieces, join_lines):
+    _drafted_case_loads_once_filled_in(("\n" if join_lines else "").join(pieces))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tracebacks())
+def test_traceback_shaped_reports_give_a_case_that_loads_or_a_clean_error(text):
+    _drafted_case_loads_once_filled_in(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_decode_or_fail_cleanly(raw):
+    try:
+        text = decode_report(raw, Path("r.txt"))
+    except UsageError:
+        return
+    with contextlib.suppress(UsageError):
+        parse_report(text)
+
+
+# --- the command line ---------------------------------------------------------------------------------------------
+
+
+def test_cli_in_process_errors_exit_2(tmp_path, capsys):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    assert main(["new", "bad_id", "--cases-dir", str(cases)]) == 2
+    assert main(["new", "x", "--from", str(REPORTS / "lycoris-146.txt"), "--cases-dir", str(cases)]) == 2
+    assert main(["new", "x", "--cases-dir", str(tmp_path / "nowhere")]) == 2
+    out = capsys.readouterr().out
+    assert "invalid case id 'bad_id'" in out and "no Python traceback" in out and "not a folder" in out
+    assert list(cases.iterdir()) == []
+
+
+def test_end_to_end_through_the_command_line(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+
+    def harness(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=120, env=env)
+
+    created = harness("new", "flux-ids", "--from", str(REPORTS / "ai-toolkit-212.txt"), "--cases-dir", str(cases))
+    assert created.returncode == 0, created.stdout + created.stderr
+    assert f"wrote {cases / 'flux-ids' / 'case.yaml'}" in created.stdout
+    assert "left to fill in (7;" in created.stdout
+    assert re.search(rf"  {re.escape(str(cases))}/flux-ids/repro\.py:\d+: the call that reproduces", created.stdout)
+    validate = harness("validate", "--cases-dir", str(cases))
+    assert validate.returncode == 2 and "6 placeholders still to fill in" in validate.stdout
+    again = harness("new", "flux-ids", "--cases-dir", str(cases))
+    assert again.returncode == 2 and "already exists" in again.stdout
+    fill_in(cases / "flux-ids")
+    assert harness("validate", "--cases-dir", str(cases)).returncode == 0
+
+
+@pytest.mark.slow
+def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
+    """A GPU user's report (made under cuda-sim), drafted by `new`, finished by its author, confirmed by the harness."""
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nmodel = torch.nn.Linear(3, 4).to('cuda')\nmodel(torch.randn(2, 3))\n")
+    report = tmp_path / "report.txt"
+    report.write_text(run_python("", "-m", "harness.sim", str(script)) + "\n" + pip_freeze())
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    written = create_case("linear-input-on-cpu", cases, report)
+    fill_in(written.folder)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    data["variants"]["fix"].update(requires=[], args=["--fixed"])
+    (written.folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    repro = written.folder / "repro.py"
+    text = repro.read_text().replace(
+        '    return parser.parse_args(argv)', '    parser.add_argument("--fixed", action="store_true")\n'
+                                              '    return parser.parse_args(argv)')
+    call = ("    model = torch.nn.Linear(5, 6).to(device)\n"
+            "    inputs = torch.randn(1, 5)\n"
+            "    model(inputs.to(device) if args.fixed else inputs)\n")
+    repro.write_text(re.sub(r"    raise NotImplementedError\(.*\)\n", call, text))
+    output = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, "-m", "harness", "cases", "--cases-dir", str(cases), "--lane", "cpu",
+                           "--lane", "cuda-sim", "--output", str(output), "--jobs", "2"], cwd=REPO,
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    results = json.loads(next(output.glob("*/results.json")).read_text())
+    assert {(v["lane"], v["verdict"]) for v in results["verdicts"]} == {("cpu", "confirmed"),
+                                                                        ("cuda-sim", "confirmed")}
