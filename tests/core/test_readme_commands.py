@@ -129,6 +129,18 @@ class Workspace:
         return json.loads((runs[-1] / "results.json").read_text())
 
 
+def _write_a_report(space: Workspace) -> None:
+    """A user's bug report: a real one of the fixtures (a traceback and its environment)."""
+    shutil.copyfile(space.checkout / "tests" / "fixtures" / "reports" / "ai-toolkit-212.txt",
+                    space.checkout / "report.txt")
+
+
+def _drafted(space: Workspace, output: str) -> None:
+    draft = space.checkout / "cases" / "my-bug"
+    assert "signature:" in (draft / "case.yaml").read_text() and (draft / "repro.py").is_file()
+    shutil.rmtree(draft)  # the README's example case.yaml takes the id next
+
+
 def _add_the_example_case(space: Workspace) -> None:
     """README's "Adding a case" example, as a real case folder of the checkout."""
     (example,) = readme_blocks(README.read_text(), "yaml")
@@ -209,6 +221,12 @@ COMMANDS: dict[str, Run] = {
     "nox -R -s cases -- --case var-resume": Run(
         extra="--lane cpu --variant buggy", expect=("Reusing existing virtual environment", "confirmed"),
         needs=("nox -s cases -- --case var-resume",)),
+    # The environment listings a bug report carries ("Adding a case", step 1): they run here too.
+    "pip freeze": Run(expect=("nox==",)),
+    "pip list": Run(expect=("nox ",)),
+    "python -m torch.utils.collect_env": Run(expect=("PyTorch version: 2.13.0",), needs=(PIP_INSTALL,)),
+    "nox -s new -- my-bug --from report.txt": Run(
+        before=_write_a_report, expect=("wrote cases/my-bug/case.yaml", "left to fill in"), after=_drafted),
     "nox -s validate": Run(before=_add_the_example_case, after=_expect_valid_count),
     "nox -s cases -- --case my-bug": Run(  # the README's example id: run a real case in its place
         substitute=(("my-bug", "var-resume"),), extra="--lane cpu --variant buggy", expect=("confirmed",)),
