@@ -238,12 +238,12 @@ def _console() -> Console:
 
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:
-    def cell_done(index: int, total: int, record: CellRecord) -> None:
+    def cell_done(done: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
         cell = for_terminal(f"{record.case} · {record.lane} · {record.variant}", one_line=True)
         console.print(Text.assemble(
-            f"[{index + 1:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
+            f"[{done:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
             (f"{record.status} {record.duration_s:.1f}s — {for_terminal(record.reason, one_line=True)}", "dim")))
 
     def summary(results: dict[str, Any]) -> None:

@@ -5,15 +5,18 @@ triggers one fault of the catalogue for real. A fault counts as handled when eve
 ran and passed; M is the whole catalogue, so a fault whose tests were skipped is not counted as handled.
 Under pytest-xdist each worker reports its outcomes to the controller, which prints the one line.
 
-Docker: the images, cache volumes and build cache the session created are removed when it ends (the
-controller, once every worker is done), unless ``REPRO_TEST_KEEP_IMAGES=1`` keeps them for a faster
-next run. What existed before the session is never touched.
+Docker: the images the session built (labelled with its id through REPRO_DOCKER_LABELS), their cache
+volumes and the build cache made meanwhile are removed when it ends (the controller, once every worker is
+done), unless ``REPRO_TEST_KEEP_IMAGES=1`` keeps them for a faster next run. Images that were there
+before, or that another session on the same daemon built, are never touched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,13 +160,14 @@ def docker_client():
 
 @dataclass
 class _DockerLedger:
-    images: set[str]
-    volumes: set[str]
+    session: str  # the label every image this session builds carries (REPRO_DOCKER_LABELS)
+    tags: set[str]  # image tags there before the session: a rebuild under one of them is kept
     build_cache: set[str]
     removed: list[str] = field(default_factory=list)
 
 
 _LEDGER = pytest.StashKey[_DockerLedger]()
+_SESSION_LABEL = "repro-matrix.test-session"
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -182,16 +186,21 @@ def _daemon() -> Any:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    """Label what this session builds (xdist workers and the harness's subprocesses inherit the variable), so
+    that the end of the session removes exactly that: never an image another session on this daemon built."""
     if _is_worker(session.config) or os.environ.get("REPRO_TEST_KEEP_IMAGES") == "1":
         return
     client = _daemon()
     if client is None:
         return
+    from harness.docker._build import LABELS_VARIABLE
     from harness.docker._clean import build_cache_ids
 
-    session.config.stash[_LEDGER] = _DockerLedger(
-        images={image["Id"] for image in client.api.images(all=True)},
-        volumes={volume.name for volume in client.volumes.list()}, build_cache=build_cache_ids(client))
+    tags = {tag for image in client.api.images() for tag in image.get("RepoTags") or []}
+    ledger = _DockerLedger(session=uuid.uuid4().hex[:16], tags=tags, build_cache=build_cache_ids(client))
+    os.environ[LABELS_VARIABLE] = ",".join(filter(None, (os.environ.get(LABELS_VARIABLE, ""),
+                                                          f"{_SESSION_LABEL}={ledger.session}")))
+    session.config.stash[_LEDGER] = ledger
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -203,29 +212,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     from harness._clean import human_size
     from harness.docker._clean import prune_build_cache_since
+    from harness.docker._client import cache_volume
 
-    # Only what the harness built (labelled) or a failed build left (dangling): never another tool's images.
-    listed = client.api.images(filters={"label": "repro-matrix.recipe"}) + client.api.images(filters={"dangling": True})
-    made = {image["Id"]: image for image in listed if image["Id"] not in ledger.images}
+    built = client.api.images(filters={"label": f"{_SESSION_LABEL}={ledger.session}"})
+    made = [image for image in built if not ledger.tags & set(image.get("RepoTags") or [])]
     size = 0
-    for image in made.values():
+    for image in made:
         try:
             client.api.remove_image(image["Id"], force=True)
             size += int(image.get("Size") or 0)
-        except APIError as error:  # a container of another session still uses it
+        except APIError as error:
             ledger.removed.append(f"kept image {image['Id'][7:19]}: {error.explanation or error}")
-    volumes = [v for v in client.volumes.list() if v.name not in ledger.volumes
-               and v.name.startswith("repro-matrix-cache-")]
-    for volume in volumes:
-        try:
-            volume.remove()
-        except APIError:
             continue
+        with contextlib.suppress(APIError):
+            client.volumes.get(cache_volume(image["Id"])).remove()
+    # Build cache records are a cache: pruning the ones made meanwhile (by any build not running now) is safe.
     cache = prune_build_cache_since(client, ledger.build_cache)
-    if made or volumes or cache:
-        ledger.removed.insert(0, f"removed what this session made: {len(made)} image(s) ({human_size(size)}), "
-                              f"{len(volumes)} cache volume(s), {human_size(cache)} of build cache "
-                              "(REPRO_TEST_KEEP_IMAGES=1 keeps them for the next run)")
+    if made or cache:
+        ledger.removed.insert(0, f"removed what this session built: {len(made)} image(s) ({human_size(size)}) "
+                                 f"with their cache volumes, {human_size(cache)} of build cache "
+                                 "(REPRO_TEST_KEEP_IMAGES=1 keeps them for the next run)")
 
 
 def _docker_summary(terminalreporter, config: pytest.Config) -> None:

@@ -96,6 +96,13 @@ class DockerBackend:
         remove_leftovers(self.client)
 
     # -- environments -------------------------------------------------------------------------
+    def is_ready(self, spec: EnvSpec) -> bool:
+        """Images are built by `nox -s images`, never here: a missing one is an error of its cells, not a build."""
+        return True
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        return None
+
     def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
         with self._lock:
             note, self._base_note = self._base_note, None
@@ -106,7 +113,7 @@ class DockerBackend:
         with daemon_call(f"looking up image {plan.tag}"):
             image = require_image(self.client, plan, case_ids)
             installed = self._installed(image)
-        progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]})")
+        progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]}): {spec.summary()}")
         return PreparedEnv(id=f"docker-{spec.key()}", spec=spec, backend=self.name, python_path="/venv/bin/python",
                            installed=installed, reused=True, build_s=0.0, image=image.serialize())
 

@@ -9,6 +9,7 @@ wheelhouse never reaches the final image.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._exceptions import EnvBuildError
+from harness._exceptions import EnvBuildError, UsageError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, cache_volume, find_image
@@ -57,7 +58,7 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
     replaced = find_image(client, plan.tag)
     base = find_image(client, plan.base)
     dropped = 0
-    labels = {**plan.labels(), "repro-matrix.base-id": base.id if base else ""}
+    labels = {**extra_labels(), **plan.labels(), "repro-matrix.base-id": base.id if base else ""}
     with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
         context = make_context(plan, Path(scratch), log_path, say)
         cli = _buildkit_cli(plan)
@@ -80,6 +81,21 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
         raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
     size = int(client.images.get(plan.tag).attrs.get("Size", 0))
     return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path, dropped)
+
+
+LABELS_VARIABLE = "REPRO_DOCKER_LABELS"
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}=[^,]{0,256}$")
+
+
+def extra_labels() -> dict[str, str]:
+    """``REPRO_DOCKER_LABELS=key=value,...``: labels for every image built (a CI job's id, a test session's);
+    not part of the tag, so the same recipe finds its image whoever built it."""
+    text = os.environ.get(LABELS_VARIABLE, "").strip()
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    bad = [item for item in items if not _LABEL.match(item)]
+    if bad:
+        raise UsageError(f"{LABELS_VARIABLE}: {bad[0]!r} is not key=value (keys: letters, digits, '.', '_', '-')")
+    return dict(item.split("=", 1) for item in items)
 
 
 def _buildkit_cli(plan: ImagePlan) -> str | None:

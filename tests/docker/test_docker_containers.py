@@ -25,6 +25,21 @@ def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
                                           network_mode="none", remove=True)
     assert output.strip() == b"True"
     assert result.size_bytes > 0
+    # REPRO_DOCKER_LABELS (the test session sets one, to remove what it built at its end)
+    from harness.docker._build import extra_labels
+
+    assert extra_labels().items() <= labels.items()
+
+
+def test_extra_labels_from_the_environment(monkeypatch):
+    from harness._exceptions import UsageError
+    from harness.docker._build import extra_labels
+
+    monkeypatch.setenv("REPRO_DOCKER_LABELS", "ci.job=1234, team=ml,")
+    assert extra_labels() == {"ci.job": "1234", "team": "ml"}
+    monkeypatch.setenv("REPRO_DOCKER_LABELS", "no-value")
+    with pytest.raises(UsageError, match="REPRO_DOCKER_LABELS: 'no-value' is not key=value"):
+        extra_labels()
 
 
 def test_sdk_legacy_build_removes_its_build_stage(docker_client, tiny_settings, tiny_spec, tmp_path, dangling_ids):
