@@ -201,6 +201,9 @@ def estimate_step(executor: Executor, cells: Sequence[Cell], options: RunOptions
     history = read_history(output, set(keys)) if keys else History({}, {})
     build_ids = [f"{executor.backend.name}-{spec.key()}" for spec in builds]
     skipped = len(cells) - len(runnable)
+    if not runnable:
+        ui.info(f"estimate: nothing to run here: all {skipped} cell(s) are skipped (lane absent here, or unsupported)")
+        return
     ui.info(estimate(keys, build_ids, history, options.jobs).describe(options.jobs, output)
             + (f"; {skipped} more cell(s) skipped (lane absent here, or unsupported)" if skipped else ""))
 
