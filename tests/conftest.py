@@ -77,29 +77,38 @@ _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("
 # Parallel runs (`nox -s tests` runs pytest-xdist with --dist loadgroup): every module runs whole on one
 # worker (its module fixtures are built once); these folders run on one worker together: the docker tests
 # share one daemon, its images and session fixtures; the fault tests hang, kill and fill on purpose.
+# (pytest-xdist 3.8's own loadgroup cannot tag nodes under pytest 9, so the scheduler below groups by path.)
 _GROUPS = {"tests/docker/": "docker", "tests/faults/": "faults"}
 # The longest groups start first, so that no long one starts last and runs alone at the end.
-_START_FIRST = ("docker", "tests/cases/test_all_cases.py", "readme", "tests/sim/test_package.py", "faults",
-                "tests/cases/test_seed_case_scripts.py", "tests/cases/test_deepspeed_shims.py",
-                "tests/sim/test_sim_session.py")
+_START_FIRST = ("docker", "tests/cases/test_all_cases.py", "tests/core/test_readme_commands.py",
+                "tests/sim/test_package.py", "faults", "tests/cases/test_seed_case_scripts.py",
+                "tests/cases/test_deepspeed_shims.py", "tests/sim/test_sim_session.py")
 
 
-def _group_of(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    if marker:
-        return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
-    path = item.nodeid.split("::", 1)[0]
+def group_of(nodeid: str) -> str:
+    """The worker group of a test: its folder's group, else its module."""
+    path = nodeid.split("::", 1)[0]
     return next((group for folder, group in _GROUPS.items() if path.startswith(folder)), path)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown with -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: whole groups (see :func:`group_of`) to one worker each, in collection order."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    groups = {item: _group_of(item) for item in items}
-    for item, group in groups.items():
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group))
     rank = {group: index for index, group in enumerate(_START_FIRST)}
-    items.sort(key=lambda item: rank.get(groups[item], len(rank)))  # stable: the order within a group stays
+    items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable: order within a group stays
     for item in items:
         marker = item.get_closest_marker("fault")
         if marker and marker.args[0] not in FAULT_CATALOGUE:

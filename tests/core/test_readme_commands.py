@@ -38,7 +38,7 @@ SHELL_FENCES = {"", "bash", "sh", "shell", "console"}
 PROGRAMS = {"nox", "python", "python3", "pip", "pytest", "uv", "cuda-sim", "repro-matrix", "bash"}
 FAST_CELL = ("--case", "var-resume", "--lane", "cpu", "--variant", "buggy")
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("readme")]
+pytestmark = pytest.mark.slow
 
 
 # -- what the README says ------------------------------------------------------------------------------
