@@ -137,3 +137,11 @@ def lint(session: nox.Session) -> None:
     """ruff over the harness, tests and cases."""
     session.install("ruff")
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """cuda-sim on real libraries' own test suites: ``nox -s conformance -- [--library NAME] [--subset] [--list]``."""
+    # pip: it downloads the pinned sdists (with pip's own index configuration); uv builds each library's venv.
+    session.install(*DEPENDENCIES, "uv", "pip")
+    session.run("python", "-m", "harness.conformance", *session.posargs)

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -212,37 +213,61 @@ def _local_source(requirement: str) -> tuple[str, Path | None]:
 
 _SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", ".nox", ".tox", ".venv", ".mypy_cache", ".pytest_cache",
                  ".ruff_cache", "build", "dist", "node_modules"}
+_HASH_FILES, _HASH_BYTES = 50_000, 1 << 30  # a package, not a filesystem: past this the key stops following it
 _hashes: dict[Path, str] = {}
 
 
 def content_hash(path: Path) -> str:
     """SHA-256 over a local requirement's content: the file, or every file of the folder (names, exec
     bits, bytes; symlinks by their target text; build outputs and VCS folders skipped). Hashed once per
-    run. A missing path hashes as such: uv then reports it when it tries to install."""
+    run. A missing path hashes as such: uv then reports it when it tries to install.
+
+    Only regular files are read, opened without following a symlink and without blocking: a case names
+    any path (``file:///dev``, ``file:///proc``), and a device, a FIFO or a tty must not hang the run.
+    Other files count by their type; at most _HASH_FILES files and _HASH_BYTES bytes are read."""
     if path not in _hashes:
         digest = hashlib.sha256()
-        if path.is_file():
-            _hash_file(digest, path)
-        elif path.is_dir():
+        budget = [_HASH_FILES, _HASH_BYTES]
+        if path.is_dir() and not path.is_symlink():
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info"))
                 for name in sorted(files):
                     file = Path(root, name)
                     digest.update(f"\0{file.relative_to(path)}\0{os.access(file, os.X_OK)}\0".encode())
-                    if file.is_symlink():
-                        digest.update(os.readlink(file).encode())
-                    else:
-                        _hash_file(digest, file)
+                    _hash_entry(digest, file, budget)
+                if budget[0] <= 0 or budget[1] <= 0:
+                    digest.update(b"\0truncated")
+                    break
+        elif path.exists() or path.is_symlink():
+            _hash_entry(digest, path, budget)
         else:
             digest.update(b"missing")
         _hashes[path] = digest.hexdigest()
     return _hashes[path]
 
 
-def _hash_file(digest: Any, path: Path) -> None:
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+def _hash_entry(digest: Any, path: Path, budget: list[int]) -> None:
+    """One file's content into ``digest``: a symlink by its target text, anything not regular by its type."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(os.readlink(path).encode())
+            return
+        if not stat.S_ISREG(info.st_mode):
+            digest.update(f"\0type {stat.S_IFMT(info.st_mode)}".encode())
+            return
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        digest.update(f"\0unreadable {error.errno}".encode())
+        return
+    budget[0] -= 1
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            while budget[1] > 0 and (block := handle.read(min(1 << 20, budget[1]))):
+                budget[1] -= len(block)
+                digest.update(block)
+    except OSError as error:  # e.g. a /proc file that refuses reads
+        digest.update(f"\0unreadable {error.errno}".encode())
 
 
 def _display(path: Path) -> str:

@@ -168,6 +168,14 @@ def load_cases(roots: Iterable[Path]) -> CaseLoad:
 
 def load_case(folder: Path) -> Case:
     path = folder / "case.yaml"
+    # Confined like the files a case names: a symlink from a pull request can name any file of the machine
+    # (case.yaml -> /proc/self/environ was read; a linked folder's repro is out of the cell's reach).
+    if folder.is_symlink():
+        raise CaseFileError(path, f"the case folder {folder.name} is a symlink",
+                            fix=f"make {folder.name} a folder of its own under {folder.parent} (copy the case there)")
+    if path.is_symlink() and not _inside(path, folder):
+        raise CaseFileError(path, "case.yaml is a symlink leading out of the case folder",
+                            fix="make case.yaml a file in the case folder")
     if not path.is_file():
         raise CaseFileError(path, "case folder has no case.yaml",
                             fix="add case.yaml (see harness/case.schema.json) or remove the folder")
@@ -340,6 +348,13 @@ def _case_files(folder: Path, path: Path, text: str, case: dict[str, Any], varia
     names = [*case.get(key, []), *case["variants"][variant].get(key, [])]
     return tuple(_case_file(folder, path, name, key, text=text, trail=trail)
                  for name, trail in zip(names, trails, strict=True))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def _case_file(folder: Path, path: Path, relative: str, key: str, *, text: str, trail: list[Any] | None) -> Path:

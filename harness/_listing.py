@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.padding import Padding
@@ -19,28 +18,23 @@ from rich.table import Table
 from rich.text import Text
 
 from harness._cases import LANES, Case
+from harness._library import group_by_library as group_ids_by_library
+from harness._library import library_of as library_of_links
 from harness._text import for_terminal
 
 LINK_KEYS = ("issue", "pr", "commit", "fix")
 WIDE = 140  # columns from which a terminal gets tables instead of blocks
-_CODE_HOSTS = ("github.com", "gitlab.com", "codeberg.org", "bitbucket.org")
 
 
 def library_of(case: Case) -> str:
     """``owner/repo`` of the first code-host link among fix, pr, commit, issue; else the first tag."""
-    for key in ("fix", "pr", "commit", "issue"):
-        parts = urlsplit(str(case.upstream.get(key) or ""))
-        segments = [s for s in parts.path.split("/") if s]
-        if parts.hostname in _CODE_HOSTS and len(segments) >= 2:
-            return f"{segments[0]}/{segments[1]}"
-    return case.tags[0] if case.tags else "other"
+    return library_of_links(case.upstream, list(case.tags))
 
 
 def group_by_library(cases: Iterable[Case]) -> dict[str, list[Case]]:
-    groups: dict[str, list[Case]] = {}
-    for case in sorted(cases, key=lambda c: c.id):
-        groups.setdefault(library_of(case), []).append(case)
-    return dict(sorted(groups.items(), key=lambda item: item[0].lower()))
+    by_id = {case.id: case for case in cases}
+    groups = group_ids_by_library((case.id, case.upstream, list(case.tags)) for case in by_id.values())
+    return {library: [by_id[i] for i in ids] for library, ids in groups}
 
 
 def lane_expectations(case: Case, lane: str) -> str:

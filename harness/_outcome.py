@@ -29,6 +29,11 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     recorded = _read_record(outcome_path)
     if recorded is None:
         return _unrecorded(result, duration)
+    if not _agrees(recorded, result.returncode):  # what the harness saw wins over what the process wrote
+        outcome = _unrecorded(result, duration)
+        outcome.reason = (f"{outcome.reason}; its outcome record (status {recorded['status']}, exit code "
+                          f"{recorded['exit_code']}) disagrees with how the process ended and was ignored")
+        return outcome
     status = recorded["status"]
     exception = recorded.get("exception")
     reason = ""
@@ -38,6 +43,16 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
         status, reason = "infra-error", _sim_crash_reason(exception)
     return ChildOutcome(status, duration, recorded.get("exit_code"), None, exception,
                         recorded.get("imported", {}), reason)
+
+
+def _agrees(recorded: dict, returncode: int | None) -> bool:
+    """The child runner ends with the exit code it recorded (``os._exit``): 0 after ``passed``, 1 after
+    ``raised``. A record the process's end contradicts (a signal, another code) was not written by a
+    runner that finished: a repro forged it, or died after writing it."""
+    if returncode is None or returncode < 0:
+        return False
+    expected = {"passed": 0, "raised": 1}.get(recorded["status"], recorded["exit_code"])
+    return isinstance(expected, int) and expected % 256 == returncode
 
 
 def _sim_crash_reason(exception: dict) -> str:
@@ -79,20 +94,29 @@ def _checked(record: object) -> dict | None:
         "status": record["status"],
         "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None,
         "exception": _exception(exception) if isinstance(exception, dict) else None,
-        "imported": {str(k)[:200]: str(v)[:200] for k, v in list(imported.items())[:2000]}
+        "imported": {_text(k, 200): _text(v, 200) for k, v in list(imported.items())[:2000]}
         if isinstance(imported, dict) else {},
     }
 
 
 def _exception(raw: dict) -> dict:
     frames = raw.get("traceback") if isinstance(raw.get("traceback"), list) else []
-    return {
-        "type": str(raw.get("type", ""))[:200], "module": str(raw.get("module", ""))[:200],
-        "message": str(raw.get("message", ""))[:20_000],
-        "traceback": [{"file": str(f.get("file", ""))[:500], "line": f.get("line") if isinstance(f.get("line"), int)
-                       else None, "function": str(f.get("function", ""))[:200], "code": str(f.get("code", ""))[:300]}
+    exception = {
+        "type": _text(raw.get("type", ""), 200), "module": _text(raw.get("module", ""), 200),
+        "message": _text(raw.get("message", ""), 20_000),
+        "traceback": [{"file": _text(f.get("file", ""), 500), "line": f.get("line") if isinstance(f.get("line"), int)
+                       else None, "function": _text(f.get("function", ""), 200), "code": _text(f.get("code", ""), 300)}
                       for f in frames[-40:] if isinstance(f, dict)],
     }
+    if isinstance(raw.get("sim_internal"), str) and raw["sim_internal"]:  # a crash of cuda-sim's own code
+        exception["sim_internal"] = _text(raw["sim_internal"], 500)
+    return exception
+
+
+def _text(value: object, limit: int) -> str:
+    """A bounded string from the record; a lone surrogate (``raise E("\\ud800")``) becomes ``\\ud800``:
+    no terminal, UTF-8 file or JSON reader downstream can hold one."""
+    return str(value)[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _unrecorded(result: ProcessResult, duration: float) -> ChildOutcome:

@@ -13,9 +13,11 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -104,13 +106,17 @@ class Confinement:
     hide: tuple[Path, ...] = ()  # covered by an empty read-only folder (the run's output)
     readonly: tuple[Path, ...] = ()  # the repository, case folders, environments
     writable: tuple[Path, ...] = ()  # exceptions inside read-only folders (an environment's caches)
+    # Everything else read-only as well, with a private /tmp (HOME and TMPDIR) and /dev/shm: nothing the
+    # process writes outside ``writable`` outlives it (see _supervise._seal). Folders under /tmp that the
+    # process needs must be listed in ``writable`` or ``readonly``.
+    sealed: bool = False
 
     def usable(self, needed: Sequence[Path]) -> Confinement:
         """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
         needs there is a writable folder: those stay reachable inside a hidden one."""
         hide = tuple(p for p in self.hide
                      if not any(_within(n, p) and not any(_within(n, w) for w in self.writable) for n in needed))
-        return Confinement(hide, self.readonly, self.writable)
+        return Confinement(hide, self.readonly, self.writable, self.sealed)
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -144,9 +150,14 @@ class _Supervised:
         config = {"argv": [str(a) for a in argv], "env": dict(env), "cwd": str(cwd), "timeout": float(timeout),
                   "grace": _GRACE_S, "memory_limit": memory_limit_bytes, "parent": os.getpid(),
                   "namespaces": confinement is not None and namespaces_wanted()}
+        self.private_tmp: Path | None = None
         if confinement is not None:
             config.update(hide=[str(p) for p in confinement.hide], readonly=[str(p) for p in confinement.readonly],
                           writable=[str(p) for p in confinement.writable])
+        if confinement is not None and confinement.sealed and config["namespaces"]:
+            # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
+            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name}-tmp-", dir=cwd.parent))
+            config.update(sealed=True, tmp=str(self.private_tmp), home=os.environ.get("HOME"))
         self.timeout = float(timeout)
         self._interrupted = threading.Event()
         self._status_r, status_w = os.pipe()
@@ -249,6 +260,8 @@ class RunningProcess:
         if self.held_open:
             self._log.feed(b"\n[repro-matrix: stopped reading: a process that escaped the cell held its output open]\n")
         self._log.close()
+        if supervised.private_tmp is not None:
+            shutil.rmtree(supervised.private_tmp, ignore_errors=True)
         duration = status.get("duration_s", time.perf_counter() - supervised.started)
         return ProcessResult(_returncode(status), bool(status.get("timed_out")),
                              supervised._interrupted.is_set() or bool(status.get("interrupted")), float(duration),

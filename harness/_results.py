@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness._exceptions import ReportWriteError
+from harness._exceptions import ReportWriteError, UsageError
 
 RESULTS_VERSION = 1
 
@@ -100,6 +100,10 @@ def new_run_dir(output: Path) -> tuple[str, Path]:
     ``REPRO_MATRIX_RUN_ID`` gives every shard of one CI run the same id, so the site merges them; the
     folder then gets a numeric suffix if that id is already taken in ``output``.
     """
+    shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
+    if shared and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", shared):  # a bad setting: exit 2, not 4
+        raise UsageError(f"REPRO_MATRIX_RUN_ID={shared[:120]!r}: use at most 101 letters, digits, '.', '_' and '-', "
+                         "starting with a letter or digit (e.g. gh-${{ github.run_id }})")
     output = output.resolve()  # cells run in their own folders: every path handed to them is absolute
     if output.exists() and not output.is_dir():
         raise ReportWriteError(f"--output {output} is a file, not a folder: name a folder (it is created if missing)")
@@ -113,9 +117,7 @@ def new_run_dir(output: Path) -> tuple[str, Path]:
 
 def _new_run_folder(output: Path) -> tuple[str, Path]:
     shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
-    if shared:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", shared):
-            raise ReportWriteError(f"REPRO_MATRIX_RUN_ID={shared!r}: use letters, digits, '.', '_' and '-' only")
+    if shared:  # checked by new_run_dir
         for n in range(1000):
             folder = output / (shared if n == 0 else f"{shared}.{n}")
             try:

@@ -97,24 +97,101 @@ def _enter_namespaces(notes: list[str]) -> bool:
 
 
 def _confine(config: dict[str, Any], notes: list[str]) -> None:
-    """Writable folders, then read-only ones, then hidden ones, in our (private) mount namespace. A
+    """Read-only folders, then writable ones, then hidden ones, in our (private) mount namespace. A
     writable folder inside a hidden one stays reachable at its path (a cell's own scratch folder among
-    those of the cells running beside it)."""
+    those of the cells running beside it). ``sealed``: everything else read-only too, with a private
+    /tmp and /dev/shm (see :func:`_seal`)."""
     try:
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
     except OSError as error:  # without private propagation our mounts would reach the host: do none
         notes.append(f"mounts skipped: {error}")
         return
-    writable = config.get("writable", [])
-    handles = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in writable if os.path.isdir(path)}
-    for path in writable:
+    writable, readonly = config.get("writable", []), config.get("readonly", [])
+    for path in _ancestors([*writable, *readonly, *config.get("hide", [])]):
         _try(notes, lambda p=path: _mount(p, p, None, MS_BIND | MS_REC))
-    for path in config.get("readonly", []):
-        _try(notes, lambda p=path: _bind_readonly(p))
+    # Opened before anything is covered: a folder under /tmp is bound back from here once /tmp is private.
+    handles = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in dict.fromkeys([*writable, *readonly])
+               if os.path.isdir(path)}
+    if config.get("sealed"):
+        _seal(config, notes)
+    for path in readonly:
+        _try(notes, lambda p=path: _bind(handles.get(p), p, writable=False))
+    for path in writable:  # exceptions inside read-only folders: on top of them
+        _try(notes, lambda p=path: _bind(handles.get(p), p, writable=True))
     for path in config.get("hide", []):
-        _try(notes, lambda p=path: _hide(p, {w: fd for w, fd in handles.items() if w.startswith(p.rstrip("/") + "/")}))
+        _try(notes, lambda p=path: _hide(p, {w: handles[w] for w in writable
+                                             if w in handles and w.startswith(p.rstrip("/") + "/")}))
     for fd in handles.values():
         os.close(fd)
+
+
+MOUNT_ATTR_RDONLY, AT_RECURSIVE, AT_FDCWD = 0x1, 0x8000, -100
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture (Linux 5.12+)
+
+
+def _seal(config: dict[str, Any], notes: list[str]) -> None:
+    """Every mount read-only, then a private /tmp (the folder ``config["tmp"]``) and /dev/shm: nothing the
+    command writes reaches what the harness, another cell or a later run reads or executes (the Python
+    installation, the user's site-packages and dotfiles, uv's cache and configuration, other cells' /tmp).
+    HOME and TMPDIR then point at the private /tmp, as in the docker backend's containers."""
+    try:
+        _read_only_tree("/", True)
+        _read_only_tree("/proc", False)  # the supervisor maps the namespace's ids through /proc/PID
+    except OSError as error:
+        notes.append(f"the filesystem stays writable ({error})")
+        return
+    if os.path.isdir("/dev/shm"):
+        _try(notes, lambda: _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+    tmp = config.get("tmp")
+    if tmp and os.path.isdir(tmp):
+        fd = os.open(tmp, os.O_PATH | os.O_DIRECTORY)
+        try:
+            _bind(fd, "/tmp", writable=True, recursive=False)
+        except OSError as error:
+            notes.append(f"no private /tmp: {error}")
+            return
+        finally:
+            os.close(fd)
+        env = config["env"]
+        if env.get("HOME") == config.get("home"):  # unless the case gave the command a HOME of its own
+            env["HOME"] = "/tmp"
+        env["TMPDIR"] = "/tmp"
+
+
+def _read_only_tree(path: str, read_only: bool) -> None:
+    """Set or clear read-only on the mount at ``path`` and every mount below it."""
+    flag = MOUNT_ATTR_RDONLY.to_bytes(8, "little")
+    attr = ctypes.create_string_buffer((flag + bytes(8) if read_only else bytes(8) + flag) + bytes(16))
+    _check(_libc.syscall(ctypes.c_long(_SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), path.encode(),
+                         ctypes.c_uint(AT_RECURSIVE), attr, ctypes.c_size_t(32)), f"mount_setattr {path}")
+
+
+def _bind(fd: int | None, target: str, *, writable: bool, recursive: bool = True) -> None:
+    """Bind the folder open at ``fd`` (or ``target`` itself) onto ``target``, read-only or writable. The
+    target is made first when it is missing (a folder under a private /tmp)."""
+    source = f"/proc/self/fd/{fd}" if fd is not None else target
+    if fd is not None and not os.path.isdir(target):
+        os.makedirs(target)
+    _mount(source, target, None, MS_BIND | (MS_REC if recursive else 0))
+    flags = os.statvfs(target).f_flag
+    if writable and not flags & os.ST_RDONLY:
+        return  # writable already (a bind of a sealed tree is read-only until remounted)
+    kept = flags & _KEPT_FLAGS  # a remount must repeat the flags it may not clear
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | kept | (0 if writable else MS_RDONLY))
+
+
+def _ancestors(paths: list[str]) -> list[str]:
+    """Every folder above a confined one, outermost first. Bound onto itself, each becomes a mount point,
+    which no process of the namespace can rename or remove (EBUSY): otherwise a cell could move a parent
+    of the output folder away (the harness then writes the run where the cell put it) and make a folder
+    of its own, with a forged run, at the output's path."""
+    found: set[str] = set()
+    for path in paths:
+        parent = os.path.dirname(os.path.normpath(path))
+        while parent not in ("/", "") and parent not in found:
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 def _hide(path: str, inside: dict[str, int]) -> None:
@@ -123,14 +200,8 @@ def _hide(path: str, inside: dict[str, int]) -> None:
     _mount("tmpfs", path, "tmpfs", flags, "size=64k,nr_inodes=64,mode=0755")
     for target, fd in inside.items():
         os.makedirs(target, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+        _bind(fd, target, writable=True)
     _mount(None, path, None, MS_REMOUNT | MS_RDONLY | flags, "size=64k,nr_inodes=64,mode=0755")
-
-
-def _bind_readonly(path: str) -> None:
-    _mount(path, path, None, MS_BIND | MS_REC)
-    kept = os.statvfs(path).f_flag & _KEPT_FLAGS  # a remount must repeat the flags it may not clear
-    _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
 
 
 def _try(notes: list[str], action: Any) -> None:

@@ -40,6 +40,7 @@ from harness._process import Confinement, HelperProcess, RunningProcess, run_hel
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
 _OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
+_CELL_CACHES = ".cell-caches"  # <case id>/pycache and <case id>/torch_extensions: written by that case's cells only
 _INSTALL_TIMEOUT_S = 3600
 _FREEZE = ("import json, importlib.metadata as m; "
            "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
@@ -179,7 +180,7 @@ class VenvBackend:
 
     def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
         folder = Path(env.python_path).parent.parent
-        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / ".pycache")}  # the cells' bytecode cache
+        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / ".pycache")}  # the probe's own bytecode cache
         proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120)
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
@@ -198,10 +199,13 @@ class VenvBackend:
         # JIT-built torch extensions (e.g. DeepSpeed ops) are cached per environment: a shared cache is
         # rebuilt whenever a different library version compiles into it.
         # Bytecode too: uv installs without .pyc files, and recompiling torch/transformers on every cell
-        # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment.
-        caches = (folder / ".torch_extensions", folder / ".pycache")
+        # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment,
+        # one per case: code a cell can write must never run in another case's cells (a planted .pyc or
+        # extension would forge their verdicts, in this run and every later one).
+        own = folder / _CELL_CACHES / request.case_dir.name
+        caches = (own / "torch_extensions", own / "pycache")
         for cache in caches:
-            cache.mkdir(exist_ok=True)
+            cache.mkdir(parents=True, exist_ok=True)
         confinement = self._confinement(request, caches)
         child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(caches[0]),
                      "PYTHONPYCACHEPREFIX": str(caches[1]), **request.env}
@@ -223,11 +227,13 @@ class VenvBackend:
     def _confinement(self, request: CellRequest, caches: tuple[Path, ...]) -> Confinement:
         """The repository, the case folders and the environments read-only (a repro must not change the
         harness, another case or a shared environment), the output hidden; only the caches stay writable."""
-        readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve())))
-        needed = (request.cell_dir, request.case_dir, caches[0].parent, CHILD_RUNNER,
-                  Path(sys.executable).resolve(), (caches[0].parent / "bin" / "python").resolve())
-        return Confinement(hide=request.private, readonly=readonly,
-                           writable=(*caches, request.cell_dir)).usable(needed)
+        environment = caches[0].parents[2]
+        interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
+        readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve(),
+                                        *(python.parents[1] for python in interpreters))))
+        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters)
+        return Confinement(hide=request.private, readonly=readonly, writable=(*caches, request.cell_dir),
+                           sealed=True).usable(needed)
 
     def cancel(self) -> None:
         with self._lock:

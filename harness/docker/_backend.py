@@ -207,7 +207,8 @@ class DockerBackend:
         environment = {**_CHILD_ENV, "TORCH_EXTENSIONS_DIR": f"{CACHE_DIR}/torch_extensions", **request.env}
         return ContainerSpec(image=image.id, command=command, binds=binds, working_dir=str(INSIDE / "cell"),
                              environment=environment, memory_bytes=self.memory_bytes, pids_limit=self.pids_limit,
-                             gpu=request.gpu, name_hint=request.label, cache_volume=cache_volume(image.id))
+                             gpu=request.gpu, name_hint=request.label,
+                             cache_volume=cache_volume(image.id, request.case_dir.name))
 
     def _outcome(self, result: ContainerExit, request: CellRequest, image: ImageRef) -> ChildOutcome:
         outcome_path = request.cell_dir / "outcome.json"

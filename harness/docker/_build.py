@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from harness._exceptions import EnvBuildError, UsageError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._clean import build_cache_ids, prune_build_cache_since
-from harness.docker._client import ImageBuildError, ImageRef, cache_volume, find_image
+from harness.docker._client import ImageBuildError, ImageRef, find_image
+from harness.docker._containers import remove_cache_volumes
 from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
 
 if TYPE_CHECKING:
@@ -113,7 +114,9 @@ def _buildkit_cli(plan: ImagePlan) -> str | None:
 def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Path:
     """A copy of the image folder with ``wheels/`` (wheelhouse mode) and ``patches/`` filled in."""
     context = scratch / "context"
-    shutil.copytree(plan.image_dir, context, ignore=shutil.ignore_patterns("*.whl", "*.diff"))
+    # symlinks=True: a link stays a link (a build resolves it inside the context), never a copy of the host
+    # file it names: images/x/secret -> ~/.docker/config.json was baked into the image and its build log.
+    shutil.copytree(plan.image_dir, context, symlinks=True, ignore=shutil.ignore_patterns("*.whl", "*.diff"))
     (context / "wheels").mkdir(exist_ok=True)
     patches = context / "patches"
     patches.mkdir(exist_ok=True)
@@ -269,7 +272,7 @@ def _drop_untagged(client: docker.DockerClient, image_id: str) -> None:
     try:
         if not client.images.get(image_id).tags:
             client.images.remove(image_id)
-            client.volumes.get(cache_volume(image_id)).remove()
+            remove_cache_volumes(client, image_id)
     except APIError:  # in use, or no cache volume
         return
 

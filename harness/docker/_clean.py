@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from harness._cases import Case
 from harness._clean import Pruned, human_size
 from harness.docker._catalog import catalog
-from harness.docker._client import cache_volume, connect
-from harness.docker._containers import remove_leftovers
+from harness.docker._client import connect
+from harness.docker._containers import remove_cache_volumes, remove_leftovers
 from harness.docker._plan import ImageSettings
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def clean_images(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], N
             except APIError as error:  # a container still uses it, or it is already gone
                 say(f"kept {names}: {error.explanation or error}")
                 continue
-            _remove_volume(client, cache_volume(image["Id"]))
+            remove_cache_volumes(client, image["Id"])
         removed += Pruned(1, size, size)
     if repository is None:
         _clean_daemon(client, dry_run, say)
@@ -73,15 +73,6 @@ def build_cache_usage(client: docker.DockerClient) -> tuple[int, int]:
     prunable = [r for r in records if not r.get("InUse") and not r.get("Shared")
                 and r.get("Type") not in ("internal", "frontend")]
     return sum(int(r.get("Size") or 0) for r in prunable), sum(int(r.get("Size") or 0) for r in records)
-
-
-def _remove_volume(client: docker.DockerClient, name: str) -> None:
-    from docker.errors import APIError, NotFound
-
-    try:
-        client.volumes.get(name).remove()
-    except (NotFound, APIError):
-        return
 
 
 def build_cache_ids(client: docker.DockerClient) -> set[str]:

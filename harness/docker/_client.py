@@ -156,9 +156,12 @@ def missing_image_message(client: docker.DockerClient, plan: ImagePlan, cases: S
     return text
 
 
-def cache_volume(image_id: str) -> str:
-    """The named volume holding one image's JIT-compiled extensions (``/cache`` in its containers)."""
-    return f"repro-matrix-cache-{image_id.removeprefix('sha256:')[:12]}"
+def cache_volume(image_id: str, case: str | None = None) -> str:
+    """The named volume holding one image's JIT-compiled extensions for one case (``/cache`` in its
+    containers): one per case, since code a cell writes must never run in another case's cells. Without a
+    case: the prefix of the image's volumes."""
+    name = f"repro-matrix-cache-{image_id.removeprefix('sha256:')[:12]}"
+    return f"{name}-{case}" if case else name
 
 
 def is_gpu_runtime_error(error: BaseException) -> bool:

@@ -26,6 +26,7 @@ from harness._process import _BoundedLog
 from harness.docker._client import (
     ContainerStoppedError,
     DockerDaemonGoneError,
+    cache_volume,
     daemon_call,
     gpu_device_requests,
     is_gpu_runtime_error,
@@ -58,7 +59,7 @@ class ContainerSpec:
     pids_limit: int = 2048
     gpu: bool = False
     name_hint: str = ""
-    cache_volume: str | None = None  # a named volume mounted at /cache, shared by the image's cells
+    cache_volume: str | None = None  # a named volume mounted at /cache, shared by one case's cells of the image
 
 
 @dataclass(frozen=True)
@@ -295,6 +296,18 @@ def remove_leftovers(client: docker.DockerClient, *, run_id: str | None = None) 
                 client.api.remove_container(container.id, force=True)
                 removed.append(container.name)
     return removed
+
+
+def remove_cache_volumes(client: docker.DockerClient, image_id: str) -> None:
+    """Every case's cache volume of one image (see :func:`cache_volume`); in use or gone: left alone."""
+    from docker.errors import APIError
+
+    prefix = cache_volume(image_id)
+    with contextlib.suppress(APIError):
+        for volume in client.volumes.list(filters={"name": prefix}):
+            if volume.name == prefix or volume.name.startswith(f"{prefix}-"):
+                with contextlib.suppress(APIError):
+                    volume.remove()
 
 
 def _alive(pid: str) -> bool:

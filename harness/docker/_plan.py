@@ -140,6 +140,8 @@ def plan_image(spec: EnvSpec, flavour: Flavour, *, image_dir: str | Path = DEFAU
                settings: ImageSettings | None = None, repo_root: Path | None = None) -> ImagePlan:
     settings = settings or ImageSettings()
     folder = Path(image_dir) if Path(image_dir).is_absolute() else (repo_root or project_root()) / image_dir
+    if folder.is_symlink():  # its build context would be whatever folder of the host it names
+        raise UsageError(f"image folder {_display(folder)} is a symlink: make it a folder of its own")
     dockerfile = folder / FLAVOUR_FILES[flavour]
     if not dockerfile.is_file():
         raise UsageError(f"image folder {_display(folder)} has no {FLAVOUR_FILES[flavour]} "

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from harness._library import group_by_library
+
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
 
 # Names that end up in file names and URLs of the site, read from untrusted results.json and history.json.
@@ -90,6 +92,14 @@ def cases_of(results: Mapping[str, Any]) -> list[str]:
     """Cases in the order the run lists them (results['cases'] first, then any seen only in verdicts)."""
     seen = list(results.get("cases", {})) + [v["case"] for v in results.get("verdicts", [])]
     return list(dict.fromkeys(seen))
+
+
+def library_groups(results: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The run's cases grouped by library (harness/_library.py), libraries and cases in name order."""
+    meta = results.get("cases", {})
+    described = ((case, (meta.get(case) or {}).get("upstream"), (meta.get(case) or {}).get("tags"))
+                 for case in cases_of(results))
+    return group_by_library(described)
 
 
 def verdict_table(results: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

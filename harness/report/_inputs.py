@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -40,12 +42,34 @@ def _fast_validator() -> Callable[[Any], Any]:
 
 
 def parse_json(data: bytes, source: Path | str) -> Any:
+    """Strict JSON: no NaN or Infinity (nor a number too large for a float), no lone surrogate escape
+    (``"\\ud800"``): what Python's parser lets through but no UTF-8 file or browser can hold."""
     try:
-        return json.loads(data)
+        parsed = json.loads(data, parse_constant=_not_a_number, parse_float=_finite)
+        if _SURROGATE_ESCAPE.search(data):  # rare: only then the (slower) check that every string encodes
+            json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+        return parsed
+    except UnicodeEncodeError as error:
+        raise ReportInputError(f"{source}: not valid JSON (a string holds a lone surrogate "
+                               f"{printable(error.object[error.start:error.end])}, which is not text)") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise ReportInputError(f"{source}: not valid JSON ({str(error)[:_MESSAGE_CHARS]})") from error
     except RecursionError as error:  # "[[[[..." 100,000 deep
         raise ReportInputError(f"{source}: JSON nested too deeply to be a repro-matrix file") from error
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _not_a_number(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is too large for a number")
+    return number
 
 
 def read_results(run_dir: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from urllib.parse import quote, urlsplit
 
 import jinja2
 
+from harness._text import for_page
 from harness.report._common import MISSING, SEVERITY, STYLES
 from harness.report._run_view import anchor
 
@@ -44,6 +45,7 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_visible_controls,
     )
     script = (TEMPLATES / "app.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
@@ -54,6 +56,14 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(safe_url=safe_url, relurl=relative_url, shortlink=short_link)
     return env
+
+
+def _visible_controls(value: Any) -> Any:
+    """Every string a page prints shows its control characters as escapes (``\\u202e``), as on the
+    terminal: a right-to-left override in a title or message must not reorder what the reader sees."""
+    if isinstance(value, str) and not isinstance(value, jinja2.utils.markupsafe.Markup):
+        return for_page(value)
+    return value
 
 
 def render(template: str, **context: Any) -> str:

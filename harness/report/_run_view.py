@@ -25,7 +25,6 @@ from harness.report._common import (
     Attention,
     SkipGroup,
     attention,
-    cases_of,
     clean_text,
     counts,
     cuda_of_torch,
@@ -34,6 +33,7 @@ from harness.report._common import (
     hosts_of,
     image_text,
     lanes_of,
+    library_groups,
     parse_time,
     skip_groups,
     torch_versions,
@@ -118,6 +118,7 @@ class CaseView:
     id: str
     meta: Mapping[str, Any]
     lanes: list[LaneView | None]
+    library: str = ""  # set when the run spans several libraries: the matrix heads each group with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +162,14 @@ def run_view(full: Mapping[str, Any], run_dir: Path | None, bounded: Bounded | N
         cells.setdefault((cell["case"], cell["lane"]), []).append(cell)
     hosts = hosts_of(results)
     page = _Page(Confined(run_dir) if run_dir else None)
-    all_cases = cases_of(results)
+    groups = library_groups(results)
+    all_cases = [(library if len(groups) > 1 else "", case) for library, members in groups for case in members]
     cases = []
     try:
-        for case in all_cases[:MAX_PAGE_CASES]:
+        for library, case in all_cases[:MAX_PAGE_CASES]:
             row = [_lane_view(results, case, lane, verdicts.get((case, lane)), cells.get((case, lane), []), page,
                               hosts) for lane in lanes]
-            cases.append(CaseView(case, _case_meta(results.get("cases", {}).get(case, {}), page), row))
+            cases.append(CaseView(case, _case_meta(results.get("cases", {}).get(case, {}), page), row, library))
     finally:
         if page.files:
             page.files.close()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness._library import library_of
 from harness.report._common import MISSING, age_text, parse_time, severity
 from harness.report._history import History
 from harness.report._io import write_text_atomic
@@ -34,6 +35,7 @@ class Row:
     case: str
     meta: Mapping[str, Any]
     cells: list[Cell]
+    library: str = ""
 
 
 def write_pages(history: History, output: Path, *, now: datetime, stale_days: int,
@@ -42,7 +44,9 @@ def write_pages(history: History, output: Path, *, now: datetime, stale_days: in
     lines = timelines(history)
     generated = now.astimezone(UTC).isoformat(timespec="seconds")
     rows, stale = [], []
-    for case in _case_order(history):
+    order = _case_order(history)
+    grouped = len({library for library, _ in order}) > 1
+    for library, case in order:
         meta = history.cases.get(case, {})
         retired = meta.get("status") == "retired"
         cells = []
@@ -50,7 +54,7 @@ def write_pages(history: History, output: Path, *, now: datetime, stale_days: in
             item = staleness(lines.get((case, lane)), case, lane, retired=retired, now=now, stale_days=stale_days)
             stale += [item] if item else []
             cells.append(_cell(lines.get((case, lane)), lane, item, now))
-        rows.append(Row(case, meta, cells))
+        rows.append(Row(case, meta, cells, library if grouped else ""))
         write_text_atomic(inside(output, output / "cases" / f"{case}.html"), render(
             "case.html", case=case, meta=meta, lanes=lanes, generated=generated, stale_days=stale_days,
             **_case_context(history, lines, case, lanes, cells, now)))
@@ -64,8 +68,13 @@ def write_pages(history: History, output: Path, *, now: datetime, stale_days: in
     return latest, stale
 
 
-def _case_order(history: History) -> list[str]:
-    return sorted(history.cases, key=lambda case: (history.cases[case].get("status") == "retired", case))
+def _case_order(history: History) -> list[tuple[str, str]]:
+    """(library, case) pairs: active cases before retired ones, each part grouped by library."""
+    def key(case: str) -> tuple[bool, str, str]:
+        return history.cases[case].get("status") == "retired", libraries[case].lower(), case
+
+    libraries = {case: library_of(meta.get("upstream"), meta.get("tags")) for case, meta in history.cases.items()}
+    return [(libraries[case], case) for case in sorted(history.cases, key=key)]
 
 
 def _cell(lane_history: LaneHistory | None, lane: str, stale: StaleItem | None, now: datetime) -> Cell:

@@ -17,12 +17,12 @@ from harness._text import for_terminal
 from harness.report._common import (
     RICH_STYLES,
     attention,
-    cases_of,
     clean_text,
     counts,
     host_line,
     hosts_of,
     lanes_of,
+    library_groups,
     skip_groups,
     verdict_table,
 )
@@ -40,13 +40,17 @@ def terminal_summary(results: Mapping[str, Any]) -> Group:
     table.add_column("case", no_wrap=True)
     for lane in lanes:
         table.add_column(lane, no_wrap=True, justify="center")
-    for case in cases_of(results):
-        row = [Text(for_terminal(case, one_line=True))]
-        for lane in lanes:
-            verdict = verdicts.get((case, lane))
-            word = verdict["verdict"] if verdict else "not selected"
-            row.append(Text(for_terminal(word, one_line=True), style=RICH_STYLES.get(word, "dim")))
-        table.add_row(*row)
+    groups = library_groups(results)
+    for library, cases in groups:
+        if len(groups) > 1:  # a catalogue reads by library; one library needs no heading
+            table.add_row(Text(for_terminal(f"{library} ({len(cases)})", one_line=True), style="bold"))
+        for case in cases:
+            row = [Text(for_terminal(f"  {case}" if len(groups) > 1 else case, one_line=True))]
+            for lane in lanes:
+                verdict = verdicts.get((case, lane))
+                word = verdict["verdict"] if verdict else "not selected"
+                row.append(Text(for_terminal(word, one_line=True), style=RICH_STYLES.get(word, "dim")))
+            table.add_row(*row, end_section=case == cases[-1] and len(groups) > 1)
     parts.append(table)
     tally = counts(results)
     pieces = [(for_terminal(f"{n} {verdict}"), RICH_STYLES.get(verdict, "")) for verdict, n in tally.items()]

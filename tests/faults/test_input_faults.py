@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness._cases import load_case
+from harness._cases import load_case, load_cases
 from harness._exceptions import CaseFileError
-from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, results_of, run_harness, verdict, write_case
+from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 
 BROKEN = {
     "malformed-yaml": ("id: malformed-yaml\ntitle: [unclosed\n", "malformed YAML", True),
@@ -234,6 +235,28 @@ def test_values_that_would_break_later_are_refused_at_load(tmp_path, name):
     assert error.fix and error.fix != "see harness/case.schema.json", str(error)
 
 
+@pytest.mark.fault("case values that pass the schema but break later")
+def test_symlinked_case_folders_and_case_files_are_refused(tmp_path):
+    """A pull request can add symlinks: case.yaml -> /proc/self/environ was read, a linked case folder ran a
+    repro from anywhere on the machine (and, sealed, out of its cell's reach)."""
+    elsewhere = write_case(tmp_path / "elsewhere", "linked", SIGNATURE_SCRIPT)
+    root = tmp_path / "cases"
+    write_case(root, "good", SIGNATURE_SCRIPT)
+    (root / "linked").symlink_to(elsewhere)
+    environ = write_case(root, "environ", SIGNATURE_SCRIPT)
+    (environ / "case.yaml").unlink()
+    (environ / "case.yaml").symlink_to("/proc/self/environ")
+    inside = write_case(root, "inside", SIGNATURE_SCRIPT)  # a symlink within the folder is fine
+    (inside / "case.yaml").rename(inside / "real.yaml")
+    (inside / "case.yaml").symlink_to("real.yaml")
+    loaded = load_cases([root])
+    assert sorted(c.id for c in loaded.cases) == ["good", "inside"]
+    problems = {error.path.parent.name: (str(error), error.fix) for error in loaded.errors}
+    assert "the case folder linked is a symlink" in problems["linked"][0] and "copy the case" in problems["linked"][1]
+    assert "case.yaml is a symlink leading out of the case folder" in problems["environ"][0]
+    assert "\\x00" not in problems["environ"][0] and "unacceptable character" not in problems["environ"][0]
+
+
 # --- terminal escapes and rich markup in case and repro text ----------------------------------------------------
 
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[8mhidden\x1b[0m\rOK \x9b1A \u202egnp.exe"
@@ -322,3 +345,75 @@ def test_repro_exception_messages_reach_the_terminal_as_text(tmp_path):
     # the cell line shows the recorded message (its first line: up to the \r) with every escape made visible
     assert "a different error \\x1b]0;owned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m" in out
     assert verdict(results_of(tmp_path / "out")[0], "escapes")["verdict"] == "failed-differently"
+
+
+@pytest.mark.slow
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_a_lone_surrogate_in_a_repro_message_does_not_crash_the_run(tmp_path):
+    """``raise E("\\ud800")``: the child writes it as a JSON escape; printed or written as UTF-8 it raised
+    UnicodeEncodeError in the middle of the run (traceback, results.json left 'running' with no cell)."""
+    script = """
+        import sys
+        if "buggy" in sys.argv:
+            raise RuntimeError("Expected all tensors to be on the same device \\ud800 lone")
+        raise ValueError("other \\udcff")
+    """
+    write_case(tmp_path / "cases", "surrogate", script)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu",
+                       "--output", str(tmp_path / "out"), env=NO_COLOUR)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    assert results["run"]["status"] == "completed" and len(results["cells"]) == 2
+    assert "device \\ud800 lone" in cell(results, "surrogate", "buggy")["exception"]["message"]
+    assert verdict(results, "surrogate")["verdict"] == "failed-differently"
+    site = tmp_path / "site"
+    proc = run_harness("report", "--input", str(tmp_path / "out"), "--output", str(site))
+    assert proc.returncode == 0 and "1 run (1 new)" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.fault("terminal escapes and markup in repro or case text")
+def test_pages_show_control_and_bidi_characters_as_escapes(tmp_path):
+    """An RLO in a title or message reorders what the reader of the page sees, as on a terminal."""
+    from harness.report import write_run_reports
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(REPO / "tests/report/fixtures/single/20261121T081200Z-b71e09", run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    case = next(iter(results["cases"]))
+    results["cases"][case]["title"] = f"title {ESCAPES}"
+    for record in results["cells"]:
+        if record.get("exception"):
+            record["exception"]["message"] = f"message {ESCAPES}"
+    write_run_reports(run_dir, results)
+    page = (run_dir / "index.html").read_text()
+    assert not _raw_escapes(page.replace("\r", "")), _raw_escapes(page)
+    assert "title \\x1b]0;owned\\x07\\x1b[2J" in page and "message " in page
+    assert "\\u202egnp.exe" in page
+
+
+@pytest.mark.fault("an image folder whose symlinks name host files")
+def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
+    """images/ comes with pull requests: a symlink there was copied as the file it names into the build
+    context (COPY + RUN cat printed it into the build log, which a failed build shows on the terminal)."""
+    from harness._backend import EnvSpec
+    from harness._exceptions import UsageError
+    from harness.docker._build import make_context
+    from harness.docker._plan import ImageSettings, plan_image
+
+    secret = tmp_path / "host" / "config.json"
+    secret.parent.mkdir()
+    secret.write_text("HOST_SECRET=hunter2")
+    folder = tmp_path / "repo" / "images" / "evil"
+    folder.mkdir(parents=True)
+    (folder / "Dockerfile").write_text("ARG BASE_IMAGE=scratch\nFROM ${BASE_IMAGE}\nCOPY secret /s\n")
+    (folder / "secret").symlink_to(secret)
+    (folder / "dir").symlink_to(secret.parent, target_is_directory=True)
+    settings = ImageSettings(pip_source="index")
+    plan = plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=folder, settings=settings)
+    context = make_context(plan, tmp_path / "scratch", tmp_path / "build.log", lambda line: None)
+    assert (context / "secret").is_symlink() and (context / "dir").is_symlink()
+    assert not any("hunter2" in p.read_text() for p in context.rglob("*") if p.is_file() and not p.is_symlink())
+    linked = tmp_path / "repo" / "images" / "linked"
+    linked.symlink_to(folder, target_is_directory=True)
+    with pytest.raises(UsageError, match="is a symlink"):
+        plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=linked, settings=settings)

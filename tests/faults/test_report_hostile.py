@@ -162,6 +162,12 @@ def test_structurally_wrong_inputs_are_skipped_and_listed(tmp_path):
     deep = runs / "deep"
     deep.mkdir()
     (deep / "results.json").write_text("[" * 200_000)
+    # What Python's parser lets through: a lone surrogate (the site's UTF-8 writers then crashed the whole
+    # build), NaN and a number too large for a float (history.json would not be JSON any more).
+    make_run(runs, "surrogate", lambda d: d["run"]["host"].update(cpu="\ud800"))
+    make_run(runs, "not-a-number", lambda d: d["cells"][0].update(duration_s=float("nan")))
+    huge = make_run(runs, "huge-number")
+    (huge / "results.json").write_text((huge / "results.json").read_text().replace('"duration_s": ', '"duration_s": 1e999', 1))
     text = copy.deepcopy(json.loads((FIXTURE / "results.json").read_text()))
     previous = tmp_path / "previous"
     previous.mkdir()
@@ -174,9 +180,11 @@ def test_structurally_wrong_inputs_are_skipped_and_listed(tmp_path):
                  {"id": "old-good", "started": "2026-11-01T00:00:00+00:00", "verdicts": {"var-resume": {"cpu": record}}}]}))
     summary = build_site([runs, previous], tmp_path / "site")
     problems = "\n".join(summary.problems)
-    for name in ("no-lane", "cells-dict", "cell-string", "verdict-word", "deep"):
+    for name in ("no-lane", "cells-dict", "cell-string", "verdict-word", "deep", "surrogate", "not-a-number",
+                 "huge-number"):
         assert str(runs / name / "results.json") in problems, name
-    assert "lane" in problems and "nested too deeply" in problems
+    assert "lane" in problems and "nested too deeply" in problems and "lone surrogate" in problems
+    assert "NaN is not a JSON number" in problems and "too large for a number" in problems
     for where in ("runs[0]", "runs[1]", "runs[2]", "hosts['abc']"):
         assert where in problems, where
     assert summary.runs == 2 and summary.new_runs == ("good-run",)

@@ -63,7 +63,7 @@ ATTACKER = """
     import argparse, json, os, pathlib, sys
     p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
     here = pathlib.Path(__file__).parent
-    out, victim, report = (pathlib.Path(line) for line in (here / "paths.txt").read_text().split())
+    out, victim = (pathlib.Path(line) for line in (here / "paths.txt").read_text().split())
     seen = {"cwd": os.getcwd(), "argv": sys.argv, "env": [k for k, v in os.environ.items() if str(out) in v],
             "attempts": {}}
 
@@ -94,29 +94,35 @@ ATTACKER = """
             attempt("results-folder", results_folder)
             attempt("plant-log", plant_log)
             attempt("plant-cells", plant_cells)
-        report.write_text(json.dumps(seen))
+        print("SEEN", json.dumps(seen))  # through the cell's log: a sealed cell's files stay in it
 """
+
+
+def _seen(run_dir: Path, results: dict, case: str, variant: str) -> dict:
+    """What a hostile repro printed on its ``SEEN`` line."""
+    log = (run_dir / cell(results, case, variant)["log"]).read_text()
+    return json.loads(next(line for line in log.splitlines() if line.startswith("SEEN "))[5:])
 
 
 @pytest.mark.fault("a repro writes into the run folder (forges or destroys records)")
 @pytest.mark.parametrize("namespaces", MODES)
 def test_a_repro_cannot_forge_or_destroy_the_run(tmp_path, monkeypatch, namespaces):
     _mode(monkeypatch, namespaces)
-    out, victim, report = tmp_path / "out", tmp_path / "victim.txt", tmp_path / "seen.json"
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
     victim.write_text("victim\n")
     folder = write_case(tmp_path / "cases", "hostile", ATTACKER, variants={
         "a-first": {"role": "buggy", "expect": PASSES}, "zz-attacker": {"role": "fix", "expect": PASSES},
         "zzz-after": {"role": "fix", "expect": PASSES}})
-    (folder / "paths.txt").write_text(f"{out}\n{victim}\n{report}\n")
+    (folder / "paths.txt").write_text(f"{out}\n{victim}\n")
     proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
                        "--output", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
-    seen = json.loads(report.read_text())
-    assert not Path(seen["cwd"]).is_relative_to(out), "the cell ran inside the output folder"
-    assert seen["env"] == [] and not any(str(out) in arg for arg in seen["argv"])
     run_dir = next(p for p in out.iterdir() if p.name != "20990101T000000Z-forged")
     results = json.loads((run_dir / "results.json").read_text())
+    seen = _seen(run_dir, results, "hostile", "zz-attacker")
+    assert not Path(seen["cwd"]).is_relative_to(out), "the cell ran inside the output folder"
+    assert seen["env"] == [] and not any(str(out) in arg for arg in seen["argv"])
     assert results["run"]["status"] == "completed" and len(results["cells"]) == 3
     assert {c["judgement"] for c in results["cells"]} == {"confirmed"}
     assert victim.read_text() == "victim\n", "the harness wrote through a symlink a cell planted"
@@ -129,6 +135,123 @@ def test_a_repro_cannot_forge_or_destroy_the_run(tmp_path, monkeypatch, namespac
         for record in results["cells"]:
             log = run_dir / record["log"]
             assert not log.is_symlink() and log.read_text().startswith("# repro-matrix cell")
+
+
+MOVER = """
+    import argparse, json, os, pathlib
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    here = pathlib.Path(__file__).parent
+    parent = pathlib.Path((here / "paths.txt").read_text().strip())
+    seen = {}
+    try:  # move the output folder's parent away, put a folder with a forged run at its path
+        os.rename(parent, parent.with_name(parent.name + "-moved"))
+        forged = parent / "out" / "20990101T000000Z-forged"
+        forged.mkdir(parents=True)
+        (forged / "results.json").write_text(json.dumps({"version": 1, "run": {"id": "forged"}}))
+        seen["moved"] = "done"
+    except OSError as error:
+        seen["moved"] = repr(error)
+    print("SEEN", json.dumps(seen))
+"""
+
+
+@pytest.mark.fault("a repro writes into the run folder (forges or destroys records)")
+def test_a_repro_cannot_move_the_output_folder_away(tmp_path, monkeypatch):
+    """A parent of --output is writable to the cell: renamed, the harness would write the run where the cell
+    put it, and a folder of the cell's own (a forged run) would stand at the output's path."""
+    _mode(monkeypatch, "1")
+    parent = tmp_path / "parent"
+    folder = write_case(tmp_path / "cases", "mover", MOVER, variants={
+        "a-buggy": {"role": "buggy", "expect": PASSES}, "fixed": {"role": "fix", "expect": PASSES}})
+    (folder / "paths.txt").write_text(f"{parent}\n")
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(parent / "out"), env={"REPRO_MATRIX_ENVS": str(REPO / ".repro-envs")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (tmp_path / "parent-moved").exists(), "the cell moved the output folder's parent away"
+    runs = sorted(p.name for p in (parent / "out").iterdir())
+    assert len(runs) == 1 and runs[0] != "20990101T000000Z-forged", runs
+    results = results_of(parent / "out")[0]
+    assert results["run"]["status"] == "completed" and len(results["cells"]) == 2
+    assert _seen(parent / "out" / runs[0], results, "mover", "a-buggy")["moved"] != "done"
+
+
+FORGER = """
+    import argparse, json, os, signal
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    outcome = json.load(open("child-spec.json"))["outcome"]
+    if a.variant == "buggy":  # claims the bug's signature, then dies from a signal
+        json.dump({"status": "raised", "exit_code": 1, "imported": {"torch": "0.0.1"}, "exception": {
+            "type": "RuntimeError", "module": "builtins", "traceback": [],
+            "message": "Expected all tensors to be on the same device (forged)"}}, open(outcome, "w"))
+        os.kill(os.getpid(), signal.SIGSEGV)
+    json.dump({"status": "passed", "exit_code": 0, "imported": {}}, open(outcome, "w"))
+    os._exit(3)  # claims a clean run, exits 3
+"""
+
+
+@pytest.mark.fault("a repro writes into the run folder (forges or destroys records)")
+@pytest.mark.parametrize("namespaces", MODES)
+def test_a_repro_cannot_forge_its_own_outcome_record(tmp_path, monkeypatch, namespaces):
+    """The outcome record is written by the repro's own process: the verdict follows how it really ended."""
+    _mode(monkeypatch, namespaces)
+    write_case(tmp_path / "cases", "forger", FORGER)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(tmp_path / "out"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    buggy, fixed = cell(results, "forger", "buggy"), cell(results, "forger", "fixed")
+    assert (buggy["status"], buggy["signal"], buggy["judgement"]) == ("crashed", "SIGSEGV", "failed-differently")
+    assert buggy["imported"] == {} and "disagrees with how the process ended" in buggy["reason"]
+    assert (fixed["status"], fixed["exit_code"], fixed["judgement"]) == ("exited", 3, "failed-differently")
+
+
+# -- a repro plants code that other cells run ---------------------------------------------------------
+PLANTER = """
+    import argparse, importlib.util, marshal, os, pathlib, struct
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    here = pathlib.Path(__file__).parent
+    module = importlib.util.find_spec("colorsys").origin  # a module only the victim's repro imports
+    source = os.stat(module)
+    forged = compile("raise RuntimeError('Expected all tensors to be on the same device (planted)')", module, "exec")
+    pyc = importlib.util.cache_from_source(module)  # in this cell's PYTHONPYCACHEPREFIX
+    os.makedirs(os.path.dirname(pyc), exist_ok=True)
+    with open(pyc, "wb") as handle:  # a valid header: the source's mtime and size
+        handle.write(importlib.util.MAGIC_NUMBER + struct.pack("<III", 0, int(source.st_mtime) & 0xFFFFFFFF,
+                     source.st_size & 0xFFFFFFFF) + marshal.dumps(forged))
+    for target in (here / "targets.txt").read_text().split():  # beyond the cell: HOME, the output's parent
+        try:
+            pathlib.Path(target).write_text("planted")
+        except OSError:
+            pass
+"""
+VICTIM = SIGNATURE_SCRIPT + """
+    import colorsys
+"""
+
+
+@pytest.mark.fault("a repro plants code that other cells or later runs execute")
+def test_a_repro_cannot_plant_code_for_other_cases_or_outside_its_cell(tmp_path, monkeypatch):
+    """A shared bytecode cache let one case forge another's verdicts, in that run and every later one; a
+    writable home, interpreter or uv cache would let it reach the harness itself."""
+    _mode(monkeypatch, "1")
+    token = new_token()
+    home_target = Path.home() / ".cache" / f"{token}.txt"
+    outside = [home_target, tmp_path / "planted.txt"]
+    folder = write_case(tmp_path / "cases", "aa-planter", PLANTER, variants={
+        "buggy": {"role": "buggy", "expect": PASSES}, "fixed": {"role": "fix", "expect": PASSES}})
+    (folder / "targets.txt").write_text("\n".join(map(str, outside)))
+    write_case(tmp_path / "cases", "zz-victim", VICTIM)
+    try:
+        for _ in range(2):  # the planted bytecode would persist into the next run too
+            proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                               "--output", str(tmp_path / "out"), env={"REPRO_MATRIX_ENVS": str(tmp_path / "envs")})
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        for results in results_of(tmp_path / "out"):
+            assert verdict(results, "zz-victim")["verdict"] == "confirmed", verdict(results, "zz-victim")
+            assert "planted" not in cell(results, "zz-victim", "buggy")["exception"]["message"]
+        assert not [p for p in outside if p.exists()], "the cell wrote outside its own folders"
+    finally:
+        home_target.unlink(missing_ok=True)
 
 
 # -- a setsid daemon ------------------------------------------------------------------------------
@@ -345,6 +468,18 @@ def test_a_bad_floating_period_is_a_usage_error(tmp_path):
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+@pytest.mark.fault("out-of-range command-line numbers")
+@pytest.mark.parametrize("run_id", ["../../escaped", "a/b", "x\ny", ".", "r" * 102])
+def test_a_bad_shared_run_id_is_a_usage_error(tmp_path, run_id):
+    """REPRO_MATRIX_RUN_ID names the run's folder: a bad one is a bad setting (exit 2), and nothing is made."""
+    write_case(tmp_path / "cases", "rid", SIGNATURE_SCRIPT)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--output", str(tmp_path / "out"),
+                       env={"REPRO_MATRIX_RUN_ID": run_id})
+    assert proc.returncode == 2 and "REPRO_MATRIX_RUN_ID" in proc.stdout and "at most 101" in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escaped").exists()
+
+
 @pytest.fixture
 def read_only_folder(tmp_path):
     folder = tmp_path / "read-only"
@@ -416,6 +551,25 @@ def test_a_changed_local_requirement_gets_a_fresh_environment(tmp_path, monkeypa
         assert proc.returncode == 0, proc.stdout + proc.stderr
     first, second = results_of(tmp_path / "out")
     assert cell(first, "local", "fixed")["environment"] != cell(second, "local", "fixed")["environment"]
+
+
+@pytest.mark.fault("a local file: requirement whose code changed")
+def test_a_local_requirement_naming_a_fifo_or_a_device_folder_never_hangs_the_run(tmp_path, monkeypatch):
+    """Its content is hashed for the environment key: a FIFO (or /dev, /proc) must not be read."""
+    monkeypatch.setenv("REPRO_MATRIX_ENVS", str(tmp_path / "envs"))
+    package = tmp_path / "pkg"
+    package.mkdir()
+    os.mkfifo(package / "pipe")  # opening it for reading blocks until a writer comes: none will
+    write_case(tmp_path / "cases", "fifo-req", SIGNATURE_SCRIPT, requires=["torch==2.13.0", f"pkg @ {package.as_uri()}"])
+    started = time.monotonic()
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(tmp_path / "out"), timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = results_of(tmp_path / "out")[0]
+    for variant in ("buggy", "fixed"):
+        record = cell(results, "fifo-req", variant)
+        assert record["status"] == "infra-error" and "environment could not be built" in record["reason"], record
+    assert time.monotonic() - started < 100
 
 
 # -- exit codes through nox -------------------------------------------------------------------------

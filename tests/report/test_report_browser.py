@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from typing import ClassVar
 import pytest
 from report_helpers import FIXTURES, HOSTILE, RUN_ID, SINGLE
 
-from harness.report import build_site
+from harness.report import build_site, write_run_reports
 from harness.report._common import STYLES
 
 pytestmark = pytest.mark.browser
@@ -218,5 +219,25 @@ def test_pages_fit_the_screen_and_wide_tables_scroll_in_their_own_box(driver, se
         assert layout["boxes"] > 0
         name = page.replace("/", "-").removesuffix(".html")
         driver.save_screenshot(str(artifacts / f"{name}-{width}px.png"))
+    finally:
+        driver.set_window_size(1400, 2400)
+
+
+def test_long_unbroken_words_in_headings_wrap_instead_of_widening_the_page(driver, tmp_path):
+    """Titles quote code (`load_from_checkpoint(map_location='cuda')`) and ids run to 64 characters: a case
+    heading holding such a word must wrap at 390 px, not widen the page."""
+    long_id = "a-case-id-of-the-longest-allowed-length-made-of-words-" + "x" * 10
+    run = tmp_path / SINGLE.name
+    shutil.copytree(SINGLE, run)
+    results = json.loads((run / "results.json").read_text().replace('"lycoris-extract-diff"', f'"{long_id}"'))
+    results["cases"][long_id]["title"] = "Trainer.load_from_checkpoint(map_location='cuda')_returns_the_model_on_the_cpu"
+    (run / "results.json").write_text(json.dumps(results))
+    write_run_reports(run, results)
+    driver.set_window_size(390, 900)
+    try:
+        driver.get((run / "index.html").as_uri())
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        layout = driver.execute_script(_LAYOUT)
+        assert layout["page"] <= layout["view"], layout
     finally:
         driver.set_window_size(1400, 2400)
