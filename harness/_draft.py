@@ -87,16 +87,18 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
     expect, guess = _expectations(traceback.exception_class, traceback.first_message_line)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
-    signature, signature_note = make_signature(traceback.first_message_line)
+    signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
     if signature_note:
         notes.append(signature_note)
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
     tags += ["device-placement"] if "device-placement" in guess else []
     text = CaseText(case_id, source, _title(report, culprit_frame), signature, shared, buggy, fix, expect, guess, tags)
     frames = traceback.final_frames or traceback.frames
+    inner = innermost_library_frame(frames)
     where = [(label, frame) for label, frame in (
         ("The report's own call into the libraries", entry_frame(frames)),
-        ("The innermost library frame, where it failed", innermost_library_frame(frames))) if frame is not None]
+        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
+        ("The innermost library frame, where it failed", inner)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames)
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports)
@@ -266,8 +268,30 @@ def device_check_signature(message: str) -> str | None:
             rf"(?:for argument {arg} )?in method {method}\)")
 
 
-def make_signature(message: str) -> tuple[str, str]:
-    """A regex for the message's first line: literal text escaped, varying parts generalised."""
+def make_signature(message: str, colours: tuple[tuple[int, int], ...] = ()) -> tuple[str, str]:
+    """A regex for the message's first line: literal text escaped, varying parts generalised. ``colours``: spans
+    where the report had terminal colour codes; the real message holds them, so the regex keeps clear of them."""
+    colour_note = ""
+    if colours:
+        message, colour_note = _colour_free(message, colours)
+    signature, note = _plain_signature(message)
+    return signature, "; ".join(n for n in (colour_note, note) if n)
+
+
+def _colour_free(message: str, colours: tuple[tuple[int, int], ...]) -> tuple[str, str]:
+    """The text before the first colour code, or the longest colour-free piece when that one is short."""
+    bounds = [0, *(edge for span in colours for edge in span), len(message)]
+    pieces = [message[start:stop].strip() for start, stop in zip(bounds[::2], bounds[1::2], strict=True)]
+    first = pieces[0]
+    chosen = first if len(first) >= 24 else max(pieces, key=len)
+    if not chosen:
+        return message, ""
+    where = "before the first one" if chosen is first else "of the longest piece without them"
+    return chosen, (f"the report's exception message has terminal colour codes ({len(colours)}; the raised message "
+                    f"holds them, the report's text not): the signature matches the text {where}")
+
+
+def _plain_signature(message: str) -> tuple[str, str]:
     device_check = device_check_signature(message[:MAX_SIGNATURE_SOURCE * 2])
     if device_check:
         return device_check, ("the signature matches torch's device-check message as older (2.7) and newer (2.13) "

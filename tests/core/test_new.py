@@ -30,6 +30,7 @@ from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
 from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
+from harness._verdicts import search_signature
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -150,6 +151,41 @@ def test_title_names_the_library_call_not_the_torch_frame_that_raised(tmp_path):
     written = new("trainer-resume", tmp_path, REPORTS / "transformers-trainer-resume-rng-weights-only.txt")
     title = yaml.safe_load((written.folder / "case.yaml").read_text())["title"]
     assert title.startswith("transformers _load_rng_state: Weights only load failed."), title
+    # the skeleton shows that frame too, besides torch's innermost one
+    repro = (written.folder / "repro.py").read_text()
+    assert re.search(r"The innermost transformers frame, the call that failed:\n.*transformers/trainer\.py.*\n.*"
+                     r"_load_rng_state", repro), repro
+    assert "site-packages/torch/serialization.py" in repro
+
+
+def _message_torch_raises_loading_a_numpy_array(folder: Path) -> tuple[str, str]:
+    """What the pinned torch raises now when torch.load (weights_only by default) meets a NumPy array: made here."""
+    script = ("import json, sys, numpy, torch\n"
+              "torch.save({'state': numpy.zeros(2)}, sys.argv[1])\n"
+              "try:\n    torch.load(sys.argv[1])\n"
+              "except Exception as error:\n    print(json.dumps([type(error).__name__, str(error)]))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(folder / "state.pth")], capture_output=True, text=True,
+                          timeout=300, check=True)
+    kind, message = json.loads(done.stdout.splitlines()[-1])
+    return kind, message
+
+
+@pytest.mark.parametrize("paste", ["from a terminal", "from GitHub, ESC lost"])
+def test_colour_codes_in_the_message_stay_out_of_the_signature(paste, tmp_path):
+    """torch bolds part of its weights_only message. A terminal paste holds the escape codes, a GitHub one shows
+    "[1m" without its ESC; the report's cleaned text has neither, the raised message both. The draft's signature
+    must match what the pinned torch raises (it missed it while built from the cleaned text)."""
+    text = (REPORTS / "transformers-trainer-resume-rng-weights-only.txt").read_text()
+    assert "\x1b[1m" in text
+    report = tmp_path / "report.txt"
+    report.write_text(text if paste == "from a terminal" else text.replace("\x1b", ""))
+    written = new("trainer-resume", tmp_path, report)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    kind, raised = _message_torch_raises_loading_a_numpy_array(tmp_path)
+    assert "\x1b[1m" in raised and kind == data["exception"]
+    assert search_signature(data["signature"], raised), (data["signature"], raised)
+    assert data["signature"].startswith("Weights only load failed")
+    assert any("terminal colour codes" in note for note in written.notes)
 
 
 @pytest.mark.parametrize("message", [BUCKETIZE_OLD, BUCKETIZE_NEW])
