@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _composite, _rng
+from harness.sim import _autograd, _composite, _devices_api, _rng
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -408,5 +408,6 @@ for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _METHODS[_rnn_func] = _rnn_handler(_rnn_func)
 _METHODS[torch._C._VariableFunctions.ctc_loss] = _ctc_loss
 _METHODS[torch._C._VariableFunctions._pad_packed_sequence] = _pad_packed_sequence
+_METHODS[torch.device] = _devices_api.construct_device
 if hasattr(torch.Tensor, "__dlpack__"):
     _METHODS[torch.Tensor.__dlpack__] = _dlpack

@@ -25,9 +25,9 @@ def _tagger(storage: Any) -> str | None:
     return "cuda:0" if storage_device(storage).type == "cuda" else None
 
 
-def _deserializer(storage: Any, location: str) -> Any:
-    if not location.startswith("cuda"):
-        return None
+def _deserializer(storage: Any, location: object) -> Any:
+    if not isinstance(location, str) or not location.startswith("cuda"):
+        return None  # torch's own deserializers decide (and refuse what a GPU host refuses)
     index = torch.device(location).index
     cuda_device(index)
     if storage_device(storage).type != "cuda":
