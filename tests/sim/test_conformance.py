@@ -61,6 +61,8 @@ Sources, cited per scenario:
           input's device.
   [STOR]  torch/storage.py: ``TypedStorage(device=...)`` and ``torch.cuda.FloatStorage`` build an
           ``UntypedStorage(..., device=...)``; a tensor ``set_`` to a storage lives on its device.
+  [ASARR] torch/csrc/utils/tensor_new.cpp ``asarray``: a storage becomes a tensor on the storage's own
+          device, then ``.to(device)`` copies it when ``device`` differs.
   [SYNC]  c10/cuda/CUDAFunctions.cpp ``warn_or_error_on_sync`` ("called a synchronizing CUDA
           operation"), called where the host waits for the GPU (``_local_scalar_dense``, D2H copies).
   [DEV]   torch/csrc/Device.cpp ``THPDevice_pynew``: a bare index (int or NumPy integer, not bool) is
@@ -599,6 +601,13 @@ STORAGE_SCENARIOS = [
              lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8)).device, error=RuntimeError,
              message="Attempted to set the storage of a tensor on device \"cuda:0\" to a storage on different "
              "device \"cpu\".  This is no longer allowed; the devices must match."),
+    Scenario("torch.asarray(cpu storage, device='cuda') (safetensors safe_open(device=0))", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8), dtype=torch.uint8, device="cuda"), device="cuda:0"),
+    Scenario("torch.asarray(cuda storage) stays on cuda", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8, device="cuda"), dtype=torch.uint8), device="cuda:0"),
+    Scenario("torch.asarray(cuda storage, device='cpu') copies to the host", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8, device="cuda"), dtype=torch.uint8, device="cpu"),
+             device="cpu"),
 ]
 
 
