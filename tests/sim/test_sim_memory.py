@@ -64,15 +64,16 @@ def test_outputs_views_and_resizes(sim):
 
 
 def test_peak_reset_and_accumulated_counters(sim):
+    base = _allocated()  # collects earlier tests' garbage first: nothing is freed behind the peak's back
     torch.cuda.reset_peak_memory_stats()
-    base = _allocated()
     big = torch.empty(1 << 20, device="cuda")  # 4 MiB: the large pool
     del big
     assert torch.cuda.max_memory_allocated() - base == 4 << 20
     stats = torch.cuda.memory_stats()
     assert stats["allocated_bytes.large_pool.peak"] >= 4 << 20 and stats["allocated_bytes.all.freed"] >= 4 << 20
+    now = _allocated()
     torch.cuda.reset_peak_memory_stats()
-    assert torch.cuda.max_memory_allocated() == _allocated()
+    assert torch.cuda.max_memory_allocated() == now == torch.cuda.memory_allocated()
     torch.cuda.reset_accumulated_memory_stats()
     assert torch.cuda.memory_stats()["allocated_bytes.all.freed"] == 0
 
