@@ -184,7 +184,7 @@ class Executor:
         with slot.lock:
             if slot.prepared is None and slot.error is None:
                 try:
-                    slot.prepared = self.backend.prepare(spec, self.progress)
+                    slot.prepared = self.backend.prepare(spec, self.progress, private=self.private)
                     self.environments[slot.prepared.id] = _describe_env(slot.prepared)
                 except EnvBuildError as error:
                     slot.error = error
@@ -199,7 +199,7 @@ class Executor:
         with slot.lock:
             if slot.cuda is None:
                 assert slot.prepared is not None
-                slot.cuda = self.backend.cuda_status(slot.prepared)
+                slot.cuda = self.backend.cuda_status(slot.prepared, private=self.private)
             return slot.cuda
 
     def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:

@@ -93,7 +93,8 @@ class DockerBackend:
         remove_leftovers(self.client)
 
     # -- environments -------------------------------------------------------------------------
-    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+    def prepare(self, spec: EnvSpec, progress: Progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        # Images are built by `images build` in containers (docs/docker.md): nothing runs on the host here.
         flavour: Flavour = "cpu" if "cpu" in self.flavours else "cuda"
         plan, case_ids = self._plan(spec, flavour)
         with daemon_call(f"looking up image {plan.tag}"):
@@ -132,7 +133,7 @@ class DockerBackend:
             image = self._cuda_images[spec]
         return image, "" if image else missing_image_message(self.client, plan, case_ids)
 
-    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
         with daemon_call("looking up the CUDA image"):
             image, _ = self._cuda_image(env.spec)
         if image is None:
