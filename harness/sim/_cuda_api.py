@@ -9,21 +9,41 @@ NotSimulatedError.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 import types
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import torch
 
 from harness.sim import _rng
-from harness.sim._errors import NotSimulatedError
+from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import CUDA, cuda_device, parse_device
 
 DEVICE_NAME = "cuda-sim (simulated CUDA device on CPU)"
 CUDA_VERSION = "12.4"
 CAPABILITY = (8, 0)
+ARCH_LIST = ("sm_80", "sm_90")
+
+
+class _SyncDebug:
+    """``torch.cuda.set_sync_debug_mode``: 0 default, 1 warn, 2 error on synchronizing operations."""
+
+    mode = 0
+
+
+SYNC = _SyncDebug()
+
+
+def warn_or_error_on_sync() -> None:
+    """c10/cuda/CUDAFunctions.cpp ``warn_or_error_on_sync``."""
+    if SYNC.mode == 2:
+        raise cuda_error("called a synchronizing CUDA operation")
+    if SYNC.mode == 1:
+        warnings.warn("called a synchronizing CUDA operation", UserWarning, stacklevel=2)
 
 
 def _index(device: Any = None) -> int:
@@ -42,11 +62,26 @@ class SimStream(torch.Stream):
     that reports cuda:0. Work is never reordered, so waiting and querying are trivial."""
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> SimStream:
-        _index(device)
-        return super().__new__(cls, device="cpu", priority=0)
+        _index(device if device is not None else kwargs.get("device_index"))
+        known = _STREAMS.get(kwargs.get("stream_id", -1))
+        if known is not None:
+            return known  # Stream(stream_id=..., device_index=..., device_type=...) names an existing one
+        stream = super().__new__(cls, device="cpu", priority=0)
+        stream._sim_id = len(_STREAMS)
+        _STREAMS[stream._sim_id] = stream
+        return stream
 
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        self.priority = priority
+        if not hasattr(self, "priority"):
+            self.priority = priority
+
+    @classmethod
+    def with_id(cls, stream_id: int) -> SimStream:
+        return _STREAMS.get(stream_id) or cls()
+
+    @property
+    def stream_id(self) -> int:  # type: ignore[override]
+        return self._sim_id
 
     @property
     def device(self) -> torch.device:  # type: ignore[override]
@@ -62,13 +97,14 @@ class SimStream(torch.Stream):
 
     @property
     def cuda_stream(self) -> int:
-        return 0
+        return self._sim_id  # the default stream is 0, as on a GPU
 
     def query(self) -> bool:
         return True
 
     def synchronize(self) -> None:
-        return None
+        if SYNC.mode:
+            warn_or_error_on_sync()  # CUDAStream::synchronize -> stream_synchronize
 
     def wait_event(self, event: Any) -> None:
         return None
@@ -82,13 +118,13 @@ class SimStream(torch.Stream):
         return event
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SimStream)
+        return isinstance(other, SimStream) and other._sim_id == self._sim_id
 
     def __hash__(self) -> int:
-        return hash(("cuda-sim-stream", 0))
+        return hash(("cuda-sim-stream", self._sim_id))
 
     def __repr__(self) -> str:
-        return "<torch.cuda.Stream device=cuda:0 cuda_stream=0x0>"
+        return f"<torch.cuda.Stream device=cuda:0 cuda_stream={self.cuda_stream:#x}>"
 
 
 class SimEvent:
@@ -129,6 +165,7 @@ class SimEvent:
         return "<torch.cuda.Event uninitialized>" if self._time is None else "<torch.cuda.Event 0x0>"
 
 
+_STREAMS: dict[int, SimStream] = {}
 _DEFAULT_STREAM = SimStream()
 _current = [_DEFAULT_STREAM]
 
@@ -270,18 +307,18 @@ def _set_rng_state(new_state: torch.Tensor, device: Any = "cuda") -> None:
     _rng.default_generator().set_state(new_state)
 
 
-def _memory_stats(device: Any = None) -> dict[str, int]:
-    _index(device)
-    return {}
+def _set_sync_debug_mode(debug_mode: int | str) -> None:
+    names = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in names:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = names[debug_mode]
+    torch._C._cuda_set_sync_debug_mode(debug_mode)
 
 
 def _zero(device: Any = None) -> int:
     _index(device)
     return 0
-
-
-def _noop(*args: Any, **kwargs: Any) -> None:
-    return None
 
 
 def _mem_get_info(device: Any = None) -> tuple[int, int]:
@@ -295,36 +332,26 @@ def functions() -> dict[str, Any]:
     gen = _rng.default_generator
     stubs: dict[str, Any] = {
         "is_available": lambda: True, "is_initialized": lambda: True, "init": lambda: None,
+        "ExternalStream": lambda stream_ptr, device=None: SimStream(device),
         "_lazy_init": lambda: None, "_is_in_bad_fork": lambda: False,
         "_lazy_call": lambda callable, **kwargs: callable(),
         "device_count": lambda: 1, "current_device": lambda: 0, "set_device": set_device,
         "get_device_name": get_device_name, "get_device_capability": get_device_capability,
-        "get_device_properties": get_device_properties, "get_arch_list": lambda: ["sm_80", "sm_90"],
+        "get_device_properties": get_device_properties, "get_arch_list": lambda: list(ARCH_LIST),
         "get_gencode_flags": lambda: "-gencode compute=compute_80,code=sm_80",
         "is_bf16_supported": lambda including_emulation=True: True,
         "is_tf32_supported": lambda: True, "can_device_access_peer": lambda device, peer_device: False,
         "synchronize": synchronize, "empty_cache": lambda: None, "ipc_collect": lambda: None,
         "memory_allocated": _zero, "max_memory_allocated": _zero, "memory_reserved": _zero,
         "max_memory_reserved": _zero, "memory_cached": _zero, "max_memory_cached": _zero,
-        "reset_peak_memory_stats": _noop, "reset_max_memory_allocated": _noop,
-        "reset_max_memory_cached": _noop, "reset_accumulated_memory_stats": _noop,
-        "memory_stats": _memory_stats, "memory_stats_as_nested_dict": _memory_stats,
-        "memory_summary": lambda device=None, abbreviated=False: "cuda-sim: no device memory is used\n",
-        "memory_snapshot": lambda *a, **k: [], "mem_get_info": _mem_get_info,
-        "list_gpu_processes": lambda device=None: "cuda-sim: no GPU processes",
-        "set_per_process_memory_fraction": lambda fraction, device=None: None,
-        "get_per_process_memory_fraction": lambda device=None: 1.0,
-        "utilization": _not_simulated("GPU utilization queries (NVML)"),
-        "temperature": _not_simulated("GPU temperature queries (NVML)"),
-        "power_draw": _not_simulated("GPU power queries (NVML)"),
-        "clock_rate": _not_simulated("GPU clock queries (NVML)"),
+        "mem_get_info": _mem_get_info, "list_gpu_processes": lambda device=None: "cuda-sim: no GPU processes",
         "caching_allocator_alloc": _not_simulated("raw CUDA caching-allocator allocations"),
         "caching_allocator_delete": _not_simulated("raw CUDA caching-allocator allocations"),
         "Stream": SimStream, "Event": SimEvent, "current_stream": current_stream,
         "default_stream": default_stream, "set_stream": set_stream, "stream": stream,
         "StreamContext": StreamContext, "device": device, "device_of": device_of,
-        "is_current_stream_capturing": lambda: False, "get_sync_debug_mode": lambda: 0,
-        "set_sync_debug_mode": lambda debug_mode: None, "current_blas_handle": lambda: 0,
+        "is_current_stream_capturing": lambda: False, "get_sync_debug_mode": lambda: SYNC.mode,
+        "set_sync_debug_mode": _set_sync_debug_mode, "current_blas_handle": lambda: 0,
         "CUDAGraph": CUDAGraph, "graph": _not_simulated("CUDA graphs (torch.cuda.graph)"),
         "make_graphed_callables": _not_simulated("CUDA graphs (make_graphed_callables)"),
         "manual_seed": lambda seed: gen().manual_seed(int(seed)) and None,
@@ -345,40 +372,5 @@ def _distinct(value: Any) -> Any:
         copy = types.FunctionType(value.__code__, value.__globals__, value.__name__, value.__defaults__,
                                   value.__closure__)
         copy.__kwdefaults__ = value.__kwdefaults__
-        return copy
+        return functools.update_wrapper(copy, value)  # the signature stays inspectable
     return value
-
-
-class _Nvtx:
-    """``torch.cuda.nvtx``: ranges are bookkeeping only."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-
-    def range_push(self, msg: str) -> int:
-        self.depth += 1
-        return self.depth - 1
-
-    def range_pop(self) -> int:
-        self.depth = max(0, self.depth - 1)
-        return self.depth
-
-    def range_start(self, msg: str) -> int:
-        return 0
-
-    def range_end(self, range_id: int) -> None:
-        return None
-
-    def mark(self, msg: str) -> None:
-        return None
-
-    @contextlib.contextmanager
-    def range(self, msg: str, *args: Any, **kwargs: Any) -> Iterator[None]:
-        self.range_push(msg)
-        try:
-            yield
-        finally:
-            self.range_pop()
-
-
-nvtx = _Nvtx()

@@ -7,16 +7,28 @@ values are computed by the real CPU kernel.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from harness.sim import _rng
-from harness.sim._errors import NotSimulatedError
+from harness.sim import _cuda_api, _rng
+from harness.sim._cuda_api import SYNC
+from harness.sim._errors import NotSimulatedError, cuda_error
+from harness.sim._kernels import HOST_OUTPUTS
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
-from harness.sim._rules import SIM_NAMESPACES, Decompose, Operand, foreach_devices, gather, operands, resolve
+from harness.sim._rules import (
+    SIM_NAMESPACES,
+    Decompose,
+    Operand,
+    foreach_devices,
+    gather,
+    op_name,
+    operands,
+    resolve,
+)
 from harness.sim._state import local
 
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
@@ -33,6 +45,10 @@ class DeviceMode(TorchDispatchMode):
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        if types and any(_unwraps_first(t) for t in types):
+            # a wrapper subclass with its own __torch_dispatch__ (DTensor, a user's wrapper)
+            # unwraps first; the plain tensors it then computes with come back through this mode
+            return NotImplemented
         dynamo = sys.modules.get("torch._dynamo")
         if dynamo is not None and hasattr(dynamo, "disable"):
             if self._disabled is None:
@@ -55,6 +71,8 @@ class DeviceMode(TorchDispatchMode):
             device = devices[0]
             for other in devices:
                 if other != device:
+                    if local.explicit is None and any(d.type not in _SIMULATED for d in devices):
+                        return _run_foreign(func, args, kwargs, tensors, devices)
                     mixed = _mixed_device(func, args, kwargs)
                     if mixed is None:
                         return self._decompose(func, args, kwargs)
@@ -62,6 +80,8 @@ class DeviceMode(TorchDispatchMode):
                     break
             else:
                 local.last = device
+        if SYNC.mode and tensors:
+            _check_sync(func, args, kwargs, devices)
         if local.explicit is not None:
             device, guess = local.explicit, False
         if device.type == "cuda" and func.namespace not in SIM_NAMESPACES:
@@ -72,7 +92,13 @@ class DeviceMode(TorchDispatchMode):
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)
         elif device.type == "cuda":
-            _place_outputs(result, device, tensors, storages, guess)
+            host = HOST_OUTPUTS.get(op_name(func)) if isinstance(result, tuple) else None
+            if host:  # outputs a CUDA kernel makes on the host stay there
+                for index, item in enumerate(result):
+                    if index not in host:
+                        _place_outputs(item, device, tensors, storages, guess)
+            else:
+                _place_outputs(result, device, tensors, storages, guess)
         return result
 
     def _decompose(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
@@ -82,6 +108,81 @@ class DeviceMode(TorchDispatchMode):
             return func.redispatch(_CPU_KEYS, *args, **kwargs)
         finally:
             _pop_mode()
+
+
+_SIMULATED = ("cpu", "cuda")
+_UNWRAPS: dict[type, bool] = {}
+
+
+def _unwraps_first(cls: type) -> bool:
+    """Subclasses other than torch's own mode-driven ones (FakeTensor, FunctionalTensor), which
+    hand their operators to their mode and never back to a subclass handler."""
+    found = _UNWRAPS.get(cls)
+    if found is None:
+        found = _UNWRAPS[cls] = (getattr(cls, "__torch_dispatch__", None) is not torch._C._disabled_torch_dispatch_impl
+                                 and not cls.__module__.startswith("torch._subclasses"))
+    return found
+
+
+def _run_foreign(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+                 tensors: list[torch.Tensor], devices: list[torch.device]) -> object:
+    """An operator meeting a device the simulation does not model (``meta``, a real backend).
+
+    Real torch runs the kernel of the operands' highest-priority backend (``meta`` wins over
+    every other), with that kernel's own device checks: a meta kernel mostly checks none, a
+    Python meta registration says "Tensor on device D is not on the expected device E!", an
+    ``out=`` copy "Attempting to copy from device D to device E ...". The simulation runs that
+    same kernel; it sees simulated CUDA tensors as CPU ones, so where all of them are on the
+    simulated GPU the CPU it names is the GPU."""
+    hosts = [device for t, device in zip(tensors, devices, strict=True) if t.is_cpu]
+    try:
+        result = func(*args, **kwargs)
+    except Exception as error:
+        if hosts and all(device.type == "cuda" for device in hosts):
+            raise _renamed(error, str(hosts[0])) from None
+        raise
+    if hosts and hosts[0].type == "cuda":
+        _place_outputs(result, hosts[0], tensors, [storage_of(t) if t.is_cpu else None for t in tensors], False)
+    return result
+
+
+def _renamed(error: Exception, device: str) -> Exception:
+    text = re.sub(r"\bcpu\b", device, str(error))
+    try:
+        renamed = cuda_error(text, type(error))
+    except TypeError:
+        return error
+    return renamed
+
+
+_SYNCING = frozenset({"_local_scalar_dense", "nonzero", "nonzero.out", "masked_select", "masked_select.out",
+                      "_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"})
+
+
+def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
+                devices: list[torch.device]) -> None:
+    """``torch.cuda.set_sync_debug_mode``: c10/cuda ``warn_or_error_on_sync``, which CUDA calls
+    where the host waits for the GPU: reading a value (``item()``), data-dependent output sizes
+    (``nonzero``, ``masked_select``, ``unique``, ``repeat_interleave`` without ``output_size``) and
+    blocking copies to the host."""
+    name = op_name(func)
+    on_gpu = devices[0].type == "cuda"
+    if name in _SYNCING or name == "repeat_interleave.Tensor":
+        syncs = on_gpu and (name != "repeat_interleave.Tensor" or kwargs.get("output_size") is None)
+    elif name in ("index.Tensor", "index_put", "index_put_", "_index_put_impl_"):
+        indices = args[1] if len(args) > 1 else kwargs.get("indices", ())
+        syncs = on_gpu and any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
+                               for i in indices)  # type: ignore[union-attr]  # a mask: nonzero first
+    elif name == "_to_copy":
+        syncs = on_gpu and local.explicit is not None and local.explicit.type == "cpu" and not kwargs.get(
+            "non_blocking")
+    elif name == "copy_" and len(devices) > 1:
+        blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        syncs = devices[0].type == "cpu" and devices[1].type == "cuda" and blocking
+    else:
+        return
+    if syncs:
+        _cuda_api.warn_or_error_on_sync()
 
 
 def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],

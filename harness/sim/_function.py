@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _rng
+from harness.sim import _autograd, _composite, _rng
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -39,6 +39,7 @@ _PYTHON_FUNCS = (types.FunctionType, types.MethodType)
 
 class PlacementMode(TorchFunctionMode):
     def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        __tracebackhide__ = True  # pytest: a test's traceback ends in the user's code
         try:
             return self._handle(func, types_, args, kwargs or {})
         except Exception as error:
@@ -59,6 +60,9 @@ class PlacementMode(TorchFunctionMode):
             if inner is None:
                 return self.call(func, types_, args, kwargs, builtin=False)
             func = inner
+        composite = _composite.CHECKS.get(func)
+        if composite is not None:
+            composite(func, args, kwargs)
         if kwargs.get("device") is None and func in _FACTORIES:
             if func in _NEW_METHODS and args:
                 if not _wraps_existing(func, args):
@@ -98,6 +102,9 @@ class PlacementMode(TorchFunctionMode):
     def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
                   kwargs: dict[str, object]) -> Any:
         target = parse_device(kwargs["device"]) if kwargs.get("device") is not None else CPU
+        if target.type == "cuda" and _fake_mode_active():
+            # FakeTensorMode allocates nothing: it makes a fake CUDA tensor on a CPU build too
+            return self.call(func, types_, args, {**kwargs, "device": target}, builtin=True)
         kwargs = {**kwargs, "device": real_device(target)}
         pinned = bool(kwargs.get("pin_memory"))
         if pinned:
@@ -129,6 +136,13 @@ _GENERATED = tuple(m for m in (torch._C._VariableFunctions, torch._C._nn, getatt
                                getattr(torch._C, "_fft", None), getattr(torch._C, "_special", None),
                                getattr(torch._C, "_nested", None), getattr(torch._C, "_sparse", None))
                    if m is not None)
+
+
+_FAKE_KEY = getattr(getattr(torch._C, "_TorchDispatchModeKey", None), "FAKE", None)
+
+
+def _fake_mode_active() -> bool:
+    return _FAKE_KEY is not None and torch._C._get_dispatch_mode(_FAKE_KEY) is not None
 
 
 def _wraps_existing(func: Callable[..., Any], args: Sequence[object]) -> bool:
@@ -178,7 +192,8 @@ def move(t: torch.Tensor, target: torch.device, dtype: torch.dtype | None = None
     saved = local.explicit
     local.explicit = target
     try:
-        out = _Base.to(t, device=real_device(target), dtype=dtype, copy=True, memory_format=memory_format)
+        out = _Base.to(t, device=real_device(target), dtype=dtype, non_blocking=non_blocking, copy=True,
+                       memory_format=memory_format)
     finally:
         local.explicit = saved
     place(out, target)
@@ -210,6 +225,8 @@ def _split_to_args(args: Sequence[object], kwargs: dict[str, object]) -> tuple[o
 def _to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
     t = args[0]
     device, opts = _split_to_args(args[1:], kwargs)
+    if device is not None and not isinstance(device, (str, int, torch.device)):
+        return _Base.to(*args, **kwargs)  # no device named: torch's own parser decides (or refuses)
     target = parse_device(device) if device is not None else device_of(t)  # type: ignore[arg-type]
     return move(t, target, **opts)  # type: ignore[arg-type]
 
@@ -231,20 +248,47 @@ def _cpu(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object])
 
 
 def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """``Tensor.type(dtype=None, non_blocking=False, *, memory_format=None)`` as the CUDA build's
+    ``THPVariable_type`` does it: a ``torch.dtype`` keeps the device; a type name (a string, a
+    legacy tensor type, ``torch.Tensor``) also names the device type."""
     t = args[0]
     wanted = args[1] if len(args) > 1 else kwargs.get("dtype")
+    non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", kwargs.get("async", False)))
+    memory_format = kwargs.get("memory_format") or torch.preserve_format
+    source = device_of(t)
     if wanted is None:
         name = _Base.type(t)
-        return name.replace("torch.", "torch.cuda.", 1) if device_of(t).type == "cuda" else name
-    if not isinstance(wanted, str):
-        wanted = getattr(wanted, "_sim_type_name", None) or f"{wanted.__module__}.{wanted.__name__}"
-    target = CPU
-    if wanted.startswith("torch.cuda."):
-        target, wanted = cuda_device(None), wanted.replace("torch.cuda.", "torch.", 1)
-    dtype = _Base.type(torch.empty(0), wanted).dtype
-    if target == device_of(t) and dtype == t.dtype:
-        return t
-    return move(t, target, dtype=dtype, non_blocking=bool(kwargs.get("non_blocking", False)))
+        return name.replace("torch.", "torch.cuda.", 1) if source.type == "cuda" else name
+    if isinstance(wanted, torch.dtype):
+        return move(t, source, dtype=wanted, non_blocking=non_blocking,
+                    memory_format=memory_format)  # type: ignore[arg-type]
+    name = _type_name(wanted)
+    on_cuda = name.startswith("torch.cuda.")
+    host_name = name.replace("torch.cuda.", "torch.", 1) if on_cuda else name
+    try:
+        converted = _Base.type(t, host_name, non_blocking, memory_format=memory_format)
+    except ValueError:
+        raise ValueError(f"invalid type: '{name}'") from None
+    target = (source if source.type == "cuda" else cuda_device(None)) if on_cuda else (
+        source if source.type != "cuda" else CPU)
+    return converted if target == source else move(converted, target, non_blocking=non_blocking)
+
+
+def _type_name(wanted: object) -> str:
+    """The name ``THPVariable_type`` parses: a string as given, a type's ``tp_name``."""
+    if isinstance(wanted, str):
+        return wanted
+    if not isinstance(wanted, type):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    sim_name = getattr(wanted, "_sim_type_name", None)
+    if sim_name is not None:
+        return sim_name
+    if wanted is torch.Tensor:
+        return "torch.Tensor"
+    heap_type = bool(wanted.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: tp_name is the bare name
+    if heap_type or wanted.__module__ == "builtins":
+        return wanted.__name__
+    return f"{wanted.__module__}.{wanted.__name__}"
 
 
 def _get_device(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> int:
@@ -298,7 +342,9 @@ def _parse_to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, obj
 def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object], func: Callable[..., Any]) -> object:
     """``_VF.lstm/gru/rnn_*``: RNN.cpp ``check_attributes`` compares the input's device with every
     hidden state, then every parameter, before any kernel (the CPU path cannot see it)."""
-    packed = not isinstance(args[2], (list, tuple)) if len(args) > 2 else False
+    # packed: (data, batch_sizes, hx, params, ...); lstm's hx is a tuple, the others' a tensor
+    packed = len(args) > 2 and isinstance(args[1], torch.Tensor) and (
+        func is torch._C._VariableFunctions.lstm or isinstance(args[2], torch.Tensor))
     hidden, params = (args[2], args[3]) if packed else (args[1], args[2])
     device = device_of(args[0])  # type: ignore[arg-type]
     hiddens = hidden if isinstance(hidden, (list, tuple)) else [hidden]
@@ -308,6 +354,38 @@ def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object],
                 raise cuda_error(f"Input and {name} tensors are not at the same device, found input tensor at "
                                  f"{device} and {name} tensor at {device_of(t)}")
     return mode.call(func, (), args, kwargs, builtin=True)
+
+
+def _ctc_loss(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """LossCTC.cpp ``ctc_loss``: for plain tensors it reads Tensor lengths on the host and runs
+    ``_ctc_loss(log_probs, targets.to(log_probs.device(), kLong), lengths...)`` (cuDNN's path
+    takes CPU targets as they are). The simulation's dispatch mode would send it down its
+    tensor-subclass path instead (``areAnyTensorSubclassLike`` is true under any dispatch
+    mode), and C++ moves targets to a device the simulation cannot see; so both are done here,
+    and the backward pass finds the targets where CUDA has them."""
+    names = ("log_probs", "targets", "input_lengths", "target_lengths")
+    values = [args[i] if i < len(args) else kwargs.get(name) for i, name in enumerate(names)]
+    log_probs, targets = values[0], values[1]
+    if isinstance(targets, torch.Tensor) and isinstance(log_probs, torch.Tensor):
+        target = device_of(log_probs)
+        if device_of(targets) != target:
+            values[1] = move(targets, target)
+    for i in (2, 3):
+        lengths = values[i]
+        if isinstance(lengths, torch.Tensor) and not (lengths.is_floating_point() or lengths.is_complex()
+                                                      or lengths.dtype == torch.bool):
+            values[i] = _Base.tolist(lengths.reshape(-1))
+    rest = {k: v for k, v in kwargs.items() if k not in names}
+    return mode.call(torch._C._VariableFunctions.ctc_loss, (), (*values, *args[4:]), rest, builtin=True)
+
+
+def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """PackedSequence.cpp makes the lengths with ``batch_sizes.options()``: on the CPU."""
+    func = torch._C._VariableFunctions._pad_packed_sequence
+    padded, lengths = mode.call(func, (), tuple(args), kwargs, builtin=True)
+    batch_sizes = args[1] if len(args) > 1 else kwargs.get("batch_sizes")
+    place(lengths, device_of(batch_sizes))  # type: ignore[arg-type]
+    return padded, lengths
 
 
 def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
@@ -328,5 +406,7 @@ _METHODS: dict[object, _Handler] = {
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _rnn_func = getattr(torch._C._VariableFunctions, _name)
     _METHODS[_rnn_func] = _rnn_handler(_rnn_func)
+_METHODS[torch._C._VariableFunctions.ctc_loss] = _ctc_loss
+_METHODS[torch._C._VariableFunctions._pad_packed_sequence] = _pad_packed_sequence
 if hasattr(torch.Tensor, "__dlpack__"):
     _METHODS[torch.Tensor.__dlpack__] = _dlpack

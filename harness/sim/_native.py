@@ -75,6 +75,11 @@ def _table() -> dict[str, dict[str, object]]:
     return _parse(path) if path else {}
 
 
+def table() -> dict[str, dict[str, object]]:
+    """Every operator's entry (``name.overload`` without namespace)."""
+    return _table()
+
+
 def _lookup(name: str) -> dict[str, object] | None:
     return _table().get(name)
 

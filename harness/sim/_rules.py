@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.sim import _native
+from harness.sim import _kernels, _native
 from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import _TAG, CPU, device_of, storage_of
+from harness.sim._prerun import marked, raise_earlier_error
 
-SIM_NAMESPACES = frozenset({"aten", "prims", "c10d", "_c10d_functional", "_c10d_functional_autograd",
+SIM_NAMESPACES = frozenset({"aten", "prims", "prim", "c10d", "_c10d_functional", "_c10d_functional_autograd",
                              "profiler", "_dtensor", "debugprims", "rngprims"})
 
 
@@ -37,10 +38,11 @@ class Decompose(Exception):
 class _Arg:
     index: int
     name: str
-    kind: str  # "t" Tensor, "l" Tensor[] / Tensor?[]
+    kind: str  # "t" Tensor, "l" Tensor[] / Tensor?[], "h" data the kernel reads on the host (never an operand)
     kwarg_only: bool
     out: bool
     write: bool
+    check: Callable[[Sequence[object], object], None] | None = None  # for "h": CUDA's check of it
 
 
 @dataclass
@@ -56,16 +58,20 @@ class Operand:
 @functools.cache
 def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
     found = []
+    name = op_name(func)
     for i, arg in enumerate(func._schema.arguments):
         text = str(arg.type)
-        if text in ("Tensor", "Optional[Tensor]"):
+        check = _kernels.host_argument(name, arg.name, text)
+        if check is not None:
+            kind = "h"
+        elif text in ("Tensor", "Optional[Tensor]"):
             kind = "t"
         elif text in ("List[Tensor]", "List[Optional[Tensor]]"):
             kind = "l"
         else:
             continue
         write = arg.alias_info is not None and arg.alias_info.is_write
-        found.append(_Arg(i, arg.name, kind, arg.kwarg_only, arg.is_out, write))
+        found.append(_Arg(i, arg.name, kind, arg.kwarg_only, arg.is_out, write, check))
     return tuple(found)
 
 
@@ -82,6 +88,9 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
             if not isinstance(value, torch.Tensor):
                 continue
             items: Sequence[object] = (value,)
+        elif spec.check is not None:
+            spec.check(args, value)
+            continue
         elif isinstance(value, (list, tuple)):
             items = value
         else:
@@ -99,6 +108,8 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> list[Operand]:
     found: list[Operand] = []
     for spec in _schema_args(func):
+        if spec.kind == "h":
+            continue
         value = args[spec.index] if spec.index < len(args) else kwargs.get(spec.name)
         items = value if spec.kind == "l" and isinstance(value, (list, tuple)) else (value,)
         for item in items:
@@ -108,6 +119,7 @@ def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[s
     return found
 
 
+@functools.cache
 def op_name(func: torch._ops.OpOverload) -> str:
     schema = func._schema
     base = schema.name.split("::", 1)[-1]
@@ -123,10 +135,11 @@ def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[st
             raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         return CPU
     name = op_name(func)
-    special = _SPECIAL.get(name)
+    special = _SPECIAL.get(name) or _kernels.special(name)
     if special is not None:
         return special(func, args, kwargs, ops)
     if name.startswith("_foreach_"):
+        _kernels.check_foreach(func, name, ops)
         return foreach_devices(func, args, kwargs)[0] if ops else CPU
     info = _native.op_info(name)
     if info is not None and info.cuda_kernel and info.device_check:
@@ -147,7 +160,7 @@ def foreach_devices(func: torch._ops.OpOverload, args: Sequence[object], kwargs:
         value = args[spec.index] if spec.index < len(args) else kwargs.get(spec.name)
         if spec.kind == "l" and isinstance(value, (list, tuple)):
             lists.append((spec, value))
-        elif isinstance(value, torch.Tensor):
+        elif isinstance(value, torch.Tensor) and spec.kind == "t":
             shared.append(Operand(spec.name, value, device_of(value), not spec.kwarg_only, spec.out, spec.write))
     length = max((len(items) for _, items in lists), default=0)
     devices = []
@@ -201,42 +214,11 @@ def _tensor_iterator_check(func: torch._ops.OpOverload, args: Sequence[object], 
 
 def _raise_earlier_error(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
                          info: _native.OpInfo | None, mismatch_is_output: bool = False) -> None:
-    """TensorIterator checks overlap and shapes before devices (``TensorIteratorBase::build``);
-    the CPU kernel runs the same checks, so run it on copies of the written arguments and raise
-    what it raises first."""
-    written = {op.name for op in operands(func, args, kwargs) if op.write}
-    try:
-        func(*_shadow(func, args, written), **_shadow_kwargs(kwargs, written))
-    except RuntimeError as error:
-        if "can't be cast to the desired output type" in str(error) and mismatch_is_output:
-            return
-        if "device" not in str(error):
-            raise _marked(error) from None
-    except (IndexError, ValueError, TypeError) as error:
-        raise _marked(error) from None
+    """TensorIterator checks overlap and shapes before devices (``TensorIteratorBase::build``)."""
+    def allowed(error: BaseException) -> bool:
+        return mismatch_is_output and "can't be cast to the desired output type" in str(error)
 
-
-def _marked(error: Exception) -> Exception:
-    marked = cuda_error(str(error), type(error))
-    marked.args = error.args
-    return marked
-
-
-def _shadow(func: torch._ops.OpOverload, args: Sequence[object], written: set[str]) -> list[object]:
-    names = [arg.name for arg in func._schema.arguments]
-    return [_copy(value) if i < len(names) and names[i] in written else value for i, value in enumerate(args)]
-
-
-def _shadow_kwargs(kwargs: dict[str, object], written: set[str]) -> dict[str, object]:
-    return {k: _copy(v) if k in written else v for k, v in kwargs.items()}
-
-
-def _copy(value: object) -> object:
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_copy(v) for v in value)
-    return value
+    raise_earlier_error(func, args, kwargs, allowed)
 
 
 def _no_check_self(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
@@ -320,7 +302,7 @@ def _convolution(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
     try:
         func(*args, **kwargs)  # _convolution checks shapes before it chooses a backend
     except (RuntimeError, ValueError) as error:
-        raise _marked(error) from None
+        raise marked(error) from None
     backend = _conv_backend(args, inp) if inp.device.type != "cuda" else "Cudnn"
     if backend in ("Cudnn", "CudnnTranspose", "Mkldnn", "MkldnnTranspose"):
         suffix = ("" if backend.startswith("Cudnn") else
@@ -372,8 +354,9 @@ _SPECIAL: dict[str, _Handler] = {
     "convolution": _convolution, "_convolution": _convolution,
     "where.self": _where, "where.self_out": _where,
     "_local_scalar_dense": _no_check_self,
-    # CTC: "log_probs is expected to be on CUDA while targets is expected to be on CPU"
-    "_ctc_loss": _no_check_self, "_ctc_loss.Tensor": _no_check_self, "_cudnn_ctc_loss": _no_check_self,
+    # cuDNN's CTC: "log_probs is expected to be on CUDA while targets is expected to be on CPU" (the
+    # native _ctc_loss has the generated check: ctc_loss moves targets to log_probs' device first)
+    "_cudnn_ctc_loss": _no_check_self,
     "_cudnn_ctc_loss.Tensor": _no_check_self, "_use_cudnn_ctc_loss": _no_check_self,
     "_use_cudnn_ctc_loss.Tensor": _no_check_self, "set_.source_Tensor": _no_check_self,
 }

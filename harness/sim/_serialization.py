@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
@@ -55,6 +56,18 @@ def _copy_storage(self: Any, device: torch.device) -> Any:
     return fresh
 
 
+def _storage_copy(original: Any) -> Any:
+    """``storage.copy_(src)``: C++ wraps both in temporary tensors made with the storages' real
+    (CPU) device, which the simulation cannot tell from user tensors: copy the bytes without it.
+    Each storage keeps its own device, as a copy between GPU and host memory does."""
+
+    def copy_(self: Any, src: Any, non_blocking: Any = None) -> Any:
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            return original(self, src, non_blocking) if non_blocking is not None else original(self, src)
+
+    return copy_
+
+
 def _clone(self: Any) -> Any:
     return _copy_storage(self, storage_device(self))
 
@@ -77,15 +90,32 @@ def _cpu(self: Any) -> Any:
     return self if storage_device(self) == CPU else _copy_storage(self, CPU)
 
 
+def _storage_new(original: Any) -> Any:
+    """``torch.UntypedStorage(..., device="cuda")`` (and so ``TypedStorage(device="cuda")`` and
+    ``torch.cuda.FloatStorage(n)``, which build one): CPU memory tagged with the GPU."""
+
+    def __new__(cls: type, *args: Any, device: Any = None, **kwargs: Any) -> Any:
+        target = parse_device(device) if device is not None else None
+        if target is None or target.type != "cuda":
+            return original(cls, *args, **kwargs) if device is None else original(cls, *args, device=device, **kwargs)
+        storage = original(cls, *args, device=CPU, **kwargs)
+        tag_storage(storage, target)
+        return storage
+
+    return __new__
+
+
 def _share_cuda(self: Any, *args: Any, **kwargs: Any) -> Any:
     raise NotSimulatedError("sharing a cuda tensor with another process (CUDA IPC)")
 
 
 def patch_storages(patcher: Patcher) -> None:
     cls = torch.UntypedStorage
+    patcher.set(cls, "__new__", staticmethod(_storage_new(cls.__new__)))
     patcher.set(cls, "device", property(_device))
     patcher.set(cls, "is_cuda", property(_is_cuda))
     patcher.set(cls, "clone", _clone)
+    patcher.set(cls, "copy_", _storage_copy(cls.copy_))
     patcher.set(cls, "to", _to)
     patcher.set(cls, "cuda", _cuda)
     patcher.set(cls, "cpu", _cpu)

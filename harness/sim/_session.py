@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-from harness.sim import _amp, _autograd, _cuda_api, _devices_api, _legacy, _rng, _serialization
+from harness.sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
 from harness.sim._dispatch import DeviceMode
 from harness.sim._function import PlacementMode
 from harness.sim._patch import Patcher
@@ -58,9 +59,9 @@ class Session:
 
     def _patch(self) -> None:
         p = self.patcher
+        _cuda_c.patch(p)
         for name, value in _cuda_api.functions().items():
-            p.set(torch.cuda, name, value)
-        p.set(torch.cuda, "nvtx", _cuda_api.nvtx)
+            _patch_cuda(p, name, value)
         p.set(torch.cuda, "default_generators", (_rng.default_generator(),))
         for name, value in _legacy.legacy_types().items():
             p.set(torch.cuda, name, value)
@@ -80,12 +81,26 @@ class Session:
         _patch_function_apply(p)
 
 
+_CUDA_SUBMODULES = ("memory", "random", "streams", "graphs", "comm", "profiler")
+
+
+def _patch_cuda(p: Patcher, name: str, value: Any) -> None:
+    """``torch.cuda.NAME``, and the same object wherever a torch.cuda submodule defines or
+    imported it (``torch.cuda.memory.memory_allocated``, ``torch.cuda.random.manual_seed``)."""
+    original = getattr(torch.cuda, name, None)
+    p.set(torch.cuda, name, value)
+    for module_name in _CUDA_SUBMODULES:
+        module = sys.modules.get(f"torch.cuda.{module_name}")
+        if module is not None and original is not None and module.__dict__.get(name) is original:
+            p.set(module, name, value)
+
+
 def _patch_function_apply(p: Patcher) -> None:
     function_cls = torch.autograd.function.Function
-    original = function_cls.__dict__["apply"].__func__
+    original = function_cls.__dict__["apply"]  # a classmethod, or a C classmethod_descriptor (torch >= 2.14)
 
     def apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(cls, *args, **kwargs)
+        result = original.__get__(None, cls)(*args, **kwargs)
         _autograd.check_custom_function(result, args, kwargs)
         return result
 

@@ -29,6 +29,40 @@ Sources, cited per scenario:
   [GEN]   aten/src/ATen/core/Generator.h ``check_generator``.
   [DOC]   PyTorch docs: ``Tensor.to``/``copy_`` copy across devices; ``*_like``/``new_*`` inherit
           the input's device unless ``device=`` is given.
+  [TYPE]  torch/csrc/autograd/python_variable_methods.cpp ``THPVariable_type``: a ``torch.dtype``
+          keeps the device; a type (its ``tp_name``) or a string names dtype and device type
+          (``torch.Tensor`` is the default CPU type); anything else "dtype must be a type, str, or
+          dtype object" (TypeError), an unknown name "invalid type: 'NAME'" (ValueError).
+  [META]  c10/core/DispatchKeySet.h: ``Meta`` is the highest-priority backend bit, so an operator
+          with a meta operand runs its meta kernel whatever the other devices are; those kernels
+          check little: torch/_prims_common ``check_same_device`` ("Tensor on device D is not on the
+          expected device E!"), torch/_prims_common/wrappers ``_safe_copy_out`` ("Attempting to copy
+          from device D to device E, but cross-device copies are not allowed!"), C++ meta kernels
+          none (``cpu @ meta`` returns a tensor on the first operand's device). Checked on this CPU
+          build with CPU operands (``test_without_cuda_the_simulation_is_plain_torch``).
+  [COMP]  composite kernels that check devices before they decompose (aten/src/ATen/native/):
+          TensorAdvancedIndexing.cpp ``take_along_dim`` (``checkDevice``), Sorting.cpp
+          ``quantile_checks``, SpectralOps.cpp ``stft``/``istft``, LinearAlgebra.cpp ``multi_dot_impl``
+          and ``tensordot_out``, TensorShape.cpp ``meshgrid``/``block_diag``, ReduceOps.cpp
+          ``gradient_helper``/``max_unary_out``, GridSamplerUtils.h, WeightNorm.cpp, Distance.cpp
+          ``cdist_impl``, transformers/sdp_utils_cpp.h ``validate_sdpa_input``, TensorCompare.cpp
+          ``mode_out``, Blas.cpp ``dot_out``.
+  [OUT]   torchgen/dest/register_dispatch_key.py: a structured out= wrapper's ``resize_out``
+          ("Expected out tensor to have device D, but got E instead") for reductions and scans,
+          whose meta functions build no TensorIterator.
+  [FE]    native/cuda/ForeachBinaryOpScalarTensor.cu (fast path: "scalar tensor expected to be on
+          D but is on E"; slow path: one op per tensor), native/ForeachUtils.h
+          ``convert_tensor_to_scalar_list`` ("Expected scalars to be on CPU"); the Python argument
+          parser picks ``_foreach_add.Scalar`` for a 0-dim tensor without grad (``.item()``).
+  [CTC]   native/LossCTC.cpp ``ctc_loss``: plain tensors' lengths are read on the host, targets
+          move to log_probs' device (``targets.to(log_probs.device(), kLong)``); ``_ctc_loss``
+          itself has the generated check.
+  [PACK]  native/PackedSequence.cpp: batch sizes and lengths stay on the CPU, the data on the
+          input's device.
+  [STOR]  torch/storage.py: ``TypedStorage(device=...)`` and ``torch.cuda.FloatStorage`` build an
+          ``UntypedStorage(..., device=...)``; a tensor ``set_`` to a storage lives on its device.
+  [SYNC]  c10/cuda/CUDAFunctions.cpp ``warn_or_error_on_sync`` ("called a synchronizing CUDA
+          operation"), called where the host waits for the GPU (``_local_scalar_dense``, D2H copies).
   [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
           #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
           (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
@@ -72,6 +106,7 @@ class Scenario:
     device: str | None = None  # the result's device when real CUDA runs it
     error: type[BaseException] | None = None
     message: str | None = None
+    dtype: torch.dtype | None = None  # the result's dtype, where the scenario is about it
 
 
 def _deepspeed_unscale_and_clip() -> None:
@@ -123,6 +158,18 @@ def _var_resume_step() -> None:
     for state in optimizer.state.values():
         state["step"] = state["step"].cpu()
     optimizer.step()
+
+
+def meta(*shape, **kwargs):
+    return torch.ones(*shape, device="meta", **kwargs)
+
+
+def _meta_message(device: str, expected: str) -> str:
+    return f"Tensor on device {device} is not on the expected device {expected}!"
+
+
+def _copy_message(source: str, target: str) -> str:
+    return f"Attempting to copy from device {source} to device {target}, but cross-device copies are not allowed!"
 
 
 def _index_put(value: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
@@ -277,6 +324,291 @@ SCENARIOS = [
 ]
 
 
+TYPE_SCENARIOS = [
+    Scenario("cpu type(torch.float64) keeps the cpu", "[TYPE]", lambda: cpu(2).type(torch.float64), device="cpu",
+             dtype=torch.float64),
+    Scenario("cuda type(torch.float64) keeps the gpu", "[TYPE]", lambda: cuda(2).type(torch.float64),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(dtype=..., non_blocking=True)", "[TYPE]",
+             lambda: cuda(2).type(dtype=torch.float16, non_blocking=True), device="cuda:0", dtype=torch.float16),
+    Scenario("cuda type(torch.float64, True) positional", "[TYPE]", lambda: cuda(2).type(torch.float64, True),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(dtype, memory_format=channels_last)", "[TYPE]",
+             lambda: cuda(1, 2, 3, 4).type(torch.float64, memory_format=torch.channels_last).contiguous(
+                 memory_format=torch.channels_last), device="cuda:0", dtype=torch.float64),
+    Scenario("cpu type('torch.cuda.HalfTensor')", "[TYPE]", lambda: cpu(2).type("torch.cuda.HalfTensor"),
+             device="cuda:0", dtype=torch.float16),
+    Scenario("cuda type('torch.FloatTensor') moves to the cpu", "[TYPE]", lambda: cuda(2).type("torch.FloatTensor"),
+             device="cpu", dtype=torch.float32),
+    Scenario("cpu type(torch.cuda.DoubleTensor)", "[TYPE]", lambda: cpu(2).type(torch.cuda.DoubleTensor),
+             device="cuda:0", dtype=torch.float64),
+    Scenario("cuda type(torch.DoubleTensor)", "[TYPE]", lambda: cuda(2).type(torch.DoubleTensor), device="cpu",
+             dtype=torch.float64),
+    Scenario("cuda half type(torch.Tensor): the default cpu type", "[TYPE]",
+             lambda: cuda(2, dtype=torch.float16).type(torch.Tensor), device="cpu", dtype=torch.float32),
+    Scenario("type() names the cuda type", "[TYPE]", lambda: torch.tensor([cuda(1).type() == "torch.cuda.FloatTensor"]),
+             device="cpu"),
+    Scenario("type(3)", "[TYPE]", lambda: cuda(2).type(3), error=TypeError,
+             message="dtype must be a type, str, or dtype object"),
+    Scenario("type('torch.cuda.Foo')", "[TYPE]", lambda: cuda(2).type("torch.cuda.Foo"), error=ValueError,
+             message="invalid type: 'torch.cuda.Foo'"),
+    Scenario("type(int)", "[TYPE]", lambda: cuda(2).type(int), error=ValueError, message="invalid type: 'int'"),
+    Scenario("to(dtype=..., device='cuda') keywords in any order", "[DOC]",
+             lambda: cpu(2).to(dtype=torch.float16, device="cuda"), device="cuda:0", dtype=torch.float16),
+    Scenario("to('cuda', memory_format=channels_last)", "[DOC]",
+             lambda: cpu(1, 2, 3, 4).to("cuda", memory_format=torch.channels_last).contiguous(
+                 memory_format=torch.channels_last), device="cuda:0"),
+    Scenario("cuda(device=0, non_blocking=True, memory_format=...)", "[DOC]",
+             lambda: cpu(1, 2, 3, 4).cuda(device=0, non_blocking=True, memory_format=torch.channels_last),
+             device="cuda:0"),
+    Scenario("module.type(torch.cuda.HalfTensor)", "[TYPE] nn.Module.type",
+             lambda: torch.nn.Linear(2, 2).type(torch.cuda.HalfTensor).weight, device="cuda:0", dtype=torch.float16),
+    Scenario("module.to(cuda half tensor)", "[DOC]",
+             lambda: torch.nn.Linear(2, 2).to(cuda(1, dtype=torch.float16)).weight, device="cuda:0",
+             dtype=torch.float16),
+]
+
+META_SCENARIOS = [
+    Scenario("cuda + meta", "[META] prims elementwise meta", lambda: cuda(2) + meta(2), error=RuntimeError,
+             message=_meta_message("meta", "cuda:0")),
+    Scenario("meta + cuda", "[META]", lambda: meta(2) + cuda(2), error=RuntimeError,
+             message=_meta_message("cuda:0", "meta")),
+    Scenario("cuda input @ meta weight: the meta kernel checks nothing", "[META] mm meta",
+             lambda: cuda(2, 2) @ meta(2, 2), device="cuda:0"),
+    Scenario("F.linear(cuda input, meta weight)", "[META]",
+             lambda: F.linear(cuda(2, 2), meta(2, 2)), device="cuda:0"),
+    Scenario("cuda.add_(meta)", "[META]", lambda: cuda(2).add_(meta(2)), device="cuda:0"),
+    Scenario("add(meta, out=cuda)", "[META] _safe_copy_out", lambda: torch.add(meta(2), 1, out=cuda(2)),
+             error=RuntimeError, message=_copy_message("meta", "cuda:0")),
+    Scenario("cat [meta, cuda]", "[META]", lambda: torch.cat([meta(2), cuda(2)]), error=RuntimeError,
+             message=_meta_message("cuda:0", "meta")),
+    Scenario("cuda.copy_(meta)", "[META]", lambda: cuda(2).copy_(meta(2)), error=NotImplementedError,
+             message="Cannot copy out of meta tensor; no data!"),
+    Scenario("meta module .to('cuda')", "[META] torch/nn/modules/module.py _apply",
+             lambda: torch.nn.Linear(2, 2, device="meta").to("cuda"), error=NotImplementedError,
+             message="Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+             "torch.nn.Module.to() when moving module from meta to a different device."),
+    Scenario("meta module .to_empty(device='cuda')", "[DOC]",
+             lambda: torch.nn.Linear(2, 2, device="meta").to_empty(device="cuda").weight, device="cuda:0"),
+    Scenario("cuda tensor .to('meta')", "[DOC]", lambda: cuda(2).to("meta"), device="meta"),
+]
+
+# programs that never touch cuda: the simulation must be invisible (run plain and simulated)
+WITHOUT_CUDA = {
+    "meta + cpu": lambda: meta(2) + cpu(2),
+    "cpu + meta": lambda: cpu(2) + meta(2),
+    "cpu @ meta": lambda: cpu(2, 2) @ meta(2, 2),
+    "linear(cpu, meta weight)": lambda: F.linear(cpu(2, 2), meta(2, 2)),
+    "add(meta, out=cpu)": lambda: torch.add(meta(2), 1, out=cpu(2)),
+    "sum(meta, out=cpu)": lambda: torch.sum(meta(2, 2), 0, out=cpu(2)),
+    "cat [meta, cpu]": lambda: torch.cat([meta(2), cpu(2)]),
+    "cpu.copy_(meta)": lambda: cpu(2).copy_(meta(2)),
+    "meta.copy_(cpu)": lambda: meta(2).copy_(cpu(2)),
+    "where(cpu, meta, cpu)": lambda: torch.where(cpu(2) > 0, meta(2), cpu(2)),
+    "embedding(cpu ids, meta weight)": lambda: F.embedding(torch.tensor([0]), meta(4, 2)),
+    "cpu type(torch.float64)": lambda: cpu(2).type(torch.float64),
+    "cpu type(dtype=torch.int32)": lambda: cpu(2).type(dtype=torch.int32),
+    "to(1.5)": lambda: cpu(2).to(1.5),
+    "to('cpu', torch.float16, False, True)": lambda: cpu(2).to("cpu", torch.float16, False, True),
+    "to(dtype=..., memory_format=...)": lambda: cpu(1, 2, 3, 4).to(dtype=torch.half, memory_format=torch.channels_last),
+    "module.to('cpu', torch.float64, non_blocking=True)":
+        lambda: torch.nn.Linear(2, 2).to("cpu", torch.float64, non_blocking=True).weight,
+}
+
+def _device_check_of(name: str, device: str) -> str:
+    return (f"Expected tensor to have cuda:0 Device, but got tensor with {device} Device (while checking "
+            f"arguments for {name})")
+
+
+def _ctc(lengths_as_tensors: bool) -> torch.Tensor:
+    log_probs = torch.randn(5, 2, 4, device="cuda").log_softmax(2).detach().requires_grad_()
+    lengths: object = torch.tensor([5, 5]) if lengths_as_tensors else [5, 5]
+    targets_lengths: object = torch.tensor([2, 2]) if lengths_as_tensors else [2, 2]
+    F.ctc_loss(log_probs, torch.tensor([[1, 2], [1, 1]]), lengths, targets_lengths).backward()
+    return log_probs.grad
+
+
+def _packed_lstm() -> torch.Tensor:
+    lstm = torch.nn.LSTM(3, 4).cuda()
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(5, 2, 3, device="cuda"), torch.tensor([5, 3]))
+    assert packed.batch_sizes.device.type == "cpu"
+    padded, lengths = torch.nn.utils.rnn.pad_packed_sequence(lstm(packed)[0])
+    assert lengths.device.type == "cpu"
+    padded.sum().backward()
+    return lstm.weight_ih_l0.grad
+
+
+COMPOSITE_SCENARIOS = [
+    Scenario("take_along_dim cuda, cpu indices", "[COMP]",
+             lambda: torch.take_along_dim(cuda(3), torch.tensor([0])), error=RuntimeError,
+             message=_device_check_of("torch.take_along_dim():", "cpu")),
+    Scenario("Tensor.take_along_dim(cuda indices)", "[COMP]",
+             lambda: cuda(3).take_along_dim(torch.tensor([0], device="cuda")), device="cuda:0"),
+    Scenario("quantile cuda, cpu q", "[COMP]", lambda: torch.quantile(cuda(3), torch.tensor([0.5])),
+             error=RuntimeError, message="quantile() q tensor must be on the same device as the input tensor"),
+    Scenario("quantile cuda, float q", "[COMP]", lambda: torch.quantile(cuda(3), 0.5), device="cuda:0"),
+    Scenario("quantile out= on the cpu", "[COMP]",
+             lambda: torch.quantile(cuda(3), 0.5, out=torch.empty(())), error=RuntimeError,
+             message="quantile() out tensor must be on the same device as the input tensor"),
+    Scenario("quantile dtype before device", "[COMP]",
+             lambda: torch.quantile(cuda(3), torch.tensor([0.5], dtype=torch.float64)), error=RuntimeError,
+             message="quantile() q tensor must be same dtype as the input tensor"),
+    Scenario("stft cuda, cpu window", "[COMP]",
+             lambda: torch.stft(cuda(64), 16, window=torch.hann_window(16), return_complex=True), error=RuntimeError,
+             message="stft input and window must be on the same device but got self on cuda:0 and window on cpu"),
+    Scenario("istft cuda, cpu window", "[COMP]",
+             lambda: torch.istft(torch.stft(cuda(64), 16, window=torch.hann_window(16, device="cuda"),
+                                            return_complex=True), 16, window=torch.hann_window(16)),
+             error=RuntimeError,
+             message="istft input and window must be on the same device but got self on cuda:0 and window on cpu"),
+    Scenario("linalg.multi_dot [cuda, cpu, cpu]", "[COMP]",
+             lambda: torch.linalg.multi_dot([cuda(2, 2), cpu(2, 2), cpu(2, 2)]), error=RuntimeError,
+             message="multi_dot(): all tensors must be on the same device but tensor 0 is on cuda:0 and tensor 1 on "
+             "cpu"),
+    Scenario("linalg.multi_dot out= on the cpu", "[COMP]",
+             lambda: torch.linalg.multi_dot([cuda(2, 2), cuda(2, 2)], out=cpu(2, 2)), error=RuntimeError,
+             message="multi_dot(): expected out tensor to be on device cuda:0 but got cpu"),
+    Scenario("tensordot out= on the cpu", "[COMP]",
+             lambda: torch.tensordot(cuda(2, 2), cuda(2, 2), dims=1, out=cpu(2, 2)), error=RuntimeError,
+             message="tensordot: Expected the output and input tensors to be on the same device, but got the output "
+             "tensor on cpu, input tensor a on cuda:0, and input tensor b on cuda:0"),
+    Scenario("block_diag [cuda, cpu]", "[COMP] (no error before)", lambda: torch.block_diag(cuda(2, 2), cpu(2, 2)),
+             error=RuntimeError, message="torch.block_diag: input tensors must all be on the same device. Input 0 is "
+             "on device cuda:0 and input 1 is on device cpu"),
+    Scenario("meshgrid [cuda, cpu]", "[COMP]", lambda: torch.meshgrid(cuda(2), cpu(2), indexing="ij"),
+             error=RuntimeError, message="meshgrid expects all tensors to have the same device"),
+    Scenario("gradient cuda, cpu spacing", "[COMP]", lambda: torch.gradient(cuda(4), spacing=[cpu(4)]),
+             error=RuntimeError,
+             message="torch.gradient expected each tensor to be on the same device, but got devices cuda:0 and cpu!"),
+    Scenario("grid_sample cuda input, cpu grid", "[COMP]",
+             lambda: F.grid_sample(cuda(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), align_corners=False), error=RuntimeError,
+             message="grid_sampler(): expected input and grid to be on same device, but input is on cuda:0 and grid "
+             "is on cpu"),
+    Scenario("_weight_norm cuda v, cpu g", "[COMP]", lambda: torch._weight_norm(cuda(2, 2), cpu(2, 1), 0),
+             error=RuntimeError, message="weight_norm: expected v_in and g_in to be on the same device, but v_in is "
+             "on cuda:0 and g_in is on cpu"),
+    Scenario("cdist, matrix-multiplication path", "[COMP]", lambda: torch.cdist(cuda(30, 3), cpu(30, 3)),
+             error=RuntimeError, message="X1 and X2 must have the same device type. X1: cuda X2: cpu"),
+    Scenario("cdist, _cdist_forward path", "[COMP] [CG]", lambda: torch.cdist(cuda(3, 3), cpu(3, 3)),
+             error=RuntimeError, message=cg("x2", "cpu", "cuda:0", "wrapper_CUDA___cdist_forward")),
+    Scenario("scaled_dot_product_attention cpu key", "[COMP]",
+             lambda: F.scaled_dot_product_attention(cuda(1, 2, 4), cpu(1, 2, 4), cuda(1, 2, 4)), error=RuntimeError,
+             message="Expected query, key, and value to have the same device type, but got query.device: cuda:0 "
+             "key.device: cpu and value.device: cuda:0 instead."),
+    Scenario("mode(cpu, out=(cuda values, cpu indices))", "[COMP] (no error before)",
+             lambda: torch.mode(cpu(3), out=(torch.empty(0, device="cuda"), torch.empty(0, dtype=torch.long))),
+             error=RuntimeError, message="expected device 'cpu' but got 'cuda:0' for values output"),
+    Scenario("dot(cuda, cuda, out=cpu)", "[COMP]", lambda: torch.dot(cuda(2), cuda(2), out=torch.empty(())),
+             error=RuntimeError, message="dot: Expected the output and input tensors to be on the same device, but "
+             "got the output tensor on cpu, the 'input' tensor on cuda:0, and the 'other' tensor on cuda:0"),
+    Scenario("max(cuda, out=cpu)", "[COMP]", lambda: torch.max(cuda(2), out=torch.empty(())), error=RuntimeError,
+             message="Expected self.device() == out.device() to be true, but got false.  (Could this error message be "
+             "improved?  If so, please report an enhancement request to PyTorch.)"),
+    Scenario("sum(cuda, 0, out=cpu)", "[OUT]", lambda: torch.sum(cuda(2, 2), 0, out=cpu(2)), error=RuntimeError,
+             message="Expected out tensor to have device cuda:0, but got cpu instead"),
+    Scenario("max(cuda, 0, out=(cuda, cpu))", "[OUT]",
+             lambda: torch.max(cuda(2, 2), 0, out=(cuda(2), torch.empty(2, dtype=torch.long))), error=RuntimeError,
+             message="Expected out tensor to have device cuda:0, but got cpu instead"),
+    Scenario("cumsum(cuda, 0, out=cpu)", "[OUT]", lambda: torch.cumsum(cuda(2), 0, out=cpu(2)), error=RuntimeError,
+             message="Expected out tensor to have device cuda:0, but got cpu instead"),
+    Scenario("add(cuda, cuda, out=cpu) stays TensorIterator's", "[OUT] [TI]",
+             lambda: torch.add(cuda(2), cuda(2), out=cpu(2)), error=RuntimeError, message=TI),
+    Scenario("_foreach_mul(cuda list, cpu 0-dim): fast path", "[FE]",
+             lambda: torch._foreach_mul([cuda(2)], torch.tensor(2.0)), error=RuntimeError,
+             message="scalar tensor expected to be on cuda:0 but is on cpu"),
+    Scenario("_foreach_add(cuda list, cpu 0-dim with grad): .Tensor fast path", "[FE]",
+             lambda: torch._foreach_add([cuda(2)], torch.tensor(1.0, requires_grad=True)), error=RuntimeError,
+             message="scalar tensor expected to be on cuda:0 but is on cpu"),
+    Scenario("_foreach_add(cuda list, cpu 0-dim): .Scalar overload", "[FE]",
+             lambda: torch._foreach_add([cuda(2)], torch.tensor(1.0))[0], device="cuda:0"),
+    Scenario("_foreach_mul([cuda, cpu], cpu 0-dim): slow path", "[FE]",
+             lambda: torch._foreach_mul([cuda(2), cpu(2)], torch.tensor(2.0))[0], device="cuda:0"),
+    Scenario("_foreach_addcmul with cuda scalars", "[FE]",
+             lambda: torch._foreach_addcmul([cuda(2)], [cuda(2)], [cuda(2)], torch.tensor([1.0], device="cuda")),
+             error=RuntimeError, message="Expected scalars to be on CPU, got cuda:0 instead."),
+]
+
+ACCEPTS_CPU_SCENARIOS = [
+    Scenario("ctc_loss backward, cpu targets and list lengths", "[CTC]", lambda: _ctc(False), device="cuda:0"),
+    Scenario("ctc_loss backward, cpu targets and tensor lengths", "[CTC]", lambda: _ctc(True), device="cuda:0"),
+    Scenario("_ctc_loss itself with cpu targets", "[CTC] [CG]",
+             lambda: torch._ctc_loss(cuda(5, 2, 4).log_softmax(2), torch.tensor([[1, 2], [1, 1]]), [5, 5], [2, 2]),
+             error=RuntimeError, message=cg("targets", "cpu", "cuda:0", "wrapper_CUDA___ctc_loss")),
+    Scenario("packed LSTM with cpu lengths, backward", "[PACK] [RNN]", _packed_lstm, device="cuda:0"),
+    Scenario("pack_padded_sequence(enforce_sorted=False): batch sizes on the cpu", "[PACK]",
+             lambda: torch.nn.utils.rnn.pack_padded_sequence(cuda(3, 4, 2), torch.tensor([4, 2, 1]), batch_first=True,
+                                                            enforce_sorted=False).batch_sizes, device="cpu"),
+    Scenario("pack_padded_sequence with cuda lengths", "[PACK] checkLongTensor",
+             lambda: torch.nn.utils.rnn.pack_padded_sequence(cuda(3, 4, 2), torch.tensor([4, 2, 1], device="cuda"),
+                                                            batch_first=True, enforce_sorted=False),
+             error=RuntimeError,
+             message="'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"),
+    Scenario("_foreach_addcmul(cuda lists, cpu scalars)", "[FE]",
+             lambda: torch._foreach_addcmul([cuda(2)], [cuda(2)], [cuda(2)], torch.tensor([1.0]))[0], device="cuda:0"),
+    Scenario("fused Adam, cpu tensor lr", "[DOC] optim/adam.py: a CPU lr is read on the host",
+             lambda: _adam_cpu_lr(), device="cuda:0"),
+]
+
+
+def _adam_cpu_lr() -> torch.Tensor:
+    model = torch.nn.Linear(3, 3).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=torch.tensor(0.01), fused=True)
+    model(cuda(2, 3)).sum().backward()
+    optimizer.step()
+    return model.weight
+
+
+def _item_under_sync_error() -> object:
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        return cuda(2).sum().item()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+
+
+def _checkpointed_dropout_masks_agree() -> torch.Tensor:
+    x = torch.ones(128, device="cuda", requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda t: F.dropout(t, 0.5, training=True), x, use_reentrant=False)
+    out.sum().backward()
+    assert torch.equal((out != 0).cpu(), (x.grad != 0).cpu())
+    return x.grad
+
+
+STORAGE_SCENARIOS = [
+    Scenario("item() under set_sync_debug_mode('error')", "[SYNC]", _item_under_sync_error, error=RuntimeError,
+             message="called a synchronizing CUDA operation"),
+    Scenario("checkpoint recompute replays the cuda RNG (dropout masks agree)",
+             "[DOC] torch/utils/checkpoint.py get_device_states / set_device_states", _checkpointed_dropout_masks_agree,
+             device="cuda:0"),
+    Scenario("tensor on a UntypedStorage(n, device='cuda')", "[STOR]",
+             lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8, device="cuda")), device="cuda:0"),
+    Scenario("cuda tensor set_ to a cpu storage (generated check)", "[STOR] [CG]",
+             lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8)).device, error=RuntimeError,
+             message="Attempted to set the storage of a tensor on device \"cuda:0\" to a storage on different "
+             "device \"cpu\".  This is no longer allowed; the devices must match."),
+]
+
+SCENARIOS += STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+
+
+def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
+    try:
+        result = run()
+    except Exception as error:
+        return (type(error), str(error))
+    if isinstance(result, torch.Tensor):
+        return (str(result.device), result.dtype, tuple(result.shape))
+    return (repr(result),)
+
+
+@pytest.mark.parametrize("name", list(WITHOUT_CUDA))
+def test_without_cuda_the_simulation_is_plain_torch(name: str):
+    plain = _outcome(WITHOUT_CUDA[name])
+    with simulate():
+        simulated = _outcome(WITHOUT_CUDA[name])
+    assert simulated == plain
+
+
 def test_at_least_forty_scenarios():
     assert len(SCENARIOS) >= 40
     assert len({s.id for s in SCENARIOS}) == len(SCENARIOS)
@@ -304,3 +636,5 @@ def test_scenario(scenario: Scenario):
             if scenario.device is not None:
                 assert isinstance(result, torch.Tensor)
                 assert str(result.device) == scenario.device
+            if scenario.dtype is not None:
+                assert result.dtype == scenario.dtype

@@ -51,7 +51,7 @@ def test_the_programs_own_errors_are_not_crashes():
             _raised(lambda: cuda @ torch.ones(3, 2)),  # the simulated device error (a raise, on purpose)
             _raised(lambda: cuda @ torch.ones(2, 2, device="cuda")),  # a CPU kernel's shape error
             _raised(lambda: cuda[torch.tensor([5])]),  # IndexError from the kernel
-            _raised(lambda: cuda.to(1.5)),  # an argument error
+            _raised(lambda: cuda.to("cuda", "cuda")),  # an argument error (to(1.5) is float64 for torch)
             _raised(lambda: cuda.view("x")),  # torch's argument parser, called by the simulator
             _raised(lambda: torch.ones(1, device="cuda:1")),  # not simulated
             _raised(lambda: cuda.numpy()),

@@ -35,7 +35,9 @@ def test_harmless_runtime_calls(sim):
     assert torch.cuda.memory_allocated() == 0
     assert torch.cuda.max_memory_allocated(0) == 0
     assert torch.cuda.memory_reserved() == 0
-    assert torch.cuda.memory_stats() == {}
+    stats = torch.cuda.memory_stats()
+    assert stats["allocated_bytes.all.current"] == 0 and stats["num_ooms"] == 0  # no device memory is used
+    assert "Allocated memory" in torch.cuda.memory_summary()
     free, total = torch.cuda.mem_get_info()
     assert 0 < free <= total
     torch.cuda.nvtx.range_push("step")
@@ -238,3 +240,21 @@ def test_data_parallel_on_the_single_gpu(sim):
     assert out.device.type == "cuda" and model.module.weight.grad.device.type == "cuda"
     with pytest.raises(NotSimulatedError):
         torch.nn.parallel.comm.broadcast(torch.ones(2), [0, 1])
+
+
+def test_storages_made_on_the_gpu(sim):
+    import warnings
+
+    untyped = torch.UntypedStorage(8, device="cuda")
+    assert untyped.device == torch.device("cuda", 0) and untyped.is_cuda and untyped.nbytes() == 8
+    assert torch.UntypedStorage([1, 2], device="cuda").device.type == "cuda"
+    assert torch.UntypedStorage(8, device="cpu").device.type == "cpu" and torch.UntypedStorage(8).device.type == "cpu"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated
+        typed = torch.TypedStorage(4, device="cuda", dtype=torch.float16)
+        legacy = torch.cuda.FloatStorage(4)
+    assert typed.device.type == "cuda" and typed.dtype == torch.float16 and legacy.device.type == "cuda"
+    wrapped = torch.empty(0, device="cuda").set_(untyped)
+    assert wrapped.device == torch.device("cuda", 0) and (wrapped.view(torch.uint8) + 1).device.type == "cuda"
+    with pytest.raises(NotSimulatedError, match=r"^not simulated: device cuda:1"):
+        torch.UntypedStorage(8, device="cuda:1")
