@@ -50,3 +50,22 @@ def test_clean_command_reports_counts(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "removed 2 environment(s)" in proc.stdout
     assert "image" not in proc.stdout  # --no-images leaves Docker alone
+
+
+def test_clean_prunes_the_caches_of_cases_that_no_longer_use_an_environment(tmp_path):
+    """``.cell-caches/<case>`` holds a case's compiled bytecode and extensions: a removed or renamed case's
+    folder stays in an environment other cases still use until clean prunes it."""
+    root, used = make_root(tmp_path)
+    cases = load_cases([FIXTURES]).cases
+    caches = root / used / ".cell-caches"
+    for name in ("confirmed", "removed-case"):
+        (caches / name / "pycache").mkdir(parents=True)
+        (caches / name / "pycache" / "x.pyc").write_bytes(b"code")
+    said: list[str] = []
+    clean_environments(cases, dry_run=True, say=said.append, root=root)
+    assert f"would remove {used}/.cell-caches/removed-case (no case of that name uses this environment)" in said
+    assert (caches / "removed-case").is_dir()
+    clean_environments(cases, dry_run=False, say=said.append, root=root)
+    assert f"removing {used}/.cell-caches/removed-case (no case of that name uses this environment)" in said
+    assert sorted(p.name for p in caches.iterdir()) == ["confirmed"]
+    assert (caches / "confirmed" / "pycache" / "x.pyc").is_file()
