@@ -117,7 +117,20 @@ def build_place(cache: Path | None, folder: Path) -> Path:
     stem = folder.name.rsplit("-", 2)[0]  # .building-<env id>: the pid and a random part follow
     for stale in area.glob(f"{stem}-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    return area / folder.name
+    return area / folder.name if _renames(area, folder.parent) else folder
+
+
+def _renames(source: Path, target: Path) -> bool:
+    """Can a folder be renamed from ``source`` to ``target``? Not across mounts (EXDEV), even of one filesystem."""
+    probe = Path(tempfile.mkdtemp(prefix=".rename-probe-", dir=source))
+    moved = target / probe.name
+    try:
+        os.rename(probe, moved)
+    except OSError:
+        probe.rmdir()
+        return False
+    moved.rmdir()
+    return True
 
 
 def _paths_in(env: Mapping[str, str]) -> list[Path]:

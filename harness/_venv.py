@@ -141,7 +141,8 @@ class VenvBackend:
             if place != folder:
                 os.rename(place, folder)
         finally:
-            shutil.rmtree(place, ignore_errors=True)
+            if place != folder:  # what a failed build left in uv's cache (``folder`` is the caller's to remove)
+                shutil.rmtree(place, ignore_errors=True)
         return meta
 
     def _build_steps(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],

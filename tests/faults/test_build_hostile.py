@@ -191,3 +191,16 @@ def test_a_benign_in_tree_build_with_a_patch_still_builds_sealed(tmp_path, monke
     assert "Failed to hardlink" not in log.read_text()
     (torch,) = (tmp_path / "envs").glob("venv-*/lib/python*/site-packages/torch/__init__.py")
     assert torch.stat().st_nlink > 1
+
+
+def test_an_environment_built_outside_uv_cache_is_kept(tmp_path, monkeypatch):
+    """With uv's cache off (or on another filesystem) the environment is built where it ends up."""
+    from harness._backend import EnvSpec
+    from harness._venv import VenvBackend
+
+    _mode(monkeypatch, "1")
+    monkeypatch.setenv("UV_NO_CACHE", "1")
+    env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None,
+                                                      private=(tmp_path / "out",))
+    assert env.installed.get("six") == "1.16.0" and Path(env.python_path).exists()
+    assert [p.name for p in (tmp_path / "envs").iterdir() if p.name.startswith(".building-")] == []
