@@ -134,10 +134,10 @@ def _renames(source: Path, target: Path) -> bool:
 
 
 def _paths_in(env: Mapping[str, str]) -> list[Path]:
-    """Local folders and files uv's variables name (find-links, file:// indexes, constraint files)."""
+    """Local folders and files uv's and pip's variables name (find-links, file:// indexes, constraint files)."""
     found = []
     for name, value in env.items():
-        if not name.startswith("UV_"):
+        if not name.startswith(("UV_", "PIP_")):
             continue
         for item in re.split(r"[\s,]+", value):
             if item.startswith("file://"):

@@ -204,3 +204,37 @@ def test_an_environment_built_outside_uv_cache_is_kept(tmp_path, monkeypatch):
                                                       private=(tmp_path / "out",))
     assert env.installed.get("six") == "1.16.0" and Path(env.python_path).exists()
     assert [p.name for p in (tmp_path / "envs").iterdir() if p.name.startswith(".building-")] == []
+
+
+@pytest.mark.fault("a package build writes outside its environment")
+def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeypatch):
+    """docker images install inside a container, but the default wheelhouse is made on the host by the
+    host's pip (`pip wheel` builds every local folder and sdist-only pin): sealed like the venv steps."""
+    import zipfile
+
+    from harness._backend import EnvSpec
+    from harness.docker._build import make_context
+    from harness.docker._plan import ImageSettings, plan_image
+
+    _mode(monkeypatch, "1")
+    token = new_token()
+    targets = {"forge": str(tmp_path / "out" / "forged"), "victim-cache": str(tmp_path / "envs"),
+               "home": str(Path.home() / f".{token}"), "checkout": str(REPO / f"{token}.txt"),
+               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth")}
+    (tmp_path / "out").mkdir()
+    package = _package(tmp_path / "case", "pep517-backend", targets)
+    plan = plan_image(EnvSpec((f"hostilepkg @ {package.as_uri()}",)), "cpu", image_dir=REPO / "images" / "torch",
+                      settings=ImageSettings(pip_source="wheelhouse"))
+    before = sorted(p.relative_to(package) for p in package.rglob("*"))
+    try:
+        context = make_context(plan, tmp_path / "scratch", tmp_path / "build.log", lambda line: None)
+        (wheel,) = (context / "wheels").glob("hostilepkg-*.whl")  # the benign part of the build still works
+        with zipfile.ZipFile(wheel) as archive:
+            attempts = archive.read("hostilepkg/attempts.py").decode()
+        assert "'done'" not in attempts and "'forge'" in attempts, attempts
+        for name in ("forge", "home", "checkout", "python"):
+            assert not Path(targets[name]).exists(), f"the wheelhouse build wrote {name}: {targets[name]}"
+        assert sorted(p.relative_to(package) for p in package.rglob("*")) == before
+    finally:
+        for name in ("home", "checkout", "python"):
+            Path(targets[name]).unlink(missing_ok=True)
