@@ -18,6 +18,7 @@ from harness.sim import _cuda_api, _rng
 from harness.sim._cuda_api import SYNC
 from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._kernels import HOST_OUTPUTS
+from harness.sim._numbers import as_tensors
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from harness.sim._rules import (
     SIM_NAMESPACES,
@@ -87,7 +88,14 @@ class DeviceMode(TorchDispatchMode):
         if device.type == "cuda" and func.namespace not in SIM_NAMESPACES:
             raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         func, kwargs = _with_generator(func, kwargs, device)
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError as error:
+            unwrapped = as_tensors(func, args, kwargs, error)  # wrapped numbers reach Python modes as numbers
+            if unwrapped is None:
+                raise
+            args, kwargs = unwrapped
+            result = func(*args, **kwargs)
         if isinstance(result, list) and func.__name__.startswith("_foreach_") and len(set(devices)) > 1:
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)
