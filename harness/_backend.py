@@ -15,7 +15,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -149,8 +149,9 @@ class ChildOutcome:
 class Backend(Protocol):
     name: str
 
-    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
-        """Realise (or reuse) the environment; raise EnvBuildError when it cannot be done."""
+    def prepare(self, spec: EnvSpec, progress: Progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        """Realise (or reuse) the environment; raise EnvBuildError when it cannot be done. Nothing the
+        build runs may see ``private`` (as for cells: the output folder)."""
         ...
 
     def is_ready(self, spec: EnvSpec) -> bool:
@@ -161,7 +162,7 @@ class Backend(Protocol):
         """Where ``prepare`` writes the build's output while it builds (followed for progress), if anywhere."""
         ...
 
-    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
         """Does this environment see a real CUDA device? ``(False, reason)`` skips its cuda cells."""
         ...
 

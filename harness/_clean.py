@@ -1,4 +1,6 @@
-"""Prune cached environments that no case file uses any more, saying how much disk each one holds."""
+"""Prune cached environments that no case file uses any more, saying how much disk each one holds, and the
+per-case caches (``.cell-caches/<case>``: bytecode, JIT-built extensions) that environments still in use
+keep for cases that no longer use them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from filelock import FileLock, Timeout
 from harness._cases import Case
 from harness._lanes import LANE_TABLE
 from harness._plan import plan_cells
-from harness._venv import default_env_root
+from harness._venv import _CELL_CACHES, default_env_root
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,15 @@ def folder_size(folder: Path) -> Pruned:
 
 
 def used_environment_ids(cases: Sequence[Case]) -> set[str]:
-    cells = plan_cells(cases, [LANE_TABLE["cpu"]])
-    return {f"venv-{cell.env_spec().key()}" for cell in cells}
+    return set(environment_users(cases))
+
+
+def environment_users(cases: Sequence[Case]) -> dict[str, set[str]]:
+    """Environment id -> the cases using it, by the name of their cache folder (the case's folder name)."""
+    users: dict[str, set[str]] = {}
+    for cell in plan_cells(cases, [LANE_TABLE["cpu"]]):
+        users.setdefault(f"venv-{cell.env_spec().key()}", set()).add(cell.case.folder.name)
+    return users
 
 
 def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[str], None],
@@ -73,10 +82,12 @@ def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[s
     root = root or default_env_root()
     if not root.is_dir():
         return Pruned()
-    used = used_environment_ids(cases)
+    users = environment_users(cases)
     total = Pruned()
+    for folder in sorted(p for p in root.glob("venv-*") if p.is_dir() and p.name in users):
+        _prune_cell_caches(folder, users[folder.name], dry_run=dry_run, say=say)
     # Only environment folders: the root also holds image build logs (images/).
-    for folder in sorted(p for p in root.glob("venv-*") if p.is_dir() and p.name not in used):
+    for folder in sorted(p for p in root.glob("venv-*") if p.is_dir() and p.name not in users):
         lock = FileLock(str(root / f"{folder.name}.lock"))
         try:
             with lock.acquire(timeout=0):
@@ -89,3 +100,20 @@ def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[s
         except Timeout:
             say(f"skipping {folder.name}: in use by a running build")
     return total
+
+
+def _prune_cell_caches(folder: Path, cases: set[str], *, dry_run: bool, say: Callable[[str], None]) -> None:
+    """Remove ``.cell-caches/<case>`` of the cases that no longer use this environment (removed or renamed
+    cases, or ones whose pins changed): nothing reads them again, and they hold compiled code."""
+    caches = folder / _CELL_CACHES
+    stale = sorted(p for p in caches.iterdir() if p.name not in cases) if caches.is_dir() else []
+    for cache in stale:
+        real = cache.is_dir() and not cache.is_symlink()  # never measure or remove what a link names
+        what = folder_size(cache).describe() if real else "a link or file"
+        say(f"{'would remove' if dry_run else 'removing'} {folder.name}/{_CELL_CACHES}/{cache.name} "
+            f"({what}; no case of that name uses this environment)")
+        if not dry_run:
+            if real:
+                shutil.rmtree(cache)
+            else:
+                cache.unlink()

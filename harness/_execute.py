@@ -216,14 +216,14 @@ class Executor:
     def _prepare(self, spec: EnvSpec) -> PreparedEnv:
         """``backend.prepare``; a build this run counts ("environment 3/12") and shows while it runs."""
         if spec not in self._to_build or self.backend.is_ready(spec):  # (another process may have built it)
-            return self.backend.prepare(spec, self.progress)
+            return self.backend.prepare(spec, self.progress, private=self.private)
         with self._slots_lock:
             self._builds_started += 1
             label = f"environment {self._builds_started}/{len(self._to_build)}"
         what = f"{label}: building {self.backend.name}-{spec.key()}"
         self.on_start(what, self.backend.build_log(spec))
         try:
-            return self.backend.prepare(spec, lambda text: self.progress(f"{label} {text}"))
+            return self.backend.prepare(spec, lambda text: self.progress(f"{label} {text}"), private=self.private)
         finally:
             self.on_finish(what)
 
@@ -231,7 +231,7 @@ class Executor:
         with slot.lock:
             if slot.cuda is None:
                 assert slot.prepared is not None
-                slot.cuda = self.backend.cuda_status(slot.prepared)
+                slot.cuda = self.backend.cuda_status(slot.prepared, private=self.private)
             return slot.cuda
 
     def _execute(self, cell: Cell, env: PreparedEnv, record: CellRecord) -> ChildOutcome:

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +110,17 @@ class Confinement:
     # process writes outside ``writable`` outlives it (see _supervise._seal). Folders under /tmp that the
     # process needs must be listed in ``writable`` or ``readonly``.
     sealed: bool = False
+    scratch: Path | None = None  # where the private /tmp is made (default: beside the process's cwd)
+    # False (environment builds): HOME stays, read-only, so uv finds its configuration and credentials;
+    # XDG_CACHE_HOME then points into the private /tmp for what a build backend caches.
+    private_home: bool = True
 
     def usable(self, needed: Sequence[Path]) -> Confinement:
         """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
         needs there is a writable folder: those stay reachable inside a hidden one."""
         hide = tuple(p for p in self.hide
                      if not any(_within(n, p) and not any(_within(n, w) for w in self.writable) for n in needed))
-        return Confinement(hide, self.readonly, self.writable, self.sealed)
+        return replace(self, hide=hide)
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -156,8 +160,10 @@ class _Supervised:
                           writable=[str(p) for p in confinement.writable])
         if confinement is not None and confinement.sealed and config["namespaces"]:
             # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
-            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name}-tmp-", dir=cwd.parent))
-            config.update(sealed=True, tmp=str(self.private_tmp), home=os.environ.get("HOME"))
+            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
+                                                     dir=confinement.scratch or cwd.parent))
+            config.update(sealed=True, tmp=str(self.private_tmp), home=os.environ.get("HOME"),
+                          keep_home=not confinement.private_home)
         self.timeout = float(timeout)
         self._interrupted = threading.Event()
         self._status_r, status_w = os.pipe()
@@ -203,6 +209,10 @@ class _Supervised:
         except ValueError:
             return {"error": f"the process supervisor ended without a report (exit {self.proc.returncode})"}
         return status if isinstance(status, dict) else {"error": "the process supervisor sent no report"}
+
+    def remove_private_tmp(self) -> None:
+        if self.private_tmp is not None:
+            shutil.rmtree(self.private_tmp, ignore_errors=True)  # never follows a symlink left there
 
 
 def _returncode(status: dict[str, Any]) -> int | None:
@@ -254,14 +264,13 @@ class RunningProcess:
         self._drain_until = time.monotonic() + _DRAIN_S
         self._reader.join()
         status = supervised.status()
+        supervised.remove_private_tmp()
         if status.get("notes"):  # what the containment could not do here (e.g. no namespaces): say it in the log
             notes = "; ".join(str(n) for n in status["notes"])
             self._log.feed(f"\n[repro-matrix: containment {status.get('containment')}: {notes}]\n".encode())
         if self.held_open:
             self._log.feed(b"\n[repro-matrix: stopped reading: a process that escaped the cell held its output open]\n")
         self._log.close()
-        if supervised.private_tmp is not None:
-            shutil.rmtree(supervised.private_tmp, ignore_errors=True)
         duration = status.get("duration_s", time.perf_counter() - supervised.started)
         return ProcessResult(_returncode(status), bool(status.get("timed_out")),
                              supervised._interrupted.is_set() or bool(status.get("interrupted")), float(duration),
@@ -277,14 +286,18 @@ class HelperResult:
     stderr: str
     timed_out: bool
     error: str = ""
+    containment: str = ""  # as for cells: "namespaces" or "subreaper"
+    notes: tuple[str, ...] = ()  # what the containment could not do here
 
 
 class HelperProcess:
-    """A helper (uv, patch, a probe) under the same supervisor: it dies with the harness and on Ctrl-C."""
+    """A helper (uv, patch, a probe) under the same supervisor: it dies with the harness and on Ctrl-C.
+    With a ``confinement`` it is sealed like a cell (environment builds run code a case chose)."""
 
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None) -> None:
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None,
+                 confinement: Confinement | None = None) -> None:
         self._supervised = _Supervised(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout,
-                                       memory_limit_bytes=None, confinement=None, stderr=subprocess.PIPE)
+                                       memory_limit_bytes=None, confinement=confinement, stderr=subprocess.PIPE)
 
     def interrupt(self) -> None:
         self._supervised.interrupt()
@@ -297,12 +310,16 @@ class HelperProcess:
             supervised.kill_supervisor()
             out, err = supervised.proc.communicate()
         status = supervised.status()
+        supervised.remove_private_tmp()
         return HelperResult(_returncode(status), out.decode(errors="replace"), err.decode(errors="replace"),
-                            bool(status.get("timed_out")), str(status.get("error") or ""))
+                            bool(status.get("timed_out")), str(status.get("error") or ""),
+                            containment=str(status.get("containment") or ""),
+                            notes=tuple(str(n) for n in status.get("notes") or ()))
 
 
-def run_helper(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None) -> HelperResult:
-    return HelperProcess(argv, env=env, timeout=timeout, cwd=cwd).result()
+def run_helper(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None,
+               confinement: Confinement | None = None) -> HelperResult:
+    return HelperProcess(argv, env=env, timeout=timeout, cwd=cwd, confinement=confinement).result()
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:

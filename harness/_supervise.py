@@ -133,7 +133,8 @@ def _seal(config: dict[str, Any], notes: list[str]) -> None:
     """Every mount read-only, then a private /tmp (the folder ``config["tmp"]``) and /dev/shm: nothing the
     command writes reaches what the harness, another cell or a later run reads or executes (the Python
     installation, the user's site-packages and dotfiles, uv's cache and configuration, other cells' /tmp).
-    HOME and TMPDIR then point at the private /tmp, as in the docker backend's containers."""
+    HOME and TMPDIR then point at the private /tmp, as in the docker backend's containers; an environment
+    build (``keep_home``) keeps its HOME, read-only, and gets XDG_CACHE_HOME and TMPDIR there instead."""
     try:
         _read_only_tree("/", True)
         _read_only_tree("/proc", False)  # the supervisor maps the namespace's ids through /proc/PID
@@ -153,7 +154,9 @@ def _seal(config: dict[str, Any], notes: list[str]) -> None:
         finally:
             os.close(fd)
         env = config["env"]
-        if env.get("HOME") == config.get("home"):  # unless the case gave the command a HOME of its own
+        if config.get("keep_home"):  # an environment build: uv reads its settings there (read-only, as all else)
+            env["XDG_CACHE_HOME"] = "/tmp/.cache"  # what a build backend caches stays in the private /tmp
+        elif env.get("HOME") == config.get("home"):  # unless the case gave the command a HOME of its own
             env["HOME"] = "/tmp"
         env["TMPDIR"] = "/tmp"
 

@@ -4,7 +4,9 @@ Environments live under the cache folder (``.repro-envs/`` by default, ``REPRO_M
 it), named by :meth:`EnvSpec.key`. An environment is built under a temporary name, gets its ``.complete``
 marker, and only then is renamed into place; a folder without the marker (left by older versions) is
 removed and rebuilt, never used. A file lock makes concurrent runs build each environment once, and
-every build step runs under the process supervisor, so it dies with the harness.
+every build step runs under the process supervisor, so it dies with the harness, sealed like a cell
+where namespaces allow (harness/_sandbox.py: only the build folder, uv's cache and a private /tmp
+writable, the run's output hidden).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ from harness._exceptions import EnvBuildError
 from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
+from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
 
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
@@ -82,7 +86,7 @@ class VenvBackend:
     def build_log(self, spec: EnvSpec) -> Path | None:
         return self.root / f"venv-{spec.key()}.build.log"
 
-    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+    def prepare(self, spec: EnvSpec, progress: Progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
         env_id = f"venv-{spec.key()}"
         folder = self.root / env_id
         self.root.mkdir(parents=True, exist_ok=True)
@@ -90,7 +94,7 @@ class VenvBackend:
             if (folder / _MARKER).is_file():
                 meta = json.loads((folder / _MARKER).read_text())
                 if not (folder / _OWNERS).is_file():  # built before the map was stored
-                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ))
+                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private)
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             self._remove_unfinished(env_id, folder, progress)
             progress(f"{env_id}: creating ({spec.summary()})")
@@ -100,13 +104,14 @@ class VenvBackend:
             # shares a folder with what is left of an earlier one.
             building = self.root / f"{_BUILDING}{env_id}-{os.getpid()}-{secrets.token_hex(3)}"
             try:
-                meta = self._build(spec, building, folder.with_suffix(".build.log"))
+                meta = self._build(spec, building, folder.with_suffix(".build.log"), private)
                 meta["build_s"] = round(time.perf_counter() - started, 2)
                 (building / _MARKER).write_text(json.dumps(meta, indent=1))
                 os.rename(building, folder)
             finally:
                 shutil.rmtree(building, ignore_errors=True)
-            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **uv_index_environment()})
+            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **uv_index_environment()},
+                               private)
             progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
             return self._prepared(env_id, spec, folder, meta, reused=False)
 
@@ -124,43 +129,69 @@ class VenvBackend:
                            installed=meta["installed"], reused=reused,
                            build_s=0.0 if reused else meta["build_s"])
 
-    def _build(self, spec: EnvSpec, folder: Path, log: Path) -> dict[str, Any]:
+    def _build(self, spec: EnvSpec, folder: Path, log: Path, private: Sequence[Path] = ()) -> dict[str, Any]:
         log.write_text("")
         uv = find_uv()
         env = {**os.environ, **uv_index_environment()}
+        cache = uv_cache_dir(uv, env)
+        if cache is not None:  # explicit: a sealed step's HOME and XDG_CACHE_HOME are not the harness's
+            env["UV_CACHE_DIR"] = str(cache)
+        place = build_place(cache, folder)
+        uses = [Path(uv).resolve().parent, *(p.path.parent for p in spec.patches)]
+        writes = (cache,) if cache is not None and place != folder else (place, *([cache] if cache else []))
+        try:
+            with BuildSandbox(env_root=self.root, private=private, env=env, uses=uses,
+                              requires=spec.requires) as sandbox:
+                place.mkdir()  # made here, so the sealed steps can be given it (and nothing else of the root)
+                meta = self._build_steps(spec, uv, place, log, env, sandbox, writes)
+            if place != folder:
+                os.rename(place, folder)
+        finally:
+            if place != folder:  # what a failed build left in uv's cache (``folder`` is the caller's to remove)
+                shutil.rmtree(place, ignore_errors=True)
+        return meta
+
+    def _build_steps(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
+                     sandbox: BuildSandbox, writes: tuple[Path, ...]) -> dict[str, Any]:
+        """uv venv, uv pip install, patches, freeze: each sealed, writing ``writes`` at most."""
         # --relocatable: entry points and activation scripts keep working after the rename into place.
-        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", sys.executable, str(folder)], env)
+        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", sys.executable, str(folder)], env,
+                   sandbox.seal(*writes))
         python = str(folder / "bin" / "python")
         # A local file or folder can change without its path changing: uv must build it afresh (its cache
         # key is the path and a few timestamps; the environment key already hashes the content).
         refresh = [a for name in spec.local_requirements() for a in ("--refresh-package", name)]
-        self._step(log, [uv, "pip", "install", "--python", python, *refresh, *spec.requires], env)
+        requires = sandbox.local_copies(spec.requires)  # in-tree builds write into copies, not case folders
+        self._step(log, [uv, "pip", "install", "--python", python, *refresh, *requires], env,
+                   sandbox.seal(*writes, sandbox.sources))
         for patch in spec.patches:
-            site = self._site_packages(python, log, env)
-            self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env)
+            site = self._site_packages(python, log, env, sandbox)
+            self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
+                       sandbox.seal(folder))
         # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
-        installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env))
+        installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
 
-    def _store_owners(self, folder: Path, log: Path, env: dict[str, str]) -> None:
+    def _store_owners(self, folder: Path, log: Path, env: dict[str, str], private: Sequence[Path] = ()) -> None:
         """Store the child runner's module -> distribution map; without it each cell computes its own."""
         # -I: the sys.path a cell starts with (no cwd, no PYTHONPATH); the child checks what differs.
         # -B: no bytecode in site-packages (cells keep theirs under .pycache).
         argv = [str(folder / "bin" / "python"), "-I", "-B", str(CHILD_RUNNER), "--owners"]
-        with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError):
-            record = json.loads(self._step(log, argv, env).strip().splitlines()[-1])
+        with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError), \
+                BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
+            record = json.loads(self._step(log, argv, env, sandbox.seal()).strip().splitlines()[-1])
             tmp = folder / f"{_OWNERS}.tmp{os.getpid()}"
             tmp.write_text(json.dumps(record))
             os.replace(tmp, folder / _OWNERS)
 
-    def _site_packages(self, python: str, log: Path, env: dict[str, str]) -> str:
+    def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:
         return self._step(log, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          env).strip()
+                          env, sandbox.seal()).strip()
 
-    def _step(self, log: Path, argv: list[str], env: dict[str, str]) -> str:
+    def _step(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> str:
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(argv)}\n")
-        helper = HelperProcess(argv, env=env, timeout=_INSTALL_TIMEOUT_S)
+        helper = HelperProcess(argv, env=env, timeout=_INSTALL_TIMEOUT_S, confinement=confinement)
         with self._lock:
             self._running.add(helper)
         try:
@@ -170,6 +201,8 @@ class VenvBackend:
                 self._running.discard(helper)
         with log.open("a") as handle:
             handle.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
+            if proc.notes:  # what the sealing could not do here (e.g. no namespaces): said as for cells
+                handle.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
         if proc.timed_out:
             raise EnvBuildError(f"'{argv[0]} {argv[1]}' did not finish in {_INSTALL_TIMEOUT_S}s", log)
         if proc.returncode != 0:
@@ -178,10 +211,14 @@ class VenvBackend:
                                 f"(exit {proc.returncode}):\n{tail}", log)
         return proc.stdout
 
-    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
         folder = Path(env.python_path).parent.parent
-        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / ".pycache")}  # the probe's own bytecode cache
-        proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120)
+        cache = folder / ".pycache"  # the probe's own bytecode cache: no cell reads it
+        cache.mkdir(exist_ok=True)
+        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
+        with BuildSandbox(env_root=self.root, private=private, env=probe_env) as sandbox:
+            proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120,
+                              confinement=sandbox.seal(cache))
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
         probe = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -72,6 +72,7 @@ FAULT_CATALOGUE = (
     # found by the adversarial pass over the hardened harness
     "a repro plants code that other cells or later runs execute",
     "an image folder whose symlinks name host files",
+    "a package build writes outside its environment",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -103,7 +103,8 @@ class DockerBackend:
     def build_log(self, spec: EnvSpec) -> Path | None:
         return None
 
-    def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+    def prepare(self, spec: EnvSpec, progress: Progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        # Images are built by `nox -s images` (docs/docker.md), never here: nothing a case chose runs on the host.
         with self._lock:
             note, self._base_note = self._base_note, None
         if note:
@@ -146,7 +147,7 @@ class DockerBackend:
             image = self._cuda_images[spec]
         return image, "" if image else missing_image_message(self.client, plan, case_ids)
 
-    def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
         with daemon_call("looking up the CUDA image"):
             image, _ = self._cuda_image(env.spec)
         if image is None:

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError, UsageError
+from harness._process import run_helper
+from harness._sandbox import BuildSandbox
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, find_image
@@ -128,17 +130,26 @@ def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Pa
 
 
 def fill_wheelhouse(plan: ImagePlan, wheels: Path, log_path: Path, say: Say) -> None:
+    """``pip wheel`` on the host runs code a case chose (a local folder's setup.py or build backend, any
+    sdist-only pin): sealed like the venv backend's build steps (harness/_sandbox.py), writing only
+    ``wheels``, copies of local requirement folders and a private /tmp (pip's cache included)."""
     python = host_python(plan.python)
     say(f"resolving {len(plan.requirements)} requirement(s) into a wheelhouse with the host's pip")
-    argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar", "off",
-            "--disable-pip-version-check", *plan.requirements]
+    with BuildSandbox(env_root=plan.image_dir, private=(), env=os.environ, uses=(Path(python).parent,),
+                      requires=plan.requirements) as sandbox:
+        requires = sandbox.local_copies(plan.requirements)  # in-tree builds write copies, not case folders
+        argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar",
+                "off", "--disable-pip-version-check", *requires]
+        with log_path.open("a") as log:
+            log.write(f"$ {' '.join(argv)}\n")
+        proc = run_helper(argv, env=os.environ, timeout=_WHEEL_TIMEOUT_S,
+                          confinement=sandbox.seal(wheels, sandbox.sources))
     with log_path.open("a") as log:
-        log.write(f"$ {' '.join(argv)}\n")
-        log.flush()
-        try:
-            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=_WHEEL_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            raise ImageBuildError(f"pip wheel did not finish in {_WHEEL_TIMEOUT_S}s", log_path) from None
+        log.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
+        if proc.notes:
+            log.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
+    if proc.timed_out:
+        raise ImageBuildError(f"pip wheel did not finish in {_WHEEL_TIMEOUT_S}s", log_path)
     if proc.returncode != 0:
         raise ImageBuildError(f"the host's pip could not resolve {' '.join(plan.requirements)} into wheels "
                               f"(exit {proc.returncode}):\n{log_tail(log_path)}", log_path)

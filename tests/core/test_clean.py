@@ -68,3 +68,25 @@ def test_sizes_count_each_file_once_and_never_follow_links(tmp_path):
     assert folder_size(tmp_path) == Pruned(1, 1520, 20)  # "a" has a second link: removing frees only "d"
     assert [human_size(n) for n in (999, 1500, 2_500_000, 7_340_000_000)] == ["999 B", "1.5 kB", "2.5 MB", "7.3 GB"]
     assert Pruned(1, 10, 10).describe() == "10 B"
+
+
+def test_clean_prunes_the_caches_of_cases_that_no_longer_use_an_environment(tmp_path):
+    """``.cell-caches/<case>`` holds a case's compiled bytecode and extensions: a removed or renamed case's
+    folder stays in an environment other cases still use until clean prunes it."""
+    root, used = make_root(tmp_path)
+    cases = load_cases([FIXTURES]).cases
+    caches = root / used / ".cell-caches"
+    for name in ("confirmed", "removed-case"):
+        (caches / name / "pycache").mkdir(parents=True)
+        (caches / name / "pycache" / "x.pyc").write_bytes(b"code")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "keep").mkdir(parents=True)
+    (caches / "linked-case").symlink_to(elsewhere, target_is_directory=True)  # removed as a link, never followed
+    said: list[str] = []
+    clean_environments(cases, dry_run=True, say=said.append, root=root)
+    assert f"would remove {used}/.cell-caches/removed-case (4 B; no case of that name uses this environment)" in said
+    assert (caches / "removed-case").is_dir()
+    clean_environments(cases, dry_run=False, say=said.append, root=root)
+    assert f"removing {used}/.cell-caches/removed-case (4 B; no case of that name uses this environment)" in said
+    assert sorted(p.name for p in caches.iterdir()) == ["confirmed"] and (elsewhere / "keep").is_dir()
+    assert (caches / "confirmed" / "pycache" / "x.pyc").is_file()

@@ -160,3 +160,48 @@ def test_a_writable_folder_inside_a_hidden_one_stays_reachable(layout):
     assert "listing ['mine']" in text and "refused" in text
     assert (base / "mine" / "outcome.json").read_text() == "mine"
     assert (base / "neighbour" / "outcome.json").read_text() == '{"status": "passed"}'
+
+
+SEALED_HELPER = """
+import os, sys
+home, hidden = sys.argv[1], sys.argv[2]
+print("env", os.environ["HOME"] == home, os.environ["TMPDIR"], os.environ["XDG_CACHE_HOME"])
+for target in (home + "/.repro-matrix-sealed-probe", "/tmp/ok", sys.argv[3] + "/ok"):
+    try:
+        open(target, "w").write("x")
+        print("wrote", target)
+    except OSError as error:
+        print("refused", target, error.errno)
+print("hidden", os.path.isdir(hidden) and os.listdir(hidden))
+"""
+
+
+def test_a_sealed_helper_keeps_home_read_only_and_writes_only_its_folders(layout):
+    """Environment builds: HOME stays (uv's settings) but read-only, /tmp is private, the output hidden."""
+    if not _namespaces(layout):
+        pytest.skip("no namespaces on this host (not root, no unprivileged user namespaces)")
+    scratch = layout / "scratch"
+    scratch.mkdir()
+    confinement = Confinement(hide=(layout / "output",), readonly=(layout / "cwd",), writable=(layout / "repo" / "cache",),
+                              sealed=True, scratch=scratch, private_home=False)
+    home = os.environ["HOME"]
+    done = run_helper([sys.executable, "-c", SEALED_HELPER, home, str(layout / "output"), str(layout / "repo" / "cache")],
+                      env=dict(os.environ), timeout=60, cwd=layout / "cwd", confinement=confinement)
+    assert done.returncode == 0 and done.containment == "namespaces", done
+    assert "env True /tmp /tmp/.cache" in done.stdout
+    assert f"refused {home}/.repro-matrix-sealed-probe 30" in done.stdout
+    assert "wrote /tmp/ok" in done.stdout and f"wrote {layout}/repo/cache/ok" in done.stdout
+    assert "hidden []" in done.stdout or "hidden False" in done.stdout  # empty, or (under /tmp) not there at all
+    assert not Path(home, ".repro-matrix-sealed-probe").exists()
+    assert list(scratch.iterdir()) == []  # its private /tmp is gone with it
+
+
+def test_without_namespaces_a_helper_runs_as_before(layout, monkeypatch):
+    """The subreaper fallback is unchanged: no seal, the same HOME and TMPDIR."""
+    monkeypatch.setenv("REPRO_MATRIX_NAMESPACES", "0")
+    confinement = Confinement(hide=(layout / "output",), sealed=True, scratch=layout, private_home=False)
+    done = run_helper([sys.executable, "-c", "import os; print(os.environ.get('TMPDIR'), os.listdir(os.sys.argv[1]))",
+                       str(layout / "output")], env={**os.environ, "TMPDIR": str(layout)}, timeout=60,
+                      confinement=confinement)
+    assert done.returncode == 0 and done.containment == "subreaper", done
+    assert done.stdout.strip() == f"{layout} ['run']"

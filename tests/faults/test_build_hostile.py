@@ -1,0 +1,240 @@
+"""Hostile package builds: code that runs while an environment installs (a local requirement's setup.py
+or PEP 517 backend; any sdist a case pins) is sealed like a cell. It cannot forge a run in --output,
+plant code in another case's caches, or write HOME, the checkout or the Python installation; a benign
+build (in-tree, with a patch) still builds, without writing into its case folder."""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
+from tests.faults.processes import new_token
+from tests.faults.test_run_hostile import _mode
+
+pytestmark = pytest.mark.slow
+
+# Runs inside the build (setup.py, or the backend's build_wheel): tries every target, records each outcome
+# in the package it builds (the only place a sealed build's writes survive), then builds normally.
+ATTACK = '''
+import json, pathlib
+TARGETS = json.loads({targets!r})
+here = pathlib.Path(__file__).resolve().parent
+results = {{}}
+for name, target in TARGETS.items():
+    path = pathlib.Path(target)
+    if name == "victim-cache":  # another case's bytecode cache, in the environment its cells used
+        found = sorted(path.glob("venv-*/.cell-caches/aa-victim/pycache"))
+        if not found:
+            results[name] = "no victim cache found"
+            continue
+        path = found[0] / "planted.pyc"
+    try:
+        if name == "forge":
+            path.mkdir()
+            (path / "results.json").write_text(json.dumps({{"version": 1, "run": {{"id": "forged"}}}}))
+        else:
+            path.write_text("planted by a package build")
+        results[name] = "done"
+    except OSError as error:
+        results[name] = repr(error)
+(here / "hostilepkg" / "attempts.py").write_text("ATTEMPTS = " + repr(results) + "\\n")
+'''
+
+SETUP_PY = '''
+{attack}
+from setuptools import setup
+setup(name="hostilepkg", version="1.0", packages=["hostilepkg"])
+'''
+
+# A PEP 517 backend of its own (pyproject's backend-path): no setuptools needed; writes the wheel by hand.
+BACKEND = '''
+import base64, hashlib, os, pathlib, zipfile
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+{attack}
+    name = "hostilepkg-1.0-py3-none-any.whl"
+    files = {{f"hostilepkg/{{p.name}}": p.read_bytes() for p in (here / "hostilepkg").glob("*.py")}}
+    files["hostilepkg-1.0.dist-info/METADATA"] = b"Metadata-Version: 2.1\\nName: hostilepkg\\nVersion: 1.0\\n"
+    files["hostilepkg-1.0.dist-info/WHEEL"] = b"Wheel-Version: 1.0\\nGenerator: hostile\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{{path}},sha256={{digest}},{{len(data)}}")
+    record.append("hostilepkg-1.0.dist-info/RECORD,,")
+    files["hostilepkg-1.0.dist-info/RECORD"] = ("\\n".join(record) + "\\n").encode()
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return name
+'''
+
+PYPROJECT = """
+[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["."]
+"""
+
+HOSTILE_REPRO = SIGNATURE_SCRIPT + """
+    import json
+    from hostilepkg.attempts import ATTEMPTS
+    print("ATTEMPTS", json.dumps(ATTEMPTS))
+"""
+
+
+def _package(folder: Path, kind: str, targets: dict[str, str]) -> Path:
+    package = folder / "pkg"
+    (package / "hostilepkg").mkdir(parents=True)
+    (package / "hostilepkg" / "__init__.py").write_text("")
+    (package / "hostilepkg" / "attempts.py").write_text("ATTEMPTS = {}\n")
+    attack = ATTACK.format(targets=json.dumps(targets))
+    if kind == "setup.py":
+        (package / "setup.py").write_text(SETUP_PY.format(attack=attack))
+    else:
+        (package / "pyproject.toml").write_text(PYPROJECT)
+        (package / "backend.py").write_text(BACKEND.format(attack=textwrap.indent(attack, "    ")))
+    return package
+
+
+def _attempts(out: Path, results: dict) -> dict[str, str]:
+    run_dir = next(p for p in out.iterdir() if (p / "results.json").is_file())
+    log = (run_dir / cell(results, "zz-hostile", "fixed")["log"]).read_text()
+    return json.loads(next(line for line in log.splitlines() if line.startswith("ATTEMPTS "))[9:])
+
+
+@pytest.mark.fault("a package build writes outside its environment")
+@pytest.mark.parametrize("kind", ["setup.py", "pep517-backend"])
+def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypatch, kind):
+    _mode(monkeypatch, "1")
+    token = new_token()
+    out, envs = tmp_path / "out", tmp_path / "envs"
+    targets = {
+        "forge": str(out / "20990101T000000Z-forged"),  # (a) a forged run, published by the next `report`
+        "victim-cache": str(envs),  # (b) another case's bytecode cache: code its cells would run
+        "home": str(Path.home() / f".{token}"),  # (c) HOME: dotfiles, the user's caches and configuration
+        "checkout": str(REPO / f"{token}.txt"),
+        "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"),  # runs in every later python
+    }
+    write_case(tmp_path / "cases", "aa-victim", SIGNATURE_SCRIPT, requires=["torch==2.13.0"])
+    folder = write_case(tmp_path / "cases", "zz-hostile", HOSTILE_REPRO, requires=["torch==2.13.0", "hostilepkg @ PKG"])
+    package = _package(folder, kind, targets)
+    case_file = folder / "case.yaml"
+    case_file.write_text(case_file.read_text().replace("PKG", package.as_uri()))
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    try:
+        proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                           "--output", str(out), env={"REPRO_MATRIX_ENVS": str(envs)})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results = results_of(out)[0]
+        assert verdict(results, "zz-hostile")["verdict"] == "confirmed", verdict(results, "zz-hostile")
+        attempts = _attempts(out, results)
+        assert set(attempts) == set(targets) and attempts["victim-cache"] != "no victim cache found", attempts
+        assert [name for name, outcome in attempts.items() if outcome == "done"] == [], attempts
+        assert not (out / "20990101T000000Z-forged").exists(), "a build forged a run in --output"
+        assert len(results_of(out)) == 1
+        assert list(envs.glob("venv-*/.cell-caches/aa-victim/pycache/planted.pyc")) == []
+        for name in ("home", "checkout", "python"):
+            assert not Path(targets[name]).exists(), f"a build wrote {name}: {targets[name]}"
+        # in-tree builds wrote into a copy: the case folder is as the test made it
+        assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    finally:
+        for name in ("home", "checkout", "python"):
+            Path(targets[name]).unlink(missing_ok=True)
+
+
+BENIGN_SETUP = """
+from setuptools import setup
+setup(name="benignpkg", version="1.0", packages=["benignpkg"])
+"""
+BENIGN_PATCH = """\
+--- a/benignpkg/__init__.py
++++ b/benignpkg/__init__.py
+@@ -1 +1 @@
+-VALUE = "as built"
++VALUE = "patched"
+"""
+BENIGN_REPRO = SIGNATURE_SCRIPT + """
+    import benignpkg
+    if benignpkg.VALUE != "patched":
+        raise SystemExit(f"the patch was not applied: {benignpkg.VALUE!r}")
+"""
+
+
+@pytest.mark.fault("a package build writes outside its environment")
+def test_a_benign_in_tree_build_with_a_patch_still_builds_sealed(tmp_path, monkeypatch):
+    """setuptools writes build/ and *.egg-info beside setup.py, and the patch step writes site-packages:
+    both still work sealed, and the case folder stays as it was."""
+    _mode(monkeypatch, "1")
+    folder = write_case(tmp_path / "cases", "benign", BENIGN_REPRO, requires=["torch==2.13.0", "benignpkg @ PKG"],
+                        patches=["value.diff"])
+    package = folder / "pkg"
+    (package / "benignpkg").mkdir(parents=True)
+    (package / "benignpkg" / "__init__.py").write_text('VALUE = "as built"\n')
+    (package / "setup.py").write_text(BENIGN_SETUP)
+    (folder / "value.diff").write_text(BENIGN_PATCH)
+    case_file = folder / "case.yaml"
+    case_file.write_text(case_file.read_text().replace("PKG", package.as_uri()))
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                       str(tmp_path / "out"), env={"REPRO_MATRIX_ENVS": str(tmp_path / "envs")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict(results_of(tmp_path / "out")[0], "benign")["verdict"] == "confirmed"
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before, "the build wrote into the case folder"
+    (log,) = (tmp_path / "envs").glob("venv-*.build.log")
+    assert "containment" not in log.read_text(), log.read_text()  # every step sealed as asked, nothing skipped
+    # Still hardlinked from uv's cache, as unsealed builds were: not a 750 MB copy of torch per environment.
+    assert "Failed to hardlink" not in log.read_text()
+    (torch,) = (tmp_path / "envs").glob("venv-*/lib/python*/site-packages/torch/__init__.py")
+    assert torch.stat().st_nlink > 1
+
+
+def test_an_environment_built_outside_uv_cache_is_kept(tmp_path, monkeypatch):
+    """With uv's cache off (or on another filesystem) the environment is built where it ends up."""
+    from harness._backend import EnvSpec
+    from harness._venv import VenvBackend
+
+    _mode(monkeypatch, "1")
+    monkeypatch.setenv("UV_NO_CACHE", "1")
+    env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None,
+                                                      private=(tmp_path / "out",))
+    assert env.installed.get("six") == "1.16.0" and Path(env.python_path).exists()
+    assert [p.name for p in (tmp_path / "envs").iterdir() if p.name.startswith(".building-")] == []
+
+
+@pytest.mark.fault("a package build writes outside its environment")
+def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeypatch):
+    """docker images install inside a container, but the default wheelhouse is made on the host by the
+    host's pip (`pip wheel` builds every local folder and sdist-only pin): sealed like the venv steps."""
+    import zipfile
+
+    from harness._backend import EnvSpec
+    from harness.docker._build import make_context
+    from harness.docker._plan import ImageSettings, plan_image
+
+    _mode(monkeypatch, "1")
+    token = new_token()
+    targets = {"forge": str(tmp_path / "out" / "forged"), "victim-cache": str(tmp_path / "envs"),
+               "home": str(Path.home() / f".{token}"), "checkout": str(REPO / f"{token}.txt"),
+               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth")}
+    (tmp_path / "out").mkdir()
+    package = _package(tmp_path / "case", "pep517-backend", targets)
+    plan = plan_image(EnvSpec((f"hostilepkg @ {package.as_uri()}",)), "cpu", image_dir=REPO / "images" / "torch",
+                      settings=ImageSettings(pip_source="wheelhouse"))
+    before = sorted(p.relative_to(package) for p in package.rglob("*"))
+    try:
+        context = make_context(plan, tmp_path / "scratch", tmp_path / "build.log", lambda line: None)
+        (wheel,) = (context / "wheels").glob("hostilepkg-*.whl")  # the benign part of the build still works
+        with zipfile.ZipFile(wheel) as archive:
+            attempts = archive.read("hostilepkg/attempts.py").decode()
+        assert "'done'" not in attempts and "'forge'" in attempts, attempts
+        for name in ("forge", "home", "checkout", "python"):
+            assert not Path(targets[name]).exists(), f"the wheelhouse build wrote {name}: {targets[name]}"
+        assert sorted(p.relative_to(package) for p in package.rglob("*")) == before
+    finally:
+        for name in ("home", "checkout", "python"):
+            Path(targets[name]).unlink(missing_ok=True)
