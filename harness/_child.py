@@ -155,8 +155,11 @@ def _enter_simulation(repo_root: str) -> None:
     spec.loader.exec_module(package)  # type: ignore[union-attr]
     import harness.sim
     import harness.sim._crash  # read by _exception_record
+    from harness.sim._startup import propagate
 
     harness.sim.install()
+    # The Python processes the repro starts join too (the environment's harness-written .pth line).
+    propagate(repo_root)
 
 
 def _run(spec: dict[str, Any]) -> dict[str, Any]:

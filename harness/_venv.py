@@ -40,6 +40,9 @@ from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness.sim._startup import ENV as SIM_ENV
+from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
+from harness.sim._startup import ROOT_ENV as SIM_ROOT_ENV
 
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
@@ -95,6 +98,7 @@ class VenvBackend:
                 meta = json.loads((folder / _MARKER).read_text())
                 if not (folder / _OWNERS).is_file():  # built before the map was stored
                     self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private)
+                _link_simulation(folder)  # environments built before the line existed get it too
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             self._remove_unfinished(env_id, folder, progress)
             progress(f"{env_id}: creating ({spec.summary()})")
@@ -106,6 +110,7 @@ class VenvBackend:
             try:
                 meta = self._build(spec, building, folder.with_suffix(".build.log"), private)
                 meta["build_s"] = round(time.perf_counter() - started, 2)
+                _link_simulation(building)
                 (building / _MARKER).write_text(json.dumps(meta, indent=1))
                 os.rename(building, folder)
             finally:
@@ -279,9 +284,22 @@ class VenvBackend:
             process.interrupt()
 
 
+def _link_simulation(folder: Path) -> None:
+    """Children of a cuda-sim cell join its simulation: the line is inert unless the cell exports
+    ``CUDA_SIM_SUBPROCESS=1`` and the harness's folder (harness/sim/_startup.py), and names no path
+    itself (environments are keyed by content). Written here, by the harness: cells see it read-only."""
+    for site in (folder / "lib").glob("python3*/site-packages"):
+        pth = site / ENV_PTH_NAME
+        if not pth.is_file() or pth.read_text() != ENV_PTH_LINE:
+            tmp = site / f".{ENV_PTH_NAME}.tmp{os.getpid()}"
+            tmp.write_text(ENV_PTH_LINE)
+            os.replace(tmp, pth)
+
+
 def _base_environment() -> dict[str, str]:
-    """The parent's environment minus what would leak the harness's own interpreter into the child."""
-    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT"}
+    """The parent's environment minus what would leak the harness's own interpreter into the child
+    (and a simulation the harness itself runs in: a cuda-sim cell exports its own, a cpu cell none)."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT", SIM_ENV, SIM_ROOT_ENV}
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update({"PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1",

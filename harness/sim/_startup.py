@@ -7,7 +7,8 @@ line runs at every interpreter start and, only when the variable is ``1``, calls
 the simulation is installed right after the child imports torch (a child that never imports torch
 pays nothing more). Without the variable the line is one dictionary lookup. As coverage.py's
 ``COVERAGE_PROCESS_START``, this reaches the interpreters of environments where repro-matrix is
-installed; any other interpreter starts plain.
+installed. The harness reaches the others (its case environments) with :data:`ENV_PTH_LINE`, which
+it writes into their site-packages: with :data:`ROOT_ENV` also set, it loads ``harness`` from there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ ENV = "CUDA_SIM_SUBPROCESS"
 PTH_NAME = "cuda_sim.pth"
 PTH_LINE = (f'import os; os.environ.get("{ENV}") == "1" and '
             '__import__("harness.sim._startup", fromlist=["start"]).start()\n')
+ROOT_ENV = "CUDA_SIM_HARNESS"  # the folder holding the harness package, for environments without it
+ENV_PTH_NAME = "zzz_cuda_sim_harness.pth"  # after the wheel's cuda_sim.pth, which wins where both exist
+# No path in the line: environments are keyed by content and shared by checkouts.
+ENV_PTH_LINE = (f'import os; os.environ.get("{ENV}") == "1" and os.environ.get("{ROOT_ENV}") and '
+                f'__import__("runpy").run_path(os.path.join(os.environ["{ROOT_ENV}"], "harness", "sim", "_join.py"))\n')
 
 
 def start() -> None:
@@ -34,10 +40,16 @@ def _install(torch: types.ModuleType) -> None:
     harness.sim.install()
 
 
-def propagate() -> str | None:
-    """Make child processes join the simulation; returns the variable's previous value."""
+def propagate(root: str | None = None) -> str | None:
+    """Make child processes join the simulation; returns the variable's previous value.
+
+    ``root``, the folder holding the harness package, also reaches the interpreters of environments
+    that carry :data:`ENV_PTH_LINE` instead of repro-matrix.
+    """
     previous = os.environ.get(ENV)
     os.environ[ENV] = "1"
+    if root is not None:
+        os.environ[ROOT_ENV] = root
     return previous
 
 
@@ -48,4 +60,5 @@ def restore(previous: str | None) -> None:
         os.environ[ENV] = previous
 
 
-__all__ = ["ENV", "PTH_LINE", "PTH_NAME", "propagate", "restore", "start"]
+__all__ = ["ENV", "ENV_PTH_LINE", "ENV_PTH_NAME", "PTH_LINE", "PTH_NAME", "ROOT_ENV", "propagate", "restore",
+           "start"]
