@@ -436,6 +436,43 @@ def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: di
     return padded, lengths
 
 
+def _repr(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """``Tensor.__repr__`` (and ``str``, ``print``, ``format`` of a tensor with dims): the values
+    are formatted with the simulation off, the rest of the text (``device='cuda:0'``, ``dtype=``,
+    ``grad_fn=``) by torch's own code with the mode on, from ``tensor_contents``. A GPU formats
+    the values with the same ops on the device; run through the modes, each of those small ops
+    paid the simulation's per-call cost (ignite formats RNG states every iteration)."""
+    t = args[0]
+    if len(args) == 1 and type(t) in _PLAIN_TYPES:
+        if device_of(t) == t.device:  # type: ignore[arg-type]
+            return torch.Tensor.__repr__(t, **kwargs)  # not on the simulated GPU: torch's own text
+        if kwargs.get("tensor_contents") is None:
+            contents = _plain_contents(t)  # type: ignore[arg-type]
+            if contents is not None:
+                kwargs = {**kwargs, "tensor_contents": contents}
+    return mode.call(torch.Tensor.__repr__, (), args, kwargs, builtin=False)
+
+
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _plain_contents(t: torch.Tensor) -> str | None:
+    """What ``torch._tensor_str._str_intern`` makes of a dense tensor's values (this mode is off
+    while its handlers run), or None where it takes another branch (sparse, quantized, nested,
+    meta, empty, functorch or forward-AD wrappers, subclasses): those keep the full path."""
+    tensor_str = getattr(torch._tensor_str, "_tensor_str", None)
+    if tensor_str is None:
+        return None
+    if (t.layout != torch.strided or t.is_quantized or t.is_nested or t.is_meta or t.numel() == 0
+            or torch._C._functorch.is_functorch_wrapped_tensor(t) or torch._is_functional_tensor(t)):
+        return None
+    if torch.autograd.forward_ad.unpack_dual(t).tangent is not None:
+        return None
+    with torch.no_grad(), torch.utils._python_dispatch._disable_current_modes():
+        guard = torch._C._DisableFuncTorch()  # noqa: F841 - as torch._tensor_str._str holds it
+        return tensor_str(t, len("tensor("))
+
+
 def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
     return lambda mode, args, kwargs: _rnn(mode, args, kwargs, func)
 
@@ -449,7 +486,7 @@ _Handler = Callable[[PlacementMode, Sequence[object], dict[str, object]], object
 _METHODS: dict[object, _Handler] = {
     _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.get_device: _get_device,
     _Base.numpy: _numpy, _Base.pin_memory: _pin_memory, _Base.is_pinned: _is_pinned,
-    _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to,
+    _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to, torch.Tensor.__repr__: _repr,
 }
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _rnn_func = getattr(torch._C._VariableFunctions, _name)
