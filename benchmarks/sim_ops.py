@@ -9,6 +9,7 @@ median process CPU time per call in both and their ratio, then the median of the
     python benchmarks/sim_ops.py                      # every operation, 5 rounds
     python benchmarks/sim_ops.py --only matmul --only repr --rounds 9
     python benchmarks/sim_ops.py --profile repr       # cProfile of the simulated run of one op
+    python benchmarks/sim_ops.py --floor elementwise  # plain / two no-op Python modes / simulated
 
 One thread (``torch.set_num_threads(1)``), process time (``time.process_time``): on a shared
 host the wall clock measures the neighbours. A benchmark, not a test: nothing is asserted.
@@ -23,14 +24,18 @@ import pstats
 import statistics
 import sys
 import time
+import types as types_module
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import harness.sim
+from harness.sim._function import _reenterable
 
 Op = Callable[[], object]
 Setup = Callable[[str], Op]
@@ -218,6 +223,54 @@ def profile(name: str, budget: float) -> None:
     pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
 
+class _NoOpFunctionMode(TorchFunctionMode):
+    """What any TorchFunctionMode costs: re-enter and run the function (as the simulation does;
+    the hand-written builtins that ignore the skip-one-hop flag run with the mode off)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        if not isinstance(func, (types_module.FunctionType, types_module.MethodType)) and not _reenterable(func):
+            return func(*args, **(kwargs or {}))
+        torch._C._push_on_torch_function_stack(self)
+        try:
+            return torch._C._skip_one_hop_torch_function(func, types, args, kwargs or {})
+        finally:
+            torch._C._pop_torch_function_stack()
+
+
+class _NoOpDispatchMode(TorchDispatchMode):
+    """What any TorchDispatchMode costs: run the operator (torch functions off, as the simulation)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        with torch._C.DisableTorchFunction():
+            return func._op(*args, **(kwargs or {}))
+
+
+def floor(name: str, rounds: int, budget: float) -> None:
+    """The operation plain, under two no-op modes of the simulation's two kinds, and simulated:
+    the part of the cost any pair of Python modes has, and the part that is the simulation's."""
+    plain_op = OPS[name]("cpu")
+    with harness.sim.simulate():
+        sim_op = OPS[name]("cuda")
+    sides: dict[str, list[float]] = {"plain": [], "no-op modes": [], "simulated": []}
+    calls = _calls_for(plain_op, budget)
+    with harness.sim.simulate():
+        sim_calls = _calls_for(sim_op, budget)
+    for _ in range(rounds):
+        sides["plain"].append(_per_call(plain_op, calls))
+        with _NoOpFunctionMode(), _NoOpDispatchMode():
+            sides["no-op modes"].append(_per_call(plain_op, sim_calls))
+        with harness.sim.simulate():
+            sides["simulated"].append(_per_call(sim_op, sim_calls))
+    plain = statistics.median(sides["plain"])
+    for side, values in sides.items():
+        value = statistics.median(values)
+        print(f"{name:<16} {side:<12} {value * 1e6:>10.1f} us {value / plain:>6.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=sorted(OPS), help="this operation only (repeatable)")
@@ -225,10 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=0.2,
                         help="CPU seconds per round and side (default 0.2)")
     parser.add_argument("--profile", choices=sorted(OPS), help="print a cProfile of the simulated run instead")
+    parser.add_argument("--floor", choices=sorted(OPS),
+                        help="compare with two no-op modes instead (what any Python mode pair costs)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.profile:
         profile(args.profile, args.budget * 5)
+        return 0
+    if args.floor:
+        floor(args.floor, args.rounds, args.budget)
         return 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"torch {torch.__version__}, 1 thread, {args.rounds} rounds, load average {load:.1f} at start")
