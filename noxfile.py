@@ -71,7 +71,15 @@ def tests(session: nox.Session) -> None:
     session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
-    session.run("pytest", *args)
+    session.run("pytest", *_parallel(args), *args)
+
+
+def _parallel(args: list[str]) -> list[str]:
+    """One pytest-xdist worker per core, modules kept whole and the docker / fault tests on one worker each
+    (tests/conftest.py groups them); the slowest tests are listed at the end. Pass -n or -p no:xdist to choose."""
+    chosen = any(a in ("-n", "--numprocesses", "--dist", "no:xdist") or a.startswith(("-n", "--numprocesses="))
+                 for a in args)
+    return [] if chosen else ["-n", "auto", "--dist", "loadgroup", "--no-loadscope-reorder", "--durations", "25"]
 
 
 @nox.session

@@ -75,6 +75,16 @@ class EnvSpec:
         return {"python": self.python, "requires": list(self.requires),
                 "patches": [{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]}
 
+    def summary(self) -> str:
+        """One line that tells this environment from the others: the pins, then what else differs (two
+        environments with the same pins differ by their patches, or their Python)."""
+        text = ", ".join(self.requires)
+        if self.patches:
+            text += "; patched: " + ", ".join(p.path.name for p in self.patches)
+        if self.python != f"{sys.version_info.major}.{sys.version_info.minor}":
+            text += f"; python {self.python}"
+        return text
+
 
 @dataclass(frozen=True)
 class PreparedEnv:
@@ -141,6 +151,14 @@ class Backend(Protocol):
 
     def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
         """Realise (or reuse) the environment; raise EnvBuildError when it cannot be done."""
+        ...
+
+    def is_ready(self, spec: EnvSpec) -> bool:
+        """Is the environment there already (``prepare`` reuses it), or would ``prepare`` build it?"""
+        ...
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        """Where ``prepare`` writes the build's output while it builds (followed for progress), if anywhere."""
         ...
 
     def cuda_status(self, env: PreparedEnv) -> tuple[bool, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from packaging.utils import canonicalize_name
 
@@ -41,6 +41,9 @@ class Traceback:
     message: str
     start_line: int  # 1-based report line of its first "Traceback" header (or first frame)
     exception_line: int
+    # Spans of first_message_line where the report had terminal colour codes (empty spans where an escape
+    # sequence was cleaned away, the text of a code whose ESC the paste lost): the real message holds them.
+    colours: tuple[tuple[int, int], ...] = ()
 
     @property
     def exception_class(self) -> str:
@@ -76,6 +79,7 @@ class BugReport:
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_BARE_SGR = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")  # a colour code whose ESC the paste lost ("[1m")
 # Prefixes put before every line: torchrun's "[rank0]: ", Ray's "(Actor pid=1) ", a quote's "> ".
 _LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:, ip=[\d.]+)?\)\s|(?:>\s?)+(?!>))")
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
@@ -105,6 +109,7 @@ def parse_report(text: str) -> BugReport:
         raise UsageError("the report has no Python traceback (no 'Traceback (most recent call last):' and no "
                           "'File \"...\", line N' frame): paste the whole traceback the bug printed")
     traceback, notes = _pick(chains)
+    traceback = replace(traceback, colours=_colours(text, traceback))
     return BugReport(traceback, parse_environment(lines), tuple(notes))
 
 
@@ -112,6 +117,27 @@ def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes or line-end variants (one per report line)."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     return [_LINE_PREFIX.sub("", line[:MAX_LINE]).rstrip() for line in text.split("\n")]
+
+
+def _colours(text: str, traceback: Traceback) -> tuple[tuple[int, int], ...]:
+    """Where the first message line had colour codes (torch bolds part of some messages): cleaning drops them."""
+    first = traceback.first_message_line
+    if not first:
+        return ()
+    spans = {(m.start(), m.end()) for m in _BARE_SGR.finditer(first)}
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for line in raw[traceback.exception_line - 1: traceback.exception_line + 40]:
+        pieces = _ANSI.split(line[:MAX_LINE * 2])
+        at = "".join(pieces).find(first)
+        if at < 0:
+            continue
+        offset = 0
+        for piece in pieces[:-1]:
+            offset += len(piece)
+            if 0 < offset - at < len(first):
+                spans.add((offset - at, offset - at))
+        break
+    return tuple(sorted(spans))
 
 
 # --- tracebacks -------------------------------------------------------------------------------------------

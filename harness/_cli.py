@@ -238,12 +238,12 @@ def _console() -> Console:
 
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:
-    def cell_done(index: int, total: int, record: CellRecord) -> None:
+    def cell_done(done: int, total: int, record: CellRecord) -> None:
         style = _STYLE.get(record.judgement, "")
         width = len(str(total))
         cell = for_terminal(f"{record.case} · {record.lane} · {record.variant}", one_line=True)
         console.print(Text.assemble(
-            f"[{index + 1:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
+            f"[{done:>{width}}/{total}] ", (f"{record.judgement:<18}", style), f" {cell}  ",
             (f"{record.status} {record.duration_s:.1f}s — {for_terminal(record.reason, one_line=True)}", "dim")))
 
     def summary(results: dict[str, Any]) -> None:
@@ -312,7 +312,8 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
 
     loaded = load_step(_case_roots(args), _ui(console))
     removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
-    console.print(f"{'would remove' if args.dry_run else 'removed'} {removed} environment(s)")
+    console.print(f"{'would remove' if args.dry_run else 'removed'} {removed.count} environment(s) "
+                  f"({removed.describe()})")
     if not args.no_images:
         _clean_images(loaded.cases, args.dry_run, console)
     return EXIT_OK
@@ -326,7 +327,7 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
     except DockerUnavailableError as error:
         console.print(Text(for_terminal(f"images: not pruned ({error})")))
         return
-    console.print(f"{'would remove' if dry_run else 'removed'} {removed} image(s)")
+    console.print(f"{'would remove' if dry_run else 'removed'} {removed.count} image(s) ({removed.describe()})")
 
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:

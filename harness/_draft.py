@@ -50,6 +50,9 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
 }
 _NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
+# cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
+# simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
+_SIMULATOR = re.compile(r"(?:^|/)harness/sim/[^/]+\.py$")
 _DEVICE_ERROR = re.compile(
     r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
@@ -77,20 +80,25 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     traceback = report.traceback
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
-    culprit = _culprit(traceback.final_frames or traceback.frames, packages)
+    culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, packages)
+    if any(simulator_frame(frame) for frame in traceback.frames):
+        notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
+                     "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
     expect, guess = _expectations(traceback.exception_class, traceback.first_message_line)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
-    signature, signature_note = make_signature(traceback.first_message_line)
+    signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
     if signature_note:
         notes.append(signature_note)
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
     tags += ["device-placement"] if "device-placement" in guess else []
-    text = CaseText(case_id, source, _title(report), signature, shared, buggy, fix, expect, guess, tags)
+    text = CaseText(case_id, source, _title(report, culprit_frame), signature, shared, buggy, fix, expect, guess, tags)
     frames = traceback.final_frames or traceback.frames
+    inner = innermost_library_frame(frames)
     where = [(label, frame) for label, frame in (
         ("The report's own call into the libraries", entry_frame(frames)),
-        ("The innermost library frame, where it failed", innermost_library_frame(frames))) if frame is not None]
+        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
+        ("The innermost library frame, where it failed", inner)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames)
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports)
@@ -110,9 +118,13 @@ def frame_packages(frames: tuple[Frame, ...], environment: Environment) -> list[
     return found
 
 
+def simulator_frame(frame: Frame) -> bool:
+    return bool(_SIMULATOR.search(frame.posix))
+
+
 def _frame_module(frame: Frame) -> str | None:
     match = _SITE.search(frame.posix)
-    if not match:
+    if not match or simulator_frame(frame):
         return None
     parts = [p for p in match["rest"].split("/") if p]
     while parts and (parts[0].endswith((".egg", ".egg-link")) or parts[0].startswith("__editable__")):
@@ -123,16 +135,16 @@ def _frame_module(frame: Frame) -> str | None:
     return top if top.isascii() and top.isidentifier() and top not in _NOT_PACKAGES else None
 
 
-def _culprit(frames: tuple[Frame, ...], packages: list[str]) -> str:
-    """The distribution of the innermost library frame that is not torch's (torch when there is none)."""
+def _culprit(frames: tuple[Frame, ...], packages: list[str]) -> tuple[str, Frame | None]:
+    """The distribution of the innermost library frame not torch's (torch when there is none), and that frame."""
     for frame in reversed(frames):
         module = _frame_module(frame)
         if module is None:
             continue
         dist = next((p for p in packages if p in DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))), None)
         if dist and dist != "torch":
-            return dist
-    return "torch"
+            return dist, frame
+    return "torch", innermost_library_frame(frames)
 
 
 def innermost_library_frame(frames: tuple[Frame, ...]) -> Frame | None:
@@ -144,7 +156,8 @@ def entry_frame(frames: tuple[Frame, ...]) -> Frame | None:
     inner = innermost_library_frame(frames)
     if inner is None:
         return None
-    outside = [f for f in frames[: frames.index(inner)] if _frame_module(f) is None and not _stdlib(f)]
+    outside = [f for f in frames[: frames.index(inner)]
+               if _frame_module(f) is None and not _stdlib(f) and not simulator_frame(f)]
     return outside[-1] if outside else None
 
 
@@ -233,8 +246,56 @@ MAX_SIGNATURE_SOURCE = 200
 MAX_SIGNATURE = 1000
 
 
-def make_signature(message: str) -> tuple[str, str]:
-    """A regex for the message's first line: literal text escaped, varying parts generalised."""
+# torch words a failed wrapper device check two ways: "... found at least two devices, cuda:0 and cpu! (when checking
+# argument for argument ARG in method M)" (torch 2.7 and older) and "... got ARG is on cpu, different from other
+# tensors on cuda:0 (when checking argument in method M)" (newer, e.g. 2.13). A case pins torch 2.13 whatever the
+# report ran, so its signature must match the wording of either.
+_DEVICE_CHECK = (
+    re.compile(r"Expected all tensors to be on the same device, but found at least two devices, \S+ and \S+! "
+               r"\(when checking argument for argument (?P<arg>\w+) in method (?P<method>\w+)\)"),
+    re.compile(r"Expected all tensors to be on the same device, but got (?P<arg>\w+) is on \S+, different from other "
+               r"tensors on \S+ \(when checking argument in method (?P<method>\w+)\)"))
+
+
+def device_check_signature(message: str) -> str | None:
+    """For torch's wrapper device-check message: a regex matching it in either torch's wording."""
+    match = next((m for pattern in _DEVICE_CHECK if (m := pattern.search(message))), None)
+    if match is None:
+        return None
+    arg, method = match["arg"], match["method"]
+    return (r"Expected all tensors to be on the same device, but (?:found at least two devices, \S+ and \S+!"
+            rf"|got {arg} is on \S+, different from other tensors on \S+) \(when checking argument "
+            rf"(?:for argument {arg} )?in method {method}\)")
+
+
+def make_signature(message: str, colours: tuple[tuple[int, int], ...] = ()) -> tuple[str, str]:
+    """A regex for the message's first line: literal text escaped, varying parts generalised. ``colours``: spans
+    where the report had terminal colour codes; the real message holds them, so the regex keeps clear of them."""
+    colour_note = ""
+    if colours:
+        message, colour_note = _colour_free(message, colours)
+    signature, note = _plain_signature(message)
+    return signature, "; ".join(n for n in (colour_note, note) if n)
+
+
+def _colour_free(message: str, colours: tuple[tuple[int, int], ...]) -> tuple[str, str]:
+    """The text before the first colour code, or the longest colour-free piece when that one is short."""
+    bounds = [0, *(edge for span in colours for edge in span), len(message)]
+    pieces = [message[start:stop].strip() for start, stop in zip(bounds[::2], bounds[1::2], strict=True)]
+    first = pieces[0]
+    chosen = first if len(first) >= 24 else max(pieces, key=len)
+    if not chosen:
+        return message, ""
+    where = "before the first one" if chosen is first else "of the longest piece without them"
+    return chosen, (f"the report's exception message has terminal colour codes ({len(colours)}; the raised message "
+                    f"holds them, the report's text not): the signature matches the text {where}")
+
+
+def _plain_signature(message: str) -> tuple[str, str]:
+    device_check = device_check_signature(message[:MAX_SIGNATURE_SOURCE * 2])
+    if device_check:
+        return device_check, ("the signature matches torch's device-check message as older (2.7) and newer (2.13) "
+                              "torch word it")
     signature, note = _signature(message)
     while len(signature) > MAX_SIGNATURE:  # the schema's bound; only a message dense with numbers gets here
         message = message[: len(message) * 2 // 3]
@@ -271,11 +332,11 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
 
 
-def _title(report: BugReport) -> str:
+def _title(report: BugReport, frame: Frame | None) -> str:
+    """The message, after the function of the culprit's innermost frame (the library call a maintainer knows)."""
     message = " ".join(report.traceback.first_message_line.split()) or report.traceback.exception
-    inner = innermost_library_frame(report.traceback.final_frames or report.traceback.frames)
-    module = _frame_module(inner) if inner else None
-    where = f"{module} {inner.function}: " if inner and module and inner.function else ""
+    module = _frame_module(frame) if frame else None
+    where = f"{module} {frame.function}: " if frame and module and frame.function else ""
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
 

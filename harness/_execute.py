@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from harness._results import CellRecord, RunFolder, utc_now
 from harness._verdicts import judge_cell
 
 CellDone = Callable[[int, Cell, CellRecord], None]
+Started = Callable[[str, Path | None], None]  # (what: a cell key or an environment build, the log it writes)
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Executor:
     """
 
     def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int,
-                 progress: Callable[[str], None], on_start: Callable[[str], None] = lambda key: None,
+                 progress: Callable[[str], None], on_start: Started = lambda key, log: None,
                  on_finish: Callable[[str], None] = lambda key: None,
                  on_record: Callable[[CellRecord], None] = lambda record: None,
                  folder: RunFolder | None = None) -> None:
@@ -76,12 +77,24 @@ class Executor:
         self._stopping = threading.Event()
         self._lane_status: dict[str, tuple[bool, str]] = {}
         self._side_by_side = self.jobs
+        self._to_build: list[EnvSpec] = []  # environments this run builds, in the order it needs them
+        self._builds_started = 0
 
     def _scratch_base(self) -> Path:
         self._scratch.mkdir(mode=0o700, exist_ok=True)
         return self._scratch
 
+    def plan_environments(self, cells: Sequence[Cell]) -> tuple[list[Cell], list[EnvSpec]]:
+        """The cells that will run (their lane is here, they are not ``unsupported``) and the environments
+        of theirs the backend does not have yet: what the run has to build, in the order it needs them."""
+        runnable = [c for c in cells if self._host_lane(c)[0] and c.variant.expect[c.lane.name].kind != "unsupported"]
+        specs = list(dict.fromkeys(cell.env_spec() for cell in runnable))
+        self._to_build = [spec for spec in specs if not self.backend.is_ready(spec)]
+        return runnable, self._to_build
+
     def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
+        """Run every cell; ``on_done(n, cell, record)`` as each one finishes (n: how many have), the records
+        come back in plan order."""
         try:
             return self._run_all(cells, on_done)
         finally:
@@ -93,10 +106,15 @@ class Executor:
         self._side_by_side = max(1, min(self.jobs, len(cells)))
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cell")
         futures: list[Future[CellRecord]] = [pool.submit(self._run_one, cell) for cell in cells]
+        index_of = {future: index for index, future in enumerate(futures)}
         try:
-            for index, future in enumerate(futures):
-                records[index] = future.result()
-                on_done(index, cells[index], records[index])
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=index_of.__getitem__):
+                    index = index_of[future]
+                    records[index] = future.result()
+                    on_done(sum(r is not None for r in records), cells[index], records[index])
         except KeyboardInterrupt:
             self._stopping.set()
             self.backend.cancel()
@@ -184,7 +202,7 @@ class Executor:
         with slot.lock:
             if slot.prepared is None and slot.error is None:
                 try:
-                    slot.prepared = self.backend.prepare(spec, self.progress)
+                    slot.prepared = self._prepare(spec)
                     self.environments[slot.prepared.id] = _describe_env(slot.prepared)
                 except EnvBuildError as error:
                     slot.error = error
@@ -194,6 +212,20 @@ class Executor:
                                                  "error": str(error)}
                     self.progress(f"environment {env_id} failed: {error}")
         return slot
+
+    def _prepare(self, spec: EnvSpec) -> PreparedEnv:
+        """``backend.prepare``; a build this run counts ("environment 3/12") and shows while it runs."""
+        if spec not in self._to_build or self.backend.is_ready(spec):  # (another process may have built it)
+            return self.backend.prepare(spec, self.progress)
+        with self._slots_lock:
+            self._builds_started += 1
+            label = f"environment {self._builds_started}/{len(self._to_build)}"
+        what = f"{label}: building {self.backend.name}-{spec.key()}"
+        self.on_start(what, self.backend.build_log(spec))
+        try:
+            return self.backend.prepare(spec, lambda text: self.progress(f"{label} {text}"))
+        finally:
+            self.on_finish(what)
 
     def _cuda(self, slot: _EnvSlot) -> tuple[bool, str]:
         with slot.lock:
@@ -215,7 +247,7 @@ class Executor:
             )
             record.started = utc_now()
             record.log = str(log_path.relative_to(self.run_dir))
-            self.on_start(cell.key)
+            self.on_start(cell.key, log_path)
             try:
                 return self.backend.run_cell(env, request)
             finally:

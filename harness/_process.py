@@ -67,6 +67,7 @@ class _BoundedLog:
         if room > 0:
             try:
                 self._handle.write(chunk[:room])
+                self._handle.flush()  # the log is followed live (progress shows its last line)
             except OSError as error:  # disk full: keep draining the pipe so the child never blocks
                 self.write_error = error
                 self.dropped += len(chunk)

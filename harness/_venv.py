@@ -76,6 +76,12 @@ class VenvBackend:
         self._lock = threading.Lock()
 
     # -- environments -------------------------------------------------------------------------
+    def is_ready(self, spec: EnvSpec) -> bool:
+        return (self.root / f"venv-{spec.key()}" / _MARKER).is_file()
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        return self.root / f"venv-{spec.key()}.build.log"
+
     def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
         env_id = f"venv-{spec.key()}"
         folder = self.root / env_id
@@ -87,7 +93,7 @@ class VenvBackend:
                     self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ))
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             self._remove_unfinished(env_id, folder, progress)
-            progress(f"{env_id}: creating ({', '.join(spec.requires)})")
+            progress(f"{env_id}: creating ({spec.summary()})")
             started = time.perf_counter()
             # Built under a temporary name and renamed when complete: a build killed half-way (even with
             # the harness, SIGKILL) never leaves a folder under the final name, and a later build never

@@ -105,13 +105,22 @@ def search_signature(signature: str | re.Pattern[str] | regex.Pattern[str], text
         raise SignatureTimeout(pattern, len(text)) from None
 
 
+_COLOUR_CODES = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def signature_matches(exception: dict[str, Any] | None, signature: str | re.Pattern[str] | regex.Pattern[str],
                       exception_type: str | None) -> bool:
+    """The message matches as raised, or as a terminal shows it: some libraries colour parts of their messages
+    (torch's weights_only error bolds a line), and a signature copied from a terminal has no escape codes."""
     if not exception:
         return False
     if exception_type and exception.get("type") != exception_type.rpartition(".")[2]:
         return False
-    return search_signature(signature, str(exception.get("message", "")))
+    message = str(exception.get("message", ""))
+    if search_signature(signature, message):
+        return True
+    shown = _COLOUR_CODES.sub("", message)
+    return shown != message and search_signature(signature, shown)
 
 
 def judge_cell(*, role: str, expected: Expectation, status: str, exception: dict[str, Any] | None,

@@ -14,6 +14,7 @@ from typing import Any
 from harness import __version__
 from harness._backend import Backend
 from harness._cases import LANES, Case, CaseLoad, load_cases
+from harness._estimate import History, estimate, read_history
 from harness._exceptions import CaseFileError, EmptySelectionError
 from harness._execute import Executor, Interrupted
 from harness._host import describe_host
@@ -43,9 +44,10 @@ class UI:
 
     info: Callable[[str], None]
     error: Callable[[str], None]
-    cell_started: Callable[[str], None] = lambda key: None
+    # Something long started (a cell, an environment build) and the log it writes; and when it ended.
+    cell_started: Callable[[str, Path | None], None] = lambda key, log: None
     cell_finished: Callable[[str], None] = lambda key: None
-    cell_done: Callable[[int, int, CellRecord], None] = lambda i, n, r: None
+    cell_done: Callable[[int, int, CellRecord], None] = lambda done, total, record: None  # as each cell ends
     summary: Callable[[dict[str, Any]], None] = lambda results: None
     messages: list[str] = field(default_factory=list)
 
@@ -171,6 +173,7 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
     executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
                         on_start=ui.cell_started, on_finish=ui.cell_finished, on_record=folder.append_cell,
                         folder=folder)
+    estimate_step(executor, cells, options, run_id, ui)
     interrupted = False
     try:
         record.cells = executor.run(cells, lambda i, cell, r: ui.cell_done(i, len(cells), r))
@@ -188,6 +191,21 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
     ui.summary(results)
     ui.info(f"results: {run_dir / 'results.json'}  report: {run_dir / 'index.html'}")
     return code
+
+
+def estimate_step(executor: Executor, cells: Sequence[Cell], options: RunOptions, run_id: str, ui: UI) -> None:
+    """Before the first cell: what will run, what has to be built first, and how long it should take."""
+    runnable, builds = executor.plan_environments(cells)
+    keys = [(c.case.id, c.lane.name, c.variant.name) for c in runnable]
+    output = options.output.resolve()
+    history = read_history(output, set(keys)) if keys else History({}, {})
+    build_ids = [f"{executor.backend.name}-{spec.key()}" for spec in builds]
+    skipped = len(cells) - len(runnable)
+    if not runnable:
+        ui.info(f"estimate: nothing to run here: all {skipped} cell(s) are skipped (lane absent here, or unsupported)")
+        return
+    ui.info(estimate(keys, build_ids, history, options.jobs).describe(options.jobs, output)
+            + (f"; {skipped} more cell(s) skipped (lane absent here, or unsupported)" if skipped else ""))
 
 
 def _selection_record(options: RunOptions, cases: Sequence[Case]) -> dict[str, Any]:

@@ -1,15 +1,25 @@
-"""Shared fixtures, and the fault catalogue's ``faults handled: N/M`` line.
+"""Shared fixtures, the fault catalogue's ``faults handled: N/M`` line, and what the session leaves behind.
 
 Each test marked ``@pytest.mark.fault("<fault>")`` (tests/faults, and tests/docker for the daemon fault)
 triggers one fault of the catalogue for real. A fault counts as handled when every test marked with it
 ran and passed; M is the whole catalogue, so a fault whose tests were skipped is not counted as handled.
+Under pytest-xdist each worker reports its outcomes to the controller, which prints the one line.
+
+Docker: the images the session built (labelled with its id through REPRO_DOCKER_LABELS), their cache
+volumes and the build cache made meanwhile are removed when it ends (the controller, once every worker is
+done), unless ``REPRO_TEST_KEEP_IMAGES=1`` keeps them for a faster next run. Images that were there
+before, or that another session on the same daemon built, are never touched.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +76,41 @@ FAULT_CATALOGUE = (
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 
 
+# Parallel runs (`nox -s tests` runs pytest-xdist with --dist loadgroup): every module runs whole on one
+# worker (its module fixtures are built once); these folders run on one worker together: the docker tests
+# share one daemon, its images and session fixtures; the fault tests hang, kill and fill on purpose.
+# (pytest-xdist 3.8's own loadgroup cannot tag nodes under pytest 9, so the scheduler below groups by path.)
+_GROUPS = {"tests/docker/": "docker", "tests/faults/": "faults"}
+# The longest groups start first, so that no long one starts last and runs alone at the end.
+_START_FIRST = ("docker", "tests/cases/test_all_cases.py", "tests/core/test_readme_commands.py",
+                "tests/sim/test_package.py", "faults", "tests/cases/test_seed_case_scripts.py",
+                "tests/cases/test_deepspeed_shims.py", "tests/sim/test_sim_session.py")
+
+
+def group_of(nodeid: str) -> str:
+    """The worker group of a test: its folder's group, else its module."""
+    path = nodeid.split("::", 1)[0]
+    return next((group for folder, group in _GROUPS.items() if path.startswith(folder)), path)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown with -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: whole groups (see :func:`group_of`) to one worker each, in collection order."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {group: index for index, group in enumerate(_START_FIRST)}
+    items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable: order within a group stays
     for item in items:
         marker = item.get_closest_marker("fault")
         if marker and marker.args[0] not in FAULT_CATALOGUE:
@@ -77,12 +121,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Under xdist the controller gets every worker's reports here too: the count is whole-session.
     fault = report.user_properties and dict(report.user_properties).get("fault")
     if fault and (report.when == "call" or not report.passed):
         _FAULT_RESULTS[fault].append(report.outcome)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    _docker_summary(terminalreporter, config)
     if not _FAULT_RESULTS:
         return
     handled = [f for f in FAULT_CATALOGUE if _FAULT_RESULTS.get(f) and set(_FAULT_RESULTS[f]) == {"passed"}]
@@ -97,3 +143,110 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             summary = ", ".join(f"{outcomes.count(o)} {o}" for o in ("failed", "skipped") if o in outcomes)
             terminalreporter.write_line(f"outcome differed from the table: {fault} ({summary})")
     terminalreporter.write_line(f"faults handled: {len(handled)}/{len(FAULT_CATALOGUE)}")
+
+
+# -- Docker: a daemon for the tests that need one, and what the session leaves on it ----------------------
+def _docker_missing(reason: str) -> None:
+    """Skip, or fail under ``REPRO_REQUIRE_DOCKER=1`` (CI): a missing daemon must not pass as a skip there."""
+    if os.environ.get("REPRO_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"REPRO_REQUIRE_DOCKER=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def docker_unavailable():
+    """``docker_unavailable(reason)``: skip the test, or fail it under ``REPRO_REQUIRE_DOCKER=1``."""
+    return _docker_missing
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    from harness.docker import DockerUnavailableError, connect
+
+    try:
+        return connect()
+    except DockerUnavailableError as error:
+        _docker_missing(str(error))
+
+
+@dataclass
+class _DockerLedger:
+    session: str  # the label every image this session builds carries (REPRO_DOCKER_LABELS)
+    tags: set[str]  # image tags there before the session: a rebuild under one of them is kept
+    build_cache: set[str]
+    removed: list[str] = field(default_factory=list)
+
+
+_LEDGER = pytest.StashKey[_DockerLedger]()
+_SESSION_LABEL = "repro-matrix.test-session"
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _daemon() -> Any:
+    try:
+        from harness.docker import DockerUnavailableError, connect
+    except ImportError:
+        return None
+    try:
+        return connect(timeout=120)
+    except DockerUnavailableError:
+        return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Label what this session builds (xdist workers and the harness's subprocesses inherit the variable), so
+    that the end of the session removes exactly that: never an image another session on this daemon built."""
+    if _is_worker(session.config) or os.environ.get("REPRO_TEST_KEEP_IMAGES") == "1":
+        return
+    client = _daemon()
+    if client is None:
+        return
+    from harness.docker._build import LABELS_VARIABLE
+    from harness.docker._clean import build_cache_ids
+
+    tags = {tag for image in client.api.images() for tag in image.get("RepoTags") or []}
+    ledger = _DockerLedger(session=uuid.uuid4().hex[:16], tags=tags, build_cache=build_cache_ids(client))
+    os.environ[LABELS_VARIABLE] = ",".join(filter(None, (os.environ.get(LABELS_VARIABLE, ""),
+                                                          f"{_SESSION_LABEL}={ledger.session}")))
+    session.config.stash[_LEDGER] = ledger
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    ledger = session.config.stash.get(_LEDGER, None)
+    client = _daemon() if ledger is not None else None
+    if ledger is None or client is None:
+        return
+    from docker.errors import APIError
+
+    from harness._clean import human_size
+    from harness.docker._clean import prune_build_cache_since
+    from harness.docker._containers import remove_cache_volumes
+
+    built = client.api.images(filters={"label": f"{_SESSION_LABEL}={ledger.session}"})
+    made = [image for image in built if not ledger.tags & set(image.get("RepoTags") or [])]
+    size = 0
+    for image in made:
+        try:
+            client.api.remove_image(image["Id"], force=True)
+            size += int(image.get("Size") or 0)
+        except APIError as error:
+            ledger.removed.append(f"kept image {image['Id'][7:19]}: {error.explanation or error}")
+            continue
+        remove_cache_volumes(client, image["Id"])
+    # Build cache records are a cache: pruning the ones made meanwhile (by any build not running now) is safe.
+    cache = prune_build_cache_since(client, ledger.build_cache)
+    if made or cache:
+        ledger.removed.insert(0, f"removed what this session built: {len(made)} image(s) ({human_size(size)}) "
+                                 f"with their cache volumes, {human_size(cache)} of build cache "
+                                 "(REPRO_TEST_KEEP_IMAGES=1 keeps them for the next run)")
+
+
+def _docker_summary(terminalreporter, config: pytest.Config) -> None:
+    ledger = config.stash.get(_LEDGER, None)
+    if ledger is not None and ledger.removed:
+        terminalreporter.write_sep("=", "docker")
+        for line in ledger.removed:
+            terminalreporter.write_line(line)

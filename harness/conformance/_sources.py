@@ -23,6 +23,7 @@ from pathlib import Path
 from harness import uv_index_environment
 from harness.conformance._errors import SourceError
 from harness.conformance._suites import Library
+from harness.sim._startup import PTH_LINE
 
 TORCH = "torch==2.13.0"  # the CPU wheel; an unpinned torch would pull a multi-GB CUDA build
 REPO = Path(__file__).resolve().parents[2]
@@ -121,16 +122,16 @@ def _link_harness(venv: Path) -> None:
     if not link.is_symlink():
         link.symlink_to(target, target_is_directory=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
-    pth = site / "zz_repro_matrix.pth"
-    if not pth.is_file() or pth.read_text() != f"{shim}\n":
-        pth.write_text(f"{shim}\n")
+    (site / "zz_repro_matrix.pth").write_text(f"{shim}\n")
+    # as the wheel's cuda_sim.pth: children of the simulated pass (accelerate launch) join it; after zz_ (path)
+    (site / "zzz_cuda_sim.pth").write_text(PTH_LINE)
 
 
 def build_env(library: Library, cache: Path, log: Log) -> Path:
     """The venv for ``library`` (built on first use, reused while its pins are unchanged)."""
     folder = cache / "envs" / f"{library.name}-{_env_key(library)}"
     if (folder / ".complete").exists():
-        _link_harness(folder)
+        _link_harness(folder)  # environments built before a change of the links get it too
         return folder
     uv = shutil.which("uv")
     if uv is None:

@@ -37,6 +37,7 @@ from harness.docker._client import (
     daemon_call,
     find_image,
     gpu_runtime_reason,
+    host_settings,
     missing_image_message,
     require_image,
 )
@@ -82,24 +83,37 @@ class DockerBackend:
                  lanes: Sequence[str] = ("cpu", "cuda", "cuda-sim"), settings: ImageSettings | None = None,
                  run_id: str | None = None, pids_limit: int = 2048) -> None:
         self.client = connect()  # DockerUnavailableError here, before any cell: one clear message
-        self.settings = settings or ImageSettings.from_env()
+        self.flavours = flavours_for_lanes(lanes)
+        # The bases `nox -s images` settles on too (a local base replaces an absent default): same tags.
+        self.settings, self._base_note = host_settings(self.client, settings or ImageSettings.from_env(),
+                                                       self.flavours)
         self.memory_bytes = memory_limit_bytes or default_memory_bytes()
         self.pids_limit = pids_limit
         self.cases = tuple(cases)
-        self.flavours = flavours_for_lanes(lanes)
         self.runner = ContainerRunner(self.client, run_id)
         self._cuda_images: dict[EnvSpec, ImageRef | None] = {}
         self._lock = threading.Lock()
         remove_leftovers(self.client)
 
     # -- environments -------------------------------------------------------------------------
+    def is_ready(self, spec: EnvSpec) -> bool:
+        """Images are built by `nox -s images`, never here: a missing one is an error of its cells, not a build."""
+        return True
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        return None
+
     def prepare(self, spec: EnvSpec, progress: Progress) -> PreparedEnv:
+        with self._lock:
+            note, self._base_note = self._base_note, None
+        if note:
+            progress(note)
         flavour: Flavour = "cpu" if "cpu" in self.flavours else "cuda"
         plan, case_ids = self._plan(spec, flavour)
         with daemon_call(f"looking up image {plan.tag}"):
             image = require_image(self.client, plan, case_ids)
             installed = self._installed(image)
-        progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]})")
+        progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]}): {spec.summary()}")
         return PreparedEnv(id=f"docker-{spec.key()}", spec=spec, backend=self.name, python_path="/venv/bin/python",
                            installed=installed, reused=True, build_s=0.0, image=image.serialize())
 

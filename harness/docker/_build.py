@@ -9,6 +9,7 @@ wheelhouse never reaches the final image.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -20,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._exceptions import EnvBuildError
+from harness._exceptions import EnvBuildError, UsageError
 from harness.docker._buildkit import buildkit_build, buildkit_cli
+from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, find_image
 from harness.docker._containers import remove_cache_volumes
-from harness.docker._plan import ImagePlan
+from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
 
 if TYPE_CHECKING:
     import docker
@@ -44,6 +46,7 @@ class BuildResult:
     seconds: float
     size_bytes: int
     log_path: Path
+    dropped_cache_bytes: int = 0  # build cache the build added and removed again (BuildKit)
 
 
 def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path, say: Say,
@@ -55,14 +58,21 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
                         f"# requires {' '.join(plan.requirements)}\n")
     replaced = find_image(client, plan.tag)
     base = find_image(client, plan.base)
-    labels = {**plan.labels(), "repro-matrix.base-id": base.id if base else ""}
+    dropped = 0
+    labels = {**extra_labels(), **plan.labels(), "repro-matrix.base-id": base.id if base else ""}
     with tempfile.TemporaryDirectory(prefix="repro-matrix-image-") as scratch:
         context = make_context(plan, Path(scratch), log_path, say)
         cli = _buildkit_cli(plan)
         say(f"docker build {plan.tag} (base {plan.base}, network {plan.settings.network()}, "
             f"layout {plan.settings.layout}, builder {'BuildKit via ' + cli if cli else 'SDK (legacy)'})")
         if cli:
+            # BuildKit keeps the build stage (wheelhouse + a second /venv, ~1.3 GB a torch image) in its
+            # cache, where only a rebuild of this very recipe would use it: drop what the build added.
+            cached = build_cache_ids(client)
             buildkit_build(cli, plan, context, labels, log_path, say, verbose)
+            dropped = prune_build_cache_since(client, cached)
+            if dropped:
+                say(f"dropped {dropped / 1e9:.2f} GB of build cache this build added (its build stage)")
         else:
             _drop_build_stage(client, _stream_build(client, plan, context, labels, log_path, say, verbose))
     image = find_image(client, plan.tag)
@@ -71,7 +81,22 @@ def build_image(client: docker.DockerClient, plan: ImagePlan, *, log_path: Path,
     if image is None:
         raise ImageBuildError(f"docker build reported success but {plan.tag} is not in the image store", log_path)
     size = int(client.images.get(plan.tag).attrs.get("Size", 0))
-    return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path)
+    return BuildResult(image, round(time.perf_counter() - started, 1), size, log_path, dropped)
+
+
+LABELS_VARIABLE = "REPRO_DOCKER_LABELS"
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}=[^,]{0,256}$")
+
+
+def extra_labels() -> dict[str, str]:
+    """``REPRO_DOCKER_LABELS=key=value,...``: labels for every image built (a CI job's id, a test session's);
+    not part of the tag, so the same recipe finds its image whoever built it."""
+    text = os.environ.get(LABELS_VARIABLE, "").strip()
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    bad = [item for item in items if not _LABEL.match(item)]
+    if bad:
+        raise UsageError(f"{LABELS_VARIABLE}: {bad[0]!r} is not key=value (keys: letters, digits, '.', '_', '-')")
+    return dict(item.split("=", 1) for item in items)
 
 
 def _buildkit_cli(plan: ImagePlan) -> str | None:
@@ -208,9 +233,10 @@ class _BuildStepFailed(Exception):
 def failure_message(plan: ImagePlan, step: str, message: str, log_path: Path) -> str:
     hint = ""
     if "registry-1.docker.io" in message or "pull access denied" in message or "no such host" in message:
-        variable = "REPRO_DOCKER_BASE" if plan.flavour == "cpu" else "REPRO_DOCKER_CUDA_BASE"
-        hint = (f"\n  the base image {plan.base} is not in the local store and cannot be pulled; build one with "
-                f"scripts/docker-setup.sh and set {variable}=localbase/python:3.11 (or pass --base)")
+        variable = BASE_VARIABLES[plan.flavour]
+        hint = (f"\n  the base image {plan.base} is not in the local store and cannot be pulled; "
+                f"scripts/docker-setup.sh builds {LOCAL_BASE}, which is then used whenever {variable} is unset "
+                f"and the Dockerfile's default is absent (or set {variable} / pass --base)")
     return (f"building {plan.tag} failed at {step.strip()}\n  {message.strip()}{hint}\n"
             f"--- last lines of the build log ---\n{log_tail(log_path)}")
 
@@ -262,3 +288,4 @@ def _drop_build_stage(client: docker.DockerClient, stage_ids: list[str]) -> None
                 client.images.remove(stage)
             except APIError:
                 continue
+

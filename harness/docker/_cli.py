@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -23,7 +24,7 @@ from harness._plan import Selection, select_cases
 from harness.docker._backend import image_log_dir
 from harness.docker._build import build_image
 from harness.docker._catalog import CatalogEntry, catalog, flavours_for_lanes
-from harness.docker._client import connect, find_image
+from harness.docker._client import connect, find_image, host_settings
 from harness.docker._plan import ImageSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -62,17 +63,22 @@ def add_images_parser(commands: Any) -> argparse.ArgumentParser:
 
 def images_command(args: argparse.Namespace, console: Console) -> int:
     cases = _selected_cases(args, console)
-    settings = _settings(args)
-    entries = catalog(cases, flavours_for_lanes(args.lane or ["cpu"]), settings)
-    if not entries:
+    flavours = flavours_for_lanes(args.lane or ["cpu"])
+    if not catalog(cases, flavours, ImageSettings()):
         raise EmptySelectionError("the selection needs no image")
     client = connect()
+    # The same bases `cases --backend docker` settles on, so the tags built here are the ones it looks for.
+    settings, note = host_settings(client, _settings(args), flavours)
+    if note:
+        console.print(f"[dim]{escape(note)}[/]")
+    entries = catalog(cases, flavours, settings)
     if args.list:
         _print_list(console, client, entries)
         return EXIT_OK
     failed = [entry for index, entry in enumerate(entries)
               if not _ensure(console, client, entry, f"[{index + 1}/{len(entries)}]", args)]
-    _print_hint(console, settings)
+    if args.base:
+        _print_hint(console, args.base)
     if failed:
         console.print(f"[red]{len(failed)} of {len(entries)} image(s) failed to build[/]")
         return EXIT_FAILED
@@ -80,6 +86,19 @@ def images_command(args: argparse.Namespace, console: Console) -> int:
 
 
 def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:
+    lock = FileLock(str(image_log_dir() / f"{_file_name(entry.plan.tag)}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:  # another `images` on this host builds the same tag: wait, then find it built
+        console.print(f"{counter} waiting for another build of {entry.plan.tag} (lock {lock.lock_file})")
+        lock.acquire()
+    try:
+        return _ensure_locked(console, client, entry, counter, args)
+    finally:
+        lock.release()
+
+
+def _ensure_locked(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:
     plan = entry.plan
     users = ", ".join(f"{case}:{variant}" for case, variant in entry.users)
     present = find_image(client, plan.tag)
@@ -87,7 +106,7 @@ def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, ar
         console.print(f"{counter} {plan.tag} present ({present.id[7:19]}) [dim]{escape(users)}[/]")
         return True
     console.print(f"{counter} building {plan.tag} [dim]{escape(users)}[/]")
-    log_path = image_log_dir() / f"{plan.tag.replace('/', '_').replace(':', '-')}.build.log"
+    log_path = image_log_dir() / f"{_file_name(plan.tag)}.build.log"
     try:
         result = build_image(client, plan, log_path=log_path, verbose=args.verbose,
                              say=lambda text: console.print(f"    [dim]{escape(text)}[/]"))
@@ -97,6 +116,10 @@ def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, ar
     console.print(f"{counter} [green]built[/] {plan.tag} in {result.seconds:.0f}s, "
                   f"{result.size_bytes / 1e9:.2f} GB (log: {result.log_path})")
     return True
+
+
+def _file_name(tag: str) -> str:
+    return tag.replace("/", "_").replace(":", "-")
 
 
 def _selected_cases(args: argparse.Namespace, console: Console) -> list[Case]:
@@ -140,8 +163,8 @@ def _print_list(console: Console, client: Any, entries: Sequence[CatalogEntry]) 
     console.print(table)
 
 
-def _print_hint(console: Console, settings: ImageSettings) -> None:
-    """The run must compute the same tags: say so when this build used a base the environment does not name."""
-    if settings.cpu_base and settings.cpu_base != os.environ.get("REPRO_DOCKER_BASE"):
-        console.print(f"[dim]these images were built FROM {escape(settings.cpu_base)}; run the cases with "
-                      f"REPRO_DOCKER_BASE={escape(settings.cpu_base)} so they are found[/]")
+def _print_hint(console: Console, base: str) -> None:
+    """The run must compute the same tags: say so when ``--base`` named a base the environment does not."""
+    if base not in (os.environ.get("REPRO_DOCKER_BASE"), os.environ.get("REPRO_DOCKER_CUDA_BASE")):
+        console.print(f"[dim]these images were built FROM {escape(base)}; run the cases with "
+                      f"REPRO_DOCKER_BASE={escape(base)} (REPRO_DOCKER_CUDA_BASE for cuda) so they are found[/]")

@@ -13,7 +13,7 @@ from harness._exceptions import EnvBuildError, HarnessError
 if TYPE_CHECKING:
     import docker
 
-    from harness.docker._plan import ImagePlan
+    from harness.docker._plan import Flavour, ImagePlan, ImageSettings
 
 # Long enough for a quiet `pip install` step of a build; waits on containers pass their own timeout.
 API_TIMEOUT_S = 3600
@@ -121,6 +121,15 @@ def find_image(client: docker.DockerClient, tag: str) -> ImageRef | None:
         return None
     digests = image.attrs.get("RepoDigests") or []
     return ImageRef(tag=tag, id=image.id, digest=digests[0] if digests else None)
+
+
+def host_settings(client: docker.DockerClient, settings: ImageSettings,
+                  flavours: Sequence[Flavour]) -> tuple[ImageSettings, str | None]:
+    """``settings`` with the bases this daemon can build from (see :func:`~harness.docker._plan.settle_bases`),
+    and the line that says when the local base replaced a Dockerfile default."""
+    from harness.docker._plan import settle_bases
+
+    return settle_bases(settings, flavours, lambda tag: find_image(client, tag) is not None)
 
 
 def require_image(client: docker.DockerClient, plan: ImagePlan, cases: Sequence[str] = ()) -> ImageRef:

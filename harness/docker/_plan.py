@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +33,9 @@ DEFAULT_IMAGE_DIR = "images/torch"
 LABEL = "repro-matrix"
 # Inside the build, the host-made wheelhouse is the only package source.
 WHEELHOUSE_PIP_SOURCE = "--no-index --find-links /wheels"
+# The base scripts/docker-setup.sh builds on hosts without a registry (its REPRO_BASE_IMAGE renames it).
+LOCAL_BASE = "localbase/python:3.11"
+BASE_VARIABLES: dict[Flavour, str] = {"cpu": "REPRO_DOCKER_BASE", "cuda": "REPRO_DOCKER_CUDA_BASE"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class ImageSettings:
 
     def base_for(self, flavour: Flavour) -> str | None:
         return self.cpu_base if flavour == "cpu" else self.cuda_base
+
+    def with_base(self, flavour: Flavour, base: str) -> ImageSettings:
+        return replace(self, **{f"{flavour}_base": base})
 
     def network(self) -> str:
         """The build's network: none when the wheelhouse is the only source, else as configured."""
@@ -143,6 +149,38 @@ def plan_image(spec: EnvSpec, flavour: Flavour, *, image_dir: str | Path = DEFAU
     return ImagePlan(flavour=flavour, image_dir=folder, dockerfile=dockerfile, python=spec.python,
                      requirements=normalise_requirements(spec.requires, spec.python), patches=spec.patches,
                      base=settings.base_for(flavour) or default_base(dockerfile), settings=settings)
+
+
+def settle_bases(settings: ImageSettings, flavours: Sequence[Flavour], present: Callable[[str], bool], *,
+                 environ: Mapping[str, str] | None = None,
+                 image_dir: str | Path = DEFAULT_IMAGE_DIR) -> tuple[ImageSettings, str | None]:
+    """Fill in a base the environment leaves unset when the Dockerfile's default cannot be used here.
+
+    On a host without a registry the public default (``python:3.11-slim-bookworm``) is never present,
+    while ``scripts/docker-setup.sh`` has made the local base: use that one, and return the one line
+    that tells the user so. ``images`` and ``cases --backend docker`` both call this, so they compute
+    the same tags (the base is part of each tag). ``present(tag)`` asks the daemon.
+    """
+    env = os.environ if environ is None else environ
+    local = env.get("REPRO_BASE_IMAGE") or LOCAL_BASE
+    folder = Path(image_dir) if Path(image_dir).is_absolute() else project_root() / image_dir
+    replaced: dict[Flavour, str] = {}
+    for flavour in flavours:
+        dockerfile = folder / FLAVOUR_FILES[flavour]
+        if settings.base_for(flavour) or not dockerfile.is_file():
+            continue
+        default = default_base(dockerfile)
+        if default != local and not present(default) and present(local):
+            replaced[flavour] = default
+            settings = settings.with_base(flavour, local)
+    if not replaced:
+        return settings, None
+    names = " and ".join(f"{flavour} images" for flavour in replaced)
+    defaults = ", ".join(replaced.values())
+    variables = " / ".join(BASE_VARIABLES[flavour] for flavour in replaced)
+    verb = "is" if len(replaced) == 1 else "are"
+    return settings, (f"base image: {local} for {names}: {defaults} {verb} not on this host, so the local base "
+                      f"scripts/docker-setup.sh made is used ({variables} chooses another)")
 
 
 def normalise_requirements(requires: Sequence[str], python: str) -> tuple[str, ...]:

@@ -3,6 +3,8 @@
 The script sees ``sys.argv == [SCRIPT, *ARGS]`` and its own folder first on ``sys.path``, as
 with ``python SCRIPT``; its exit status and any uncaught exception are its own. Exit status 2:
 the script cannot be opened, or the simulation cannot start (no torch, an unusable release).
+Python processes the script starts inherit ``CUDA_SIM_SUBPROCESS=1`` and join the simulation in
+environments where repro-matrix is installed (harness/sim/_startup.py).
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ def main(argv: list[str] | None = None) -> None:
     if not os.path.exists(script):
         print(f"{prog}: can't open file {script!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
-    from harness.sim import UnsupportedTorchError, install
+    from harness.sim import UnsupportedTorchError, _startup, install
 
     try:
         install()
     except UnsupportedTorchError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    _startup.propagate()  # Python processes the script starts join the simulation (where installed)
     sys.argv = list(argv)
     # as with ``python SCRIPT``: the script's folder first; the entry ``-m`` (or the console script)
     # added stays reachable (at the end) for lazily imported harness modules

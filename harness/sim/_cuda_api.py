@@ -1,9 +1,9 @@
 """The ``torch.cuda`` runtime surface of a single simulated GPU.
 
 Queries answer as a one-GPU host would; ordering primitives (streams, events, synchronize) are
-no-ops because every simulated kernel runs in program order on the CPU; memory statistics are
-zero. Calls with no faithful CPU counterpart (CUDA graphs, IPC, a second device) raise
-NotSimulatedError.
+no-ops because every simulated kernel runs in program order on the CPU; memory statistics count
+the live simulated-CUDA storages (``_memory``). Calls with no faithful CPU counterpart (CUDA graphs,
+IPC, a second device) raise NotSimulatedError.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from harness.sim import _rng
+from harness.sim import _memory, _rng
 from harness.sim._errors import NotSimulatedError, cuda_error
 from harness.sim._placement import CUDA, cuda_device, parse_device
 
@@ -316,14 +316,11 @@ def _set_sync_debug_mode(debug_mode: int | str) -> None:
     torch._C._cuda_set_sync_debug_mode(debug_mode)
 
 
-def _zero(device: Any = None) -> int:
-    _index(device)
-    return 0
-
-
 def _mem_get_info(device: Any = None) -> tuple[int, int]:
+    """``cudaMemGetInfo``: what the caching allocator holds (its reserved segments) is not free."""
     _index(device)
-    return (_PROPERTIES.total_memory, _PROPERTIES.total_memory)
+    total = _PROPERTIES.total_memory
+    return (max(0, total - _memory.ALLOCATOR.reserved()), total)
 
 
 def functions() -> dict[str, Any]:
@@ -341,10 +338,8 @@ def functions() -> dict[str, Any]:
         "get_gencode_flags": lambda: "-gencode compute=compute_80,code=sm_80",
         "is_bf16_supported": lambda including_emulation=True: True,
         "is_tf32_supported": lambda: True, "can_device_access_peer": lambda device, peer_device: False,
-        "synchronize": synchronize, "empty_cache": lambda: None, "ipc_collect": lambda: None,
-        "memory_allocated": _zero, "max_memory_allocated": _zero, "memory_reserved": _zero,
-        "max_memory_reserved": _zero, "memory_cached": _zero, "max_memory_cached": _zero,
-        "mem_get_info": _mem_get_info, "list_gpu_processes": lambda device=None: "cuda-sim: no GPU processes",
+        "synchronize": synchronize, "ipc_collect": lambda: None, "mem_get_info": _mem_get_info,
+        "list_gpu_processes": lambda device=None: "cuda-sim: no GPU processes",
         "caching_allocator_alloc": _not_simulated("raw CUDA caching-allocator allocations"),
         "caching_allocator_delete": _not_simulated("raw CUDA caching-allocator allocations"),
         "Stream": SimStream, "Event": SimEvent, "current_stream": current_stream,

@@ -5,9 +5,10 @@ classes for CUDA graphs, so ``torch.cuda``'s own Python (its submodules, and cod
 ``torch._C._cuda_setStream`` directly, as PyTorch-style CUDA test bases do) fails with a raw
 AttributeError or "Tried to instantiate dummy base class". The simulation provides every name a
 CUDA build has (``torch/_C/__init__.pyi`` lists them; ``names()`` reads them there): device,
-stream, memory-statistics and settings calls answer as a one-GPU host with no device memory in
-use; calls that would need real GPU machinery (CUDA graph memory pools, custom allocators,
-memory history, jiterator, NCCL, GPUDirect Storage, NVML) raise NotSimulatedError.
+stream and settings calls answer as a one-GPU host; memory statistics count the live
+simulated-CUDA storages (``_memory``); calls that would need real GPU machinery (CUDA graph memory
+pools, custom allocators, memory history, jiterator, NCCL, GPUDirect Storage, NVML) raise
+NotSimulatedError.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import torch
 
-from harness.sim import _cuda_api
+from harness.sim import _cuda_api, _memory
 from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
 from harness.sim._placement import cuda_device
@@ -62,18 +63,17 @@ def _workspace_size(config: str | None) -> int:
 
 
 def _memory_statistics(device: Any = None) -> dict[str, Any]:
-    """The nested statistics of CUDACachingAllocator, all zero: no device memory is allocated."""
+    """CUDACachingAllocator's nested statistics, over the live simulated-CUDA storages."""
     _cuda_api._index(device)
-    counters = {"current": 0, "peak": 0, "allocated": 0, "freed": 0}
-    stats: dict[str, Any] = {}
-    for metric in ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
-                   "active_bytes", "inactive_split_bytes", "requested_bytes"):
-        stats[metric] = {pool: dict(counters) for pool in ("all", "small_pool", "large_pool")}
-    for metric in ("oversize_allocations", "oversize_segments"):
-        stats[metric] = dict(counters)
-    stats.update(num_alloc_retries=0, num_ooms=0, num_sync_all_streams=0, num_device_alloc=0, num_device_free=0,
-                 max_split_size=-1)
-    return stats
+    return _memory.ALLOCATOR.stats()
+
+
+def _device_call(action: Callable[[], None]) -> Callable[..., None]:
+    def call(device: Any = None) -> None:
+        _cuda_api._index(device)
+        action()
+
+    return call
 
 
 def _host_memory_statistics() -> dict[str, Any]:
@@ -142,10 +142,11 @@ def _functions(settings: _Settings) -> dict[str, Any]:
         "_cuda_getCurrentRawStream": lambda device=0: _cuda_api.current_stream(device).cuda_stream,
         "_cuda_isCurrentStreamCapturing": lambda: False,
         "_cuda_getCurrentBlasHandle": lambda: 0, "_cuda_getCurrentSolverHandle": lambda: 0,
-        "_cuda_sleep": lambda cycles: None, "_cuda_ipc_collect": lambda: None, "_cuda_emptyCache": lambda: None,
+        "_cuda_sleep": lambda cycles: None, "_cuda_ipc_collect": lambda: None,
+        "_cuda_emptyCache": _memory.ALLOCATOR.empty_cache,
         "_cuda_memoryStats": _memory_statistics, "_cuda_hostMemoryStats": _host_memory_statistics,
-        "_cuda_resetAccumulatedMemoryStats": lambda device=None: None,
-        "_cuda_resetPeakMemoryStats": lambda device=None: None,
+        "_cuda_resetAccumulatedMemoryStats": _device_call(_memory.ALLOCATOR.reset_accumulated),
+        "_cuda_resetPeakMemoryStats": _device_call(_memory.ALLOCATOR.reset_peak),
         "_cuda_resetAccumulatedHostMemoryStats": lambda: None, "_cuda_resetPeakHostMemoryStats": lambda: None,
         "_cuda_memorySnapshot": lambda *args, **kwargs: {"segments": [], "device_traces": [[]]},
         "_cuda_setMemoryFraction": put("memory_fraction"), "_cuda_getMemoryFraction": get("memory_fraction"),

@@ -1,18 +1,20 @@
 """Device-level APIs outside ``torch.cuda`` that must agree with the simulated GPU:
-``torch.accelerator``, cuDNN availability, the optimizers' device grouping, NCCL."""
+``torch.device(<int>)``, ``torch.accelerator`` and the ``torch._C._accelerator_*`` layer under it,
+cuDNN availability, the optimizers' device grouping, NCCL."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import numbers
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from harness.sim import _cuda_api
+from harness.sim import _cuda_api, _memory
 from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
-from harness.sim._placement import CPU, CUDA, device_of, parse_device
+from harness.sim._placement import CPU, CUDA, cuda_device, device_of, parse_device
 
 _STEP_MESSAGE = ("Tensors of the same index must be on the same device and the same dtype except `step` "
                  "tensors that can be CPU and float32/64, and optimizer states that can be bfloat16 for "
@@ -45,6 +47,28 @@ def group_tensors_by_device_and_dtype(tensorlistlist: list[list[torch.Tensor | N
 
 def _is_step(t: torch.Tensor) -> bool:
     return t.dim() == 0 and t.dtype in (torch.float32, torch.float64) and device_of(t).type == "cpu"
+
+
+def construct_device(mode: object, args: Sequence[object], kwargs: dict[str, object]) -> torch.device:
+    """``torch.device(<int>)``: torch/csrc/Device.cpp ``THPDevice_pynew`` reads a bare index
+    (a Python or NumPy integer, never a bool) as that index of the current accelerator
+    (``at::getAccelerator(true)``), which a CPU build does not have: ``cuda:N`` on the simulated
+    host. As on a one-GPU host, ``cuda:1`` is a valid device object; using it is not simulated.
+    A negative index keeps torch's own error. Answered in the placement mode (which sees the
+    constructor call), so ``torch.device`` itself stays the C type: ``isinstance``, pickling,
+    dynamo's rules and C++ argument parsing are unchanged."""
+    if len(args) == 1 and not kwargs and _is_index(args[0]):
+        index = int(args[0])  # type: ignore[call-overload]
+        if index >= 0:
+            return torch.device("cuda", index)
+    return torch.device(*args, **kwargs)  # type: ignore[call-overload]
+
+
+def _is_index(value: object) -> bool:
+    """What THPUtils_checkLong accepts: int (not bool) and NumPy integers."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (type(value).__module__ == "numpy" and isinstance(value, numbers.Integral))
 
 
 def _guard_nccl(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -114,6 +138,7 @@ def patch(p: Patcher) -> None:
     # no cuDNN kernels exist to run: RNNs keep their unflattened weights (quietly, not with the
     # CPU build's "compiled without cuDNN" warning)
     p.set(cudnn, "is_acceptable", lambda tensor: False)
+    _patch_accelerator_c(p)
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None:
         _patch_accelerator(p, accelerator)
@@ -122,6 +147,50 @@ def patch(p: Patcher) -> None:
 
         for name in ("init_process_group", "new_group"):
             p.set(dist, name, _guard_nccl(getattr(dist, name)))
+
+
+def _patch_accelerator_c(p: Patcher) -> None:
+    """``torch._C._accelerator_*`` and ``torch._C._get_accelerator``: C++ asks ``at::getAccelerator``,
+    which only a build with a device backend answers (CUDA's hooks live in libtorch_cuda; the
+    PrivateUse1 route cannot be named ``cuda``). torch.accelerator's Python, its memory module and
+    ``torch.get_device_module()`` are written on these."""
+    allocator = _memory.ALLOCATOR
+    settings = {"value": ""}
+
+    def on_device(action: Callable[[], Any]) -> Callable[[int], Any]:
+        return lambda device_index: (cuda_device(device_index if device_index >= 0 else 0), action())[1]
+
+    values: dict[str, Any] = {
+        "_get_accelerator": lambda check=None: torch.device("cuda"),
+        "_accelerator_getAccelerator": lambda: torch.device("cuda"),
+        "_accelerator_getDeviceIndex": lambda: 0,
+        "_accelerator_setDeviceIndex": on_device(lambda: None),
+        "_accelerator_exchangeDevice": on_device(lambda: 0),
+        "_accelerator_maybeExchangeDevice": on_device(lambda: 0),
+        "_accelerator_synchronizeDevice": on_device(lambda: None),
+        "_accelerator_getDeviceCapability": on_device(lambda: {
+            "major": _cuda_api.CAPABILITY[0], "minor": _cuda_api.CAPABILITY[1]}),
+        "_accelerator_getStream": lambda device_index: _cuda_api.current_stream(device_index),
+        "_accelerator_setStream": _cuda_api.set_stream,
+        "_accelerator_isAllocatorInitialized": lambda: True,
+        "_accelerator_emptyCache": allocator.empty_cache, "_accelerator_emptyHostCache": lambda: None,
+        "_accelerator_getDeviceStats": on_device(allocator.stats),
+        "_accelerator_resetAccumulatedStats": on_device(allocator.reset_accumulated),
+        "_accelerator_resetPeakStats": on_device(allocator.reset_peak),
+        "_accelerator_getMemoryInfo": lambda device_index: _cuda_api._mem_get_info(device_index),
+        "_accelerator_getAllocatorSettings": lambda: settings["value"],
+        "_accelerator_setAllocatorSettings": lambda env: settings.__setitem__("value", env),
+    }
+    for name, value in values.items():
+        if hasattr(torch._C, name):
+            p.set(torch._C, name, value)
+    original = torch.get_device_module
+
+    # functools.cache'd upstream: a cached None answer would outlive the simulation
+    def get_device_module(device: Any = None) -> Any:
+        return torch.cuda if device is None else original(device)
+
+    p.set(torch, "get_device_module", get_device_module)
 
 
 def _patch_accelerator(p: Patcher, accelerator: Any) -> None:
@@ -135,7 +204,7 @@ def _patch_accelerator(p: Patcher, accelerator: Any) -> None:
         "set_device_idx": lambda device: index(device) and None,
         "synchronize": lambda device=None: index(device) and None,
         "current_stream": _cuda_api.current_stream, "set_stream": _cuda_api.set_stream,
-        "empty_cache": lambda: None, "get_device_capability": lambda device=None: {
+        "empty_cache": _memory.ALLOCATOR.empty_cache, "get_device_capability": lambda device=None: {
             "major": _cuda_api.CAPABILITY[0], "minor": _cuda_api.CAPABILITY[1]},
     }
     for name, value in values.items():
@@ -143,4 +212,4 @@ def _patch_accelerator(p: Patcher, accelerator: Any) -> None:
             p.set(accelerator, name, value)
 
 
-__all__ = ["CUDA", "group_tensors_by_device_and_dtype", "patch"]
+__all__ = ["CUDA", "construct_device", "group_tensors_by_device_and_dtype", "patch"]

@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from harness.sim import _cuda_api, _rng
 from harness.sim._cuda_api import SYNC
 from harness.sim._errors import NotSimulatedError, cuda_error
+from harness.sim._numbers import as_tensors
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from harness.sim._rules import (
     Decompose,
@@ -96,7 +97,14 @@ class DeviceMode(TorchDispatchMode):
             if info.generator is not None and kwargs.get("generator") is None:
                 # random ops on the simulated GPU draw from its own generator, as CUDA kernels do
                 func, kwargs = info.generator, {**kwargs, "generator": _rng.default_generator()}
-        result = func._op(*args, **kwargs)
+        try:
+            result = func._op(*args, **kwargs)
+        except RuntimeError as error:
+            unwrapped = as_tensors(func, args, kwargs, error)  # wrapped numbers reach Python modes as numbers
+            if unwrapped is None:
+                raise
+            args, kwargs = unwrapped
+            result = func._op(*args, **kwargs)
         if type(result) is torch.Tensor or isinstance(result, torch.Tensor):
             if on_gpu:
                 _place_one(result, device, tensors, storages, guess)

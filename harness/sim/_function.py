@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _composite, _rng
+from harness.sim import _autograd, _composite, _devices_api, _rng, _serialization
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -84,7 +84,9 @@ class PlacementMode(TorchFunctionMode):
                 kwargs: dict[str, object]) -> Any:
         handler = _METHODS.get(func)
         if handler is not None:
-            return handler(self, args, kwargs)
+            result = handler(self, args, kwargs)
+            if result is not _serialization.DEFAULT:
+                return result
         if isinstance(func, _PYTHON_FUNCS):
             inner = _overridden_c_method(func, args)
             if inner is None:
@@ -493,5 +495,7 @@ for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _METHODS[_rnn_func] = _rnn_handler(_rnn_func)
 _METHODS[torch._C._VariableFunctions.ctc_loss] = _ctc_loss
 _METHODS[torch._C._VariableFunctions._pad_packed_sequence] = _pad_packed_sequence
+_METHODS[torch.device] = _devices_api.construct_device
+_METHODS[torch.asarray] = _serialization.asarray
 if hasattr(torch.Tensor, "__dlpack__"):
     _METHODS[torch.Tensor.__dlpack__] = _dlpack

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.sim import _activity
+from harness.sim import _activity, _memory
 from harness.sim._errors import NotSimulatedError
 
 CPU = torch.device("cpu")
@@ -61,8 +61,10 @@ def place(t: torch.Tensor, device: torch.device) -> None:
     if device.type == "cuda":
         setattr(storage, _TAG, device)
         _activity.placements += 1
+        _memory.track(storage)
     elif hasattr(storage, _TAG):
         delattr(storage, _TAG)
+        _memory.untrack(storage)
     if hasattr(storage, _GUESS):
         delattr(storage, _GUESS)
 
@@ -100,6 +102,7 @@ def tag_storage(storage: object, device: torch.device) -> None:
     if device.type == "cuda":
         setattr(storage, _TAG, device)
         _activity.placements += 1
+        _memory.track(storage)
 
 
 def parse_device(spec: object) -> torch.device:

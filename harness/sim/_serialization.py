@@ -25,9 +25,9 @@ def _tagger(storage: Any) -> str | None:
     return "cuda:0" if storage_device(storage).type == "cuda" else None
 
 
-def _deserializer(storage: Any, location: str) -> Any:
-    if not location.startswith("cuda"):
-        return None
+def _deserializer(storage: Any, location: object) -> Any:
+    if not isinstance(location, str) or not location.startswith("cuda"):
+        return None  # torch's own deserializers decide (and refuse what a GPU host refuses)
     index = torch.device(location).index
     cuda_device(index)
     if storage_device(storage).type != "cuda":
@@ -134,3 +134,21 @@ def unregister(entry: tuple[int, Any, Any]) -> None:
         if item[1] is entry[1] and item[2] is entry[2]:
             del registry[i]
             return
+
+
+DEFAULT = object()  # a handler's answer: not mine, the placement mode's usual path decides
+
+
+def asarray(mode: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``torch.asarray(storage, device=...)`` (safetensors' ``safe_open(device=...)`` reads tensors
+    so): torch builds the tensor on the storage's device (``set_`` to it) and copies it to
+    ``device`` if that differs. Built where the simulation says the storage lives, then moved."""
+    if not args or not isinstance(args[0], (torch.UntypedStorage, torch.TypedStorage)):
+        return DEFAULT
+    from harness.sim._function import move
+
+    storage = args[0] if isinstance(args[0], torch.UntypedStorage) else args[0].untyped()
+    source = storage_device(storage)
+    target = parse_device(kwargs["device"]) if kwargs.get("device") is not None else source
+    made = mode._explicit(torch.asarray, (), args, {**kwargs, "device": source})
+    return made if target == source else move(made, target)

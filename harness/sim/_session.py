@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from harness.sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
+from harness.sim._compile import EagerCompile
 from harness.sim._dispatch import DeviceMode
 from harness.sim._function import PlacementMode
 from harness.sim._patch import Patcher
@@ -23,6 +24,7 @@ class Session:
         self.function_mode = PlacementMode()
         self.dispatch_mode = DeviceMode()
         self.toolkit: Toolkit | None = None
+        self.compile = EagerCompile()
         self.registry_entry: Any = None
 
     def start(self) -> None:
@@ -31,6 +33,7 @@ class Session:
             self.registry_entry = _serialization.register()
             self.toolkit = Toolkit()
             self.toolkit.activate(self.patcher)
+            self.compile.activate()
             self.enter_thread()
         except BaseException:
             self.stop(entered=False)
@@ -55,6 +58,7 @@ class Session:
             _serialization.unregister(self.registry_entry)
         if self.toolkit is not None:
             self.toolkit.deactivate()
+        self.compile.deactivate()
         self.patcher.undo()
 
     def _patch(self) -> None:

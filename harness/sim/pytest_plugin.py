@@ -14,6 +14,9 @@ on only gets a header-less, summary-less plugin object; ``-p no:cuda_sim`` remov
 - A crash of the simulator's own code stays a failure, with a ``cuda-sim internal error`` section
   naming the simulator frame.
 - The ``cuda_sim`` fixture and ``@pytest.mark.cuda_sim`` simulate one test without the flag.
+- Child Python processes the tests start (``subprocess``, ``accelerate launch``, ``torchrun``) join
+  the simulation where repro-matrix is installed: the session exports ``CUDA_SIM_SUBPROCESS=1``
+  (harness/sim/_startup.py, the wheel's ``cuda_sim.pth``).
 - pytest-xdist: the controller decides (and checks for a GPU) once; every worker follows that
   decision through ``config.workerinput``.
 """
@@ -80,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         harness.sim.install()
         session.watch()
+        session.propagate()
 
 
 def _decide(config: pytest.Config) -> Decision:
@@ -140,6 +144,20 @@ class CudaSimSession:
         self.not_simulated: dict[str, str] = {}
         self.internal: dict[str, str] = {}
 
+    def propagate(self) -> None:
+        """Child Python processes of the tests join the simulation (harness/sim/_startup.py)."""
+        from harness.sim import _startup
+
+        self._previous_env = _startup.propagate()
+        self._propagating = True
+
+    def pytest_unconfigure(self) -> None:
+        if getattr(self, "_propagating", False):
+            from harness.sim import _startup
+
+            _startup.restore(self._previous_env)
+            self._propagating = False
+
     def watch(self) -> None:
         """Start inspecting each test's outcome (the session flag, or the fixture's first use)."""
         if not self.watching:
@@ -152,7 +170,8 @@ class CudaSimSession:
             return []
         forced = f"; FORCED over a real GPU, which the tests cannot see: {d.gpu}" if d.force and d.gpu else ""
         return [f"cuda-sim: on, one simulated CUDA device (cuda:0) over the CPU; torch {d.torch}; "
-                f"not-simulated tests {'fail (strict)' if d.strict else 'are skipped'}{forced}"]
+                f"not-simulated tests {'fail (strict)' if d.strict else 'are skipped'}; "
+                f"child Python processes join (CUDA_SIM_SUBPROCESS=1){forced}"]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -22,6 +22,20 @@ from harness._plan import plan_cells
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = load_cases([REPO / "cases"])
+# Every case is loaded and planned here. Running every cell of the whole catalogue cold (a fresh machine:
+# ~60 environments to download and build) is a measurement, `nox -s cases -- --lane cpu --lane cuda-sim`,
+# not a test: the tests run the cells of this fixed subset, which covers each way a case is built (patches,
+# shims, an sdist build, the diffusers and transformers stacks, an old release needing setuptools) and one
+# case each of transformers, peft and torchmetrics. REPRO_TEST_CASES=all runs every case instead.
+SUBSET = ("ai-toolkit-flux-ids", "deepspeed-zero3-offload-clip", "lycoris-extract-diff", "onetrainer-validation-device",
+          "var-resume", "transformers-dynamic-rope-device", "peft-adalora-ranknum-device",
+          "torchmetrics-ssim-uniform-kernel")
+RUN = [c.id for c in CASES.cases] if os.environ.get("REPRO_TEST_CASES") == "all" else list(SUBSET)
+
+
+def test_the_subset_names_active_cases():
+    active = {c.id for c in CASES.cases if c.status == "active"}
+    assert set(SUBSET) <= active, f"SUBSET names cases that are not active cases: {set(SUBSET) - active}"
 
 
 def test_every_case_loads_and_plans_its_environments():
@@ -42,7 +56,8 @@ def test_every_case_loads_and_plans_its_environments():
 def suite_run(tmp_path_factory) -> dict:
     output = tmp_path_factory.mktemp("suite")
     proc = subprocess.run(
-        [sys.executable, "-m", "harness", "cases", "--lane", "cpu", "--lane", "cuda-sim", "--output", str(output)],
+        [sys.executable, "-m", "harness", "cases", "--lane", "cpu", "--lane", "cuda-sim", "--output", str(output),
+         *(arg for case in RUN for arg in ("--case", case))],
         cwd=REPO, capture_output=True, text=True, timeout=3600, env={**os.environ, "COLUMNS": "200"},
     )
     print(proc.stdout[-20000:])
@@ -55,10 +70,14 @@ def suite_run(tmp_path_factory) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lane", ["cpu", "cuda-sim"])
-@pytest.mark.parametrize("case", [c.id for c in CASES.cases])
+@pytest.mark.parametrize("case", RUN)
 def test_lane_verdict_is_confirmed(suite_run, case, lane):
     verdict = next(v for v in suite_run["verdicts"] if v["case"] == case and v["lane"] == lane)
-    assert verdict["verdict"] == "confirmed", verdict["reason"]
+    variants = next(c for c in CASES.cases if c.id == case).variants.values()
+    if all(v.expect[lane].kind == "unsupported" for v in variants):  # the case says why, in its file
+        assert verdict["verdict"] == "skipped", verdict["reason"]
+    else:
+        assert verdict["verdict"] == "confirmed", verdict["reason"]
 
 
 @pytest.mark.slow
@@ -67,7 +86,7 @@ def test_suite_exits_zero(suite_run):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [c.id for c in CASES.cases])
+@pytest.mark.parametrize("case", RUN)
 def test_cells_ran_the_pinned_releases(suite_run, case):
     variants = next(c for c in CASES.cases if c.id == case).variants
     ran = [c for c in suite_run["cells"] if c["case"] == case and c["status"] not in ("skipped", "infra-error")]

@@ -9,7 +9,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from harness._cases import load_cases
-from harness._clean import clean_environments, used_environment_ids
+from harness._clean import Pruned, clean_environments, folder_size, human_size, used_environment_ids
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "cases"
@@ -22,6 +22,13 @@ def make_root(tmp_path: Path) -> tuple[Path, str]:
     for name in (used, "venv-0123456789ab", "venv-busy00000000"):
         (root / name / "bin").mkdir(parents=True)
     (root / "venv-0123456789ab.build.log").write_text("log")
+    (root / "venv-0123456789ab" / "bin" / "python").write_bytes(b"x" * 3000)
+    cache = tmp_path / "uv-cache"  # uv links package files from its cache into each environment
+    cache.mkdir()
+    (cache / "torch.so").write_bytes(b"y" * 7000)
+    (root / "venv-0123456789ab" / "lib").mkdir()
+    (root / "venv-0123456789ab" / "lib" / "torch.so").hardlink_to(cache / "torch.so")
+    (root / "venv-0123456789ab" / "lib" / "again.so").hardlink_to(cache / "torch.so")  # the same file twice
     (root / "images").mkdir()
     (root / "images" / "torch-cpu.build.log").write_text("image build log")
     return root, used
@@ -32,10 +39,11 @@ def test_clean_prunes_only_unused_idle_environments(tmp_path):
     cases = load_cases([FIXTURES]).cases
     said: list[str] = []
     with FileLock(str(root / "venv-busy00000000.lock")):  # a build in progress in another process
-        assert clean_environments(cases, dry_run=True, say=said.append, root=root) == 1
+        assert clean_environments(cases, dry_run=True, say=said.append, root=root) == Pruned(1, 10000, 3000)
         assert (root / "venv-0123456789ab").is_dir()
-        assert clean_environments(cases, dry_run=False, say=said.append, root=root) == 1
-    assert "would remove venv-0123456789ab" in said and "removing venv-0123456789ab" in said
+        assert clean_environments(cases, dry_run=False, say=said.append, root=root).count == 1
+    sizes = "10.0 kB, 3.0 kB freed: the rest is shared with uv's cache"
+    assert f"would remove venv-0123456789ab ({sizes})" in said and f"removing venv-0123456789ab ({sizes})" in said
     assert any("skipping venv-busy00000000" in line for line in said)
     assert not (root / "venv-0123456789ab").exists() and not (root / "venv-0123456789ab.build.log").exists()
     assert (root / used).is_dir() and (root / "venv-busy00000000").is_dir()
@@ -48,5 +56,15 @@ def test_clean_command_reports_counts(tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "REPRO_MATRIX_ENVS": str(root), "FORCE_COLOR": "0"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "removed 2 environment(s)" in proc.stdout
+    assert "removed 2 environment(s) (10.0 kB, 3.0 kB freed: the rest is shared with uv's cache)" in proc.stdout
     assert "image" not in proc.stdout  # --no-images leaves Docker alone
+
+
+def test_sizes_count_each_file_once_and_never_follow_links(tmp_path):
+    (tmp_path / "a").write_bytes(b"a" * 1500)
+    (tmp_path / "b").hardlink_to(tmp_path / "a")
+    (tmp_path / "c").symlink_to("/usr")  # a link out of the folder: /usr is not counted
+    (tmp_path / "d").write_bytes(b"d" * 20)
+    assert folder_size(tmp_path) == Pruned(1, 1520, 20)  # "a" has a second link: removing frees only "d"
+    assert [human_size(n) for n in (999, 1500, 2_500_000, 7_340_000_000)] == ["999 B", "1.5 kB", "2.5 MB", "7.3 GB"]
+    assert Pruned(1, 10, 10).describe() == "10 B"

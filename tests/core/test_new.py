@@ -30,10 +30,16 @@ from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
 from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
+from harness._verdicts import search_signature
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
 DEVICE_MESSAGE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+# torch's wrapper device check as torch 2.7 words it (issue #39947) and as torch 2.13 does (the same bug run here)
+BUCKETIZE_OLD = ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when "
+                 "checking argument for argument boundaries in method wrapper_CUDA_Tensor_bucketize)")
+BUCKETIZE_NEW = ("Expected all tensors to be on the same device, but got boundaries is on cpu, different from other "
+                 "tensors on cuda:0 (when checking argument in method wrapper_CUDA_Tensor_bucketize)")
 
 # fixture -> (final exception message as the report prints it, exception class, packages of the frames besides torch)
 COMPLETE_REPORTS = {
@@ -44,6 +50,13 @@ COMPLETE_REPORTS = {
     "simpletuner-698.txt": ("Expected all tensors to be on the same device, but found at least two devices, cpu and "
                             "cuda:0! (when checking argument for argument index in method wrapper_CUDA__index_select)",
                             "RuntimeError", []),
+    # catalogue cases started from `new`: the issue's text plus the buggy release's traceback made here
+    "transformers-idefics3-bucketize-device.txt": (BUCKETIZE_NEW, "RuntimeError", ["transformers"]),
+    "lycoris-dora-scale-bf16-device.txt": ("Expected all tensors to be on the same device, but found at least two "
+                                           "devices, cuda:0 and cpu!", "RuntimeError", ["lycoris-lora"]),
+    "transformers-trainer-resume-rng-weights-only.txt": (
+        "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
+        "if you trust the source of the checkpoint.", "UnpicklingError", ["transformers"]),
 }
 NO_TRACEBACK = ["lycoris-146.txt", "transformers-26171.txt", "pytorch-124133.txt", "transformers-24708-description.txt"]
 CUT_TRACEBACK = {"llamafactory-3583.txt": 6, "var-127.txt": 12, "transformers-24708.txt": 23,
@@ -108,6 +121,83 @@ def test_report_becomes_a_case_that_loads_with_its_placeholders_named(name, tmp_
     assert buggy["torch"] == "torch==2.13.0"
     assert sorted(set(buggy) - {"torch"}) == sorted(packages)
     assert requirement_names(case.variants["fix"].requires)["torch"] == "torch==2.13.0"
+
+
+def test_every_report_fixture_is_exercised_here():
+    """A report under tests/fixtures/reports that no test of this module names is test data nobody checks."""
+    source = Path(__file__).read_text()
+    assert [p.name for p in sorted(REPORTS.iterdir()) if p.name not in source] == []
+
+
+@pytest.mark.parametrize(("name", "title"), [
+    ("transformers-idefics3-bucketize-device.txt", "transformers forward: "),
+    ("lycoris-dora-scale-bf16-device.txt", "lycoris apply_weight_decompose: ")])
+def test_frames_of_the_cuda_sim_simulator_are_not_the_bugs_library(name, title, tmp_path):
+    """A report made on a CPU host under `cuda-sim` ends in the simulator's frame (site-packages/harness/sim): the
+    library, its pin, the title and the imports are those of the frame below it."""
+    text = (REPORTS / name).read_text()
+    assert "site-packages/harness/sim/_function.py" in text
+    written = new("from-cuda-sim", tmp_path, REPORTS / name)
+    case_yaml = (written.folder / "case.yaml").read_text()
+    data = yaml.safe_load(case_yaml)
+    assert data["title"].startswith(title) and "harness" not in data["tags"]
+    assert "harness" not in case_yaml.replace("python -m harness", "")
+    repro = (written.folder / "repro.py").read_text()
+    assert "import harness" not in repro and "harness/sim" not in repro
+    assert any("cuda-sim" in note for note in written.notes)
+
+
+def test_title_names_the_library_call_not_the_torch_frame_that_raised(tmp_path):
+    written = new("trainer-resume", tmp_path, REPORTS / "transformers-trainer-resume-rng-weights-only.txt")
+    title = yaml.safe_load((written.folder / "case.yaml").read_text())["title"]
+    assert title.startswith("transformers _load_rng_state: Weights only load failed."), title
+    # the skeleton shows that frame too, besides torch's innermost one
+    repro = (written.folder / "repro.py").read_text()
+    assert re.search(r"The innermost transformers frame, the call that failed:\n.*transformers/trainer\.py.*\n.*"
+                     r"_load_rng_state", repro), repro
+    assert "site-packages/torch/serialization.py" in repro
+
+
+def _message_torch_raises_loading_a_numpy_array(folder: Path) -> tuple[str, str]:
+    """What the pinned torch raises now when torch.load (weights_only by default) meets a NumPy array: made here."""
+    script = ("import json, sys, numpy, torch\n"
+              "torch.save({'state': numpy.zeros(2)}, sys.argv[1])\n"
+              "try:\n    torch.load(sys.argv[1])\n"
+              "except Exception as error:\n    print(json.dumps([type(error).__name__, str(error)]))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(folder / "state.pth")], capture_output=True, text=True,
+                          timeout=300, check=True)
+    kind, message = json.loads(done.stdout.splitlines()[-1])
+    return kind, message
+
+
+@pytest.mark.parametrize("paste", ["from a terminal", "from GitHub, ESC lost"])
+def test_colour_codes_in_the_message_stay_out_of_the_signature(paste, tmp_path):
+    """torch bolds part of its weights_only message. A terminal paste holds the escape codes, a GitHub one shows
+    "[1m" without its ESC; the report's cleaned text has neither, the raised message both. The draft's signature
+    must match what the pinned torch raises (it missed it while built from the cleaned text)."""
+    text = (REPORTS / "transformers-trainer-resume-rng-weights-only.txt").read_text()
+    assert "\x1b[1m" in text
+    report = tmp_path / "report.txt"
+    report.write_text(text if paste == "from a terminal" else text.replace("\x1b", ""))
+    written = new("trainer-resume", tmp_path, report)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    kind, raised = _message_torch_raises_loading_a_numpy_array(tmp_path)
+    assert "\x1b[1m" in raised and kind == data["exception"]
+    assert search_signature(data["signature"], raised), (data["signature"], raised)
+    assert data["signature"].startswith("Weights only load failed")
+    assert any("terminal colour codes" in note for note in written.notes)
+
+
+@pytest.mark.parametrize("message", [BUCKETIZE_OLD, BUCKETIZE_NEW])
+def test_device_check_signature_matches_both_torch_wordings(message):
+    """A report from torch 2.7 gives a signature the pinned torch 2.13's message matches, and the other way round."""
+    text = (REPORTS / "transformers-idefics3-bucketize-device.txt").read_text()
+    assert BUCKETIZE_OLD in text and BUCKETIZE_NEW in text  # both are real: the issue's line and the run made here
+    signature, note = make_signature(message)
+    assert re.search(signature, BUCKETIZE_OLD) and re.search(signature, BUCKETIZE_NEW), signature
+    assert not re.search(signature, BUCKETIZE_NEW.replace("boundaries", "input"))
+    assert not re.search(signature, BUCKETIZE_NEW.replace("bucketize", "searchsorted"))
+    assert "2.7" in note and "2.13" in note
 
 
 def test_device_error_expectations_are_a_marked_guess(tmp_path):

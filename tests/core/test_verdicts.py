@@ -15,8 +15,8 @@ OTHER = {"type": "ValueError", "message": "unrelated"}
 REPRODUCES, PASSES = Expectation("reproduces"), Expectation("passes")
 
 
-def judge(role, expected, status, exception=None, exception_type="RuntimeError"):
-    return judge_cell(role=role, expected=expected, status=status, exception=exception, signature=SIG,
+def judge(role, expected, status, exception=None, exception_type="RuntimeError", signature=SIG):
+    return judge_cell(role=role, expected=expected, status=status, exception=exception, signature=signature,
                       exception_type=exception_type)
 
 
@@ -47,6 +47,16 @@ def test_signature_needs_the_declared_exception_type():
     wrong_type = {"type": "AssertionError", "message": MATCH["message"]}
     assert judge("buggy", REPRODUCES, "raised", wrong_type).verdict is Verdict.FAILED_DIFFERENTLY
     assert judge("buggy", REPRODUCES, "raised", wrong_type, exception_type=None).verdict is Verdict.CONFIRMED
+
+
+def test_a_signature_copied_from_a_terminal_matches_a_coloured_message():
+    coloured = {"type": "UnpicklingError", "message": "Weights only load failed.\n\x1b[1mWeightsUnpickler error: "
+                "Unsupported global: GLOBAL numpy.core.multiarray._reconstruct\x1b[0m was not an allowed global"}
+    signature = r"WeightsUnpickler error: Unsupported global: GLOBAL numpy\.core\.multiarray\._reconstruct was"
+    assert judge("buggy", REPRODUCES, "raised", coloured, signature=signature,
+                 exception_type="UnpicklingError").verdict is Verdict.CONFIRMED
+    assert judge("buggy", REPRODUCES, "raised", coloured, signature="a message it does not contain",
+                 exception_type="UnpicklingError").verdict is Verdict.FAILED_DIFFERENTLY
 
 
 def test_buggy_raising_signature_where_it_should_pass_is_not_a_fix_regression():

@@ -1,51 +1,54 @@
 """Docker test plumbing: a daemon, the local base image, a tiny image, cells in throwaway cases.
 
-Tests marked ``docker`` need a reachable daemon and the local base image (``scripts/docker-setup.sh``
-makes both). Without them they are skipped, unless ``REPRO_REQUIRE_DOCKER=1`` (CI), where a missing
-daemon is a failure. The tiny image holds ``six`` (with a patch) instead of torch, so it builds in
+Tests marked ``docker`` need a reachable daemon (``docker_client``, tests/conftest.py) and the local base
+image (``scripts/docker-setup.sh`` makes both). Without them they are skipped, unless
+``REPRO_REQUIRE_DOCKER=1`` (CI), where a missing daemon is a failure. The tiny image holds ``six`` (with a patch) instead of torch, so it builds in
 seconds; the torch images are exercised by the parity test.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from harness._backend import CellRequest, EnvSpec
-from harness._cases import PatchFile
+from harness._cases import PatchFile, load_case
+from harness._lanes import LANE_TABLE
+from harness._plan import plan_cells
 
+REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")
 LOCAL_BASE = "localbase/python:3.11"
 TINY_REQUIRES = ("six==1.17.0",)
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("REPRO_REQUIRE_DOCKER") == "1":
-        pytest.fail(f"REPRO_REQUIRE_DOCKER=1 but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
-def docker_client():
-    from harness.docker import DockerUnavailableError, connect
-
-    try:
-        return connect()
-    except DockerUnavailableError as error:
-        _unavailable(str(error))
-
-
-@pytest.fixture(scope="session")
-def local_base(docker_client) -> str:
+def local_base(docker_client, docker_unavailable) -> str:
     base = os.environ.get("REPRO_DOCKER_BASE") or LOCAL_BASE
     from harness.docker._client import find_image
 
     if find_image(docker_client, base) is None:
-        _unavailable(f"base image {base} is missing: run scripts/docker-setup.sh")
+        docker_unavailable(f"base image {base} is missing: run scripts/docker-setup.sh")
     return base
+
+
+@pytest.fixture(scope="session")
+def fixture_image(docker_client, local_base: str) -> str:
+    """The fixture cases' one environment (torch==2.13.0) as an image, built once per session with the real
+    ``python -m harness images`` command; its tag."""
+    from harness.docker import ImageSettings, plan_image
+
+    built = subprocess.run([sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases",
+                            "--case", "hangs"], cwd=REPO, capture_output=True, text=True, timeout=1800,
+                           env={**os.environ, "REPRO_DOCKER_BASE": local_base})
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    spec = plan_cells([load_case(REPO / "tests" / "fixtures" / "cases" / "hangs")], [LANE_TABLE["cpu"]])[0].env_spec()
+    return plan_image(spec, "cpu", settings=ImageSettings(cpu_base=local_base)).tag
 
 
 @pytest.fixture(scope="session")

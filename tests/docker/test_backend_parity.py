@@ -1,8 +1,11 @@
 """The docker backend judges real cases exactly as the venv backend does (CI: .ci/run).
 
 Builds the CPU images of two real cases with ``python -m harness images``, runs both cases with
-``--backend docker`` and with ``--backend venv``, and compares every verdict and every cell. Slow: the
-first run builds five torch images (minutes each on 2 cores); later runs reuse them by tag.
+``--backend docker`` and with ``--backend venv``, and compares every verdict and every cell. The cases:
+var-resume (five variants in two images, one of them patched torch) and onetrainer-validation-device
+(four variants sharing one transformers + diffusers image): three torch images, a few minutes each to
+build cold on 2 cores. Each phase is a test of its own (images, venv run, docker run), so a run shows
+progress between them instead of one long silent setup.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CASES = ("var-resume", "lycoris-extract-diff")
+CASES = ("var-resume", "onetrainer-validation-device")
 LANES = tuple(os.environ.get("REPRO_PARITY_LANES", "cpu,cuda-sim").split(","))
+SELECTION = tuple(arg for case in CASES for arg in ("--case", case))
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -39,20 +43,54 @@ def cells_of(results: dict) -> dict[tuple[str, str, str], tuple]:
 
 
 @pytest.fixture(scope="module")
-def runs(local_base, tmp_path_factory) -> dict[str, dict]:
-    env = {"REPRO_DOCKER_BASE": local_base}
-    selection = [arg for case in CASES for arg in ("--case", case)]
-    lanes = [arg for lane in LANES for arg in ("--lane", lane)]
-    built = harness("images", *selection, env=env, timeout=5400)
+def parity_env(local_base) -> dict[str, str]:
+    return {"REPRO_DOCKER_BASE": local_base}
+
+
+@pytest.fixture(scope="module")
+def images(parity_env) -> str:
+    built = harness("images", *SELECTION, env=parity_env, timeout=5400)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
-    results = {}
-    for backend in ("venv", "docker"):
-        output = tmp_path_factory.mktemp(backend)
-        proc = harness("cases", "--backend", backend, *lanes, *selection, "--output", str(output), "--jobs", "2",
-                       env=env, timeout=3600)
-        assert proc.returncode in (0, 1), proc.stdout[-4000:] + proc.stderr[-4000:]
-        results[backend] = results_of(output)
-    return results
+    return built.stdout
+
+
+def _run(backend: str, env: dict[str, str], output: Path) -> dict:
+    lanes = [arg for lane in LANES for arg in ("--lane", lane)]
+    proc = harness("cases", "--backend", backend, *lanes, *SELECTION, "--output", str(output), "--jobs", "2",
+                   env=env, timeout=3600)
+    assert proc.returncode in (0, 1), proc.stdout[-4000:] + proc.stderr[-4000:]
+    return results_of(output)
+
+
+@pytest.fixture(scope="module")
+def venv_run(parity_env, tmp_path_factory) -> dict:
+    return _run("venv", parity_env, tmp_path_factory.mktemp("venv"))
+
+
+@pytest.fixture(scope="module")
+def docker_run(images, parity_env, tmp_path_factory) -> dict:
+    return _run("docker", parity_env, tmp_path_factory.mktemp("docker"))
+
+
+@pytest.fixture(scope="module")
+def runs(venv_run, docker_run) -> dict[str, dict]:
+    return {"venv": venv_run, "docker": docker_run}
+
+
+def test_the_cases_images_are_built(images):
+    """Phase 1: one image per distinct environment (var-resume: patched and plain torch; onetrainer: one)."""
+    lines = [line for line in images.splitlines() if line.startswith("[")]
+    assert len([line for line in lines if " built " in line or " present " in line]) == 3, images
+
+
+def test_the_venv_run_covers_every_cell(venv_run):
+    """Phase 2: the reference run (the venv backend)."""
+    assert {(c["case"], c["lane"]) for c in venv_run["cells"]} == {(case, lane) for case in CASES for lane in LANES}
+
+
+def test_the_docker_run_covers_every_cell(docker_run, venv_run):
+    """Phase 3: the same selection in containers."""
+    assert len(docker_run["cells"]) == len(venv_run["cells"])
 
 
 def test_verdicts_equal(runs):

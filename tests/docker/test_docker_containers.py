@@ -25,6 +25,21 @@ def test_build_applies_patches_and_labels_the_image(docker_client, tiny_build):
                                           network_mode="none", remove=True)
     assert output.strip() == b"True"
     assert result.size_bytes > 0
+    # REPRO_DOCKER_LABELS (the test session sets one, to remove what it built at its end)
+    from harness.docker._build import extra_labels
+
+    assert extra_labels().items() <= labels.items()
+
+
+def test_extra_labels_from_the_environment(monkeypatch):
+    from harness._exceptions import UsageError
+    from harness.docker._build import extra_labels
+
+    monkeypatch.setenv("REPRO_DOCKER_LABELS", "ci.job=1234, team=ml,")
+    assert extra_labels() == {"ci.job": "1234", "team": "ml"}
+    monkeypatch.setenv("REPRO_DOCKER_LABELS", "no-value")
+    with pytest.raises(UsageError, match="REPRO_DOCKER_LABELS: 'no-value' is not key=value"):
+        extra_labels()
 
 
 def test_sdk_legacy_build_removes_its_build_stage(docker_client, tiny_settings, tiny_spec, tmp_path, dangling_ids):
@@ -42,6 +57,40 @@ def test_sdk_legacy_build_removes_its_build_stage(docker_client, tiny_settings, 
     output = docker_client.containers.run(result.image.id, ["python", "-c", "import six; print(six.REPRO_MATRIX_PATCHED)"],
                                           network_mode="none", remove=True)
     assert output.strip() == b"True"
+
+
+def test_buildkit_build_drops_the_build_cache_it_added(docker_client, tiny_settings, tmp_path):
+    """The build stage (wheelhouse + /venv) stays in BuildKit's cache unless the build drops it; the image
+    still runs after the drop."""
+    import uuid
+    from dataclasses import replace
+
+    from harness._backend import EnvSpec
+    from harness._cases import PatchFile
+    from harness._exceptions import EnvBuildError
+    from harness.docker import build_image, plan_image
+    from harness.docker._buildkit import buildkit_cli
+
+    try:
+        buildkit_cli()
+    except EnvBuildError as error:  # no CLI with BuildKit here
+        pytest.skip(str(error))
+    marker = f"M{uuid.uuid4().hex}"  # a patch no earlier build had: its layers are new, not cache hits
+    patch = tmp_path / "marker.diff"
+    patch.write_text((Path(__file__).with_name("data") / "six-marker.diff").read_text()
+                     .replace("REPRO_MATRIX_PATCHED = True", f"REPRO_MATRIX_PATCHED = {marker!r}"))
+    plan = plan_image(EnvSpec(requires=("six==1.17.0",), patches=(PatchFile.from_path(patch),)), "cpu",
+                      settings=replace(tiny_settings, builder="buildkit"))
+    lines: list[str] = []
+    result = build_image(docker_client, plan, log_path=tmp_path / "bk.log", say=lines.append)
+    try:
+        assert result.dropped_cache_bytes > 0, lines
+        assert any(line.startswith("dropped ") and "of build cache this build added" in line for line in lines)
+        output = docker_client.containers.run(plan.tag, ["python", "-c", "import six; print(six.REPRO_MATRIX_PATCHED)"],
+                                              network_mode="none", remove=True)
+        assert output.strip() == marker.encode()
+    finally:
+        docker_client.images.remove(plan.tag)
 
 
 def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, tiny_build):
@@ -227,6 +276,7 @@ def test_gpu_device_request_shape():
 def test_clean_removes_images_no_case_uses(docker_client, tiny_settings, tmp_path):
     from harness._backend import EnvSpec
     from harness._cases import load_cases
+    from harness._clean import human_size
     from harness.docker import build_image, clean_images, plan_image
     from harness.docker._client import find_image
 
@@ -238,9 +288,12 @@ def test_clean_removes_images_no_case_uses(docker_client, tiny_settings, tmp_pat
     cases = load_cases([Path(__file__).resolve().parents[1] / "fixtures" / "cases"]).cases
     said: list[str] = []
     clean_images(cases, dry_run=True, say=said.append, repository=plan.repository)
-    assert said == [f"would remove image {plan.tag}"] and find_image(docker_client, plan.tag) is not None
-    clean_images(cases, dry_run=False, say=said.append, repository=plan.repository)
-    assert f"removing image {plan.tag}" in said and find_image(docker_client, plan.tag) is None
+    size = docker_client.images.get(plan.tag).attrs["Size"]
+    assert said == [f"would remove image {plan.tag} ({human_size(size)})"]
+    assert find_image(docker_client, plan.tag) is not None
+    removed = clean_images(cases, dry_run=False, say=said.append, repository=plan.repository)
+    assert f"removing image {plan.tag} ({human_size(size)})" in said and find_image(docker_client, plan.tag) is None
+    assert (removed.count, removed.size_bytes) == (1, size)
 
 
 def test_listing_survives_containers_removed_meanwhile(docker_client, tiny_build):

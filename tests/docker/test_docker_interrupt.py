@@ -17,16 +17,6 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def fixture_image(local_base):
-    """The fixture cases' one environment (torch==2.13.0) as an image."""
-    proc = subprocess.run([sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases",
-                           "--case", "hangs"], cwd=REPO, capture_output=True, text=True, timeout=1800,
-                          env={**os.environ, "REPRO_DOCKER_BASE": local_base})
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return local_base
-
-
 @pytest.fixture
 def slow_hang(fixture_cases) -> Path:
     """The 'hangs' fixture with a timeout long enough to interrupt it by hand."""
@@ -81,9 +71,9 @@ def wait_for_running_hang(client, process: subprocess.Popen) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, slow_hang, tmp_path, sig,
-                                                   start_run):
-    process = start_run(slow_hang, tmp_path, fixture_image, "hangs")
+def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, local_base, slow_hang, tmp_path,
+                                                   sig, start_run):
+    process = start_run(slow_hang, tmp_path, local_base, "hangs")
     wait_for_running_hang(docker_client, process)
     process.send_signal(sig)
     output, _ = process.communicate(timeout=120)
@@ -96,14 +86,14 @@ def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image,
     assert buggy["status"] == "interrupted"
 
 
-def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, slow_hang, tmp_path,
-                                                              start_run):
-    process = start_run(slow_hang, tmp_path / "killed", fixture_image, "hangs")
+def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, local_base, slow_hang,
+                                                              tmp_path, start_run):
+    process = start_run(slow_hang, tmp_path / "killed", local_base, "hangs")
     wait_for_running_hang(docker_client, process)
     process.kill()
     process.communicate(timeout=60)
     assert hang_containers(docker_client), "SIGKILL cannot clean up: the container is still there"
-    second = start_run(slow_hang, tmp_path / "next", fixture_image, "confirmed")
+    second = start_run(slow_hang, tmp_path / "next", local_base, "confirmed")
     output, _ = second.communicate(timeout=600)
     assert second.returncode == 0, output[-3000:]
     assert hang_containers(docker_client) == []

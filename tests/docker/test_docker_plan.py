@@ -17,7 +17,7 @@ from harness._cases import PatchFile, load_cases
 from harness._exceptions import UsageError
 from harness.docker import ImageSettings, catalog, plan_image
 from harness.docker._catalog import flavour_for_lane, flavours_for_lanes
-from harness.docker._plan import WHEELHOUSE_PIP_SOURCE, default_base, normalise_requirements
+from harness.docker._plan import WHEELHOUSE_PIP_SOURCE, default_base, normalise_requirements, settle_bases
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")
@@ -150,3 +150,37 @@ def test_wheelhouse_python_has_pip_and_the_image_python_version():
     assert check.stdout.strip() == SPEC.python
     with pytest.raises(EnvBuildError, match=r"python2\.6 with pip"):
         host_python("2.6")
+
+
+CUDA_DEFAULT = default_base(REPO / "images/torch/Dockerfile.cuda")
+
+
+def test_an_absent_default_base_is_replaced_by_the_local_base_and_said_so():
+    only_local = {"localbase/python:3.11"}.__contains__
+    settings, note = settle_bases(ImageSettings(), ("cpu",), only_local, environ={})
+    assert (settings.cpu_base, settings.cuda_base) == ("localbase/python:3.11", None)
+    assert note == ("base image: localbase/python:3.11 for cpu images: python:3.11-slim-bookworm is not on this "
+                    "host, so the local base scripts/docker-setup.sh made is used (REPRO_DOCKER_BASE chooses another)")
+    both, note = settle_bases(ImageSettings(), ("cpu", "cuda"), only_local, environ={})
+    assert (both.cpu_base, both.cuda_base) == ("localbase/python:3.11", "localbase/python:3.11")
+    assert "\n" not in note and f"python:3.11-slim-bookworm, {CUDA_DEFAULT} are not on this host" in note
+    assert "REPRO_DOCKER_BASE / REPRO_DOCKER_CUDA_BASE" in note
+    # The tag is the one an explicit REPRO_DOCKER_BASE gives: images built either way are found either way.
+    assert plan_image(SPEC, "cpu", settings=settings).tag == plan_image(SPEC, "cpu", settings=LOCAL).tag
+
+
+def test_the_base_is_left_alone_when_set_or_when_the_default_is_here():
+    only_local = {"localbase/python:3.11"}.__contains__
+    chosen = ImageSettings(cpu_base="mine/python:3.11")
+    assert settle_bases(chosen, ("cpu", "cuda"), only_local, environ={}) == (
+        replace(chosen, cuda_base="localbase/python:3.11"),
+        f"base image: localbase/python:3.11 for cuda images: {CUDA_DEFAULT} is not on this host, so the local base "
+        "scripts/docker-setup.sh made is used (REPRO_DOCKER_CUDA_BASE chooses another)")
+    everything = {"localbase/python:3.11", "python:3.11-slim-bookworm"}.__contains__
+    assert settle_bases(ImageSettings(), ("cpu",), everything, environ={}) == (ImageSettings(), None)
+    # No local base either: nothing to switch to (the missing image's error says how to build one).
+    assert settle_bases(ImageSettings(), ("cpu",), lambda tag: False, environ={}) == (ImageSettings(), None)
+    # scripts/docker-setup.sh's REPRO_BASE_IMAGE names the local base it built.
+    renamed, note = settle_bases(ImageSettings(), ("cpu",), {"my/base:1"}.__contains__,
+                                 environ={"REPRO_BASE_IMAGE": "my/base:1"})
+    assert renamed.cpu_base == "my/base:1" and note.startswith("base image: my/base:1 for cpu images")

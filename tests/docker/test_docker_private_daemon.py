@@ -24,10 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from harness._cases import load_case
-from harness._lanes import LANE_TABLE
-from harness._plan import plan_cells
-
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -150,21 +146,12 @@ def private_daemon(docker_client) -> Iterator[PrivateDaemon]:
 
 
 @pytest.fixture(scope="module")
-def private_image(docker_client, local_base, private_daemon) -> str:
+def private_image(docker_client, fixture_image, private_daemon) -> str:
     """The fixture cases' image (torch==2.13.0), built on the main daemon and copied to the private one."""
-    from harness.docker import ImageSettings, plan_image
-
-    built = subprocess.run([sys.executable, "-m", "harness", "images", "--cases-dir", "tests/fixtures/cases",
-                            "--case", "hangs"], cwd=REPO, capture_output=True, text=True, timeout=1800,
-                           env={**os.environ, "REPRO_DOCKER_BASE": local_base})
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    case = load_case(REPO / "tests" / "fixtures" / "cases" / "hangs")
-    spec = plan_cells([case], [LANE_TABLE["cpu"]])[0].env_spec()
-    tag = plan_image(spec, "cpu", settings=ImageSettings(cpu_base=local_base)).tag
     client = private_daemon.client_or_none()
     assert client is not None
-    client.images.load(docker_client.images.get(tag).save(chunk_size=1024 * 1024, named=tag))
-    return tag
+    client.images.load(docker_client.images.get(fixture_image).save(chunk_size=1024 * 1024, named=fixture_image))
+    return fixture_image
 
 
 def hang_state(client) -> list[str]:

@@ -9,9 +9,27 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):
+    """A folder nothing can be written into, for this uid: root ignores permission bits, so a read-only mount."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], check=True)
+        yield folder
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+    else:
+        folder.chmod(0o555)
+        yield folder
+        folder.chmod(0o755)
+
+
 def write_case(root: Path, case_id: str, script: str, variants: dict | None = None, **extra) -> Path:
     """A fixture case whose single repro script is ``script``; variants default to buggy + fix."""
     folder = root / case_id

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -277,20 +276,6 @@ def test_report_numbers_out_of_range_are_usage_errors(tmp_path, args, expected):
     proc = run_harness("report", "--input", str(tmp_path / "runs"), "--output", str(tmp_path / "site"), *args)
     assert proc.returncode == 2 and expected in proc.stderr, proc.stdout + proc.stderr
     assert not (tmp_path / "site").exists()
-
-
-@pytest.fixture
-def read_only_folder(tmp_path):
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    if os.geteuid() == 0:  # root ignores permission bits: a read-only mount
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], check=True)
-        yield folder
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-    else:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
 
 
 @pytest.mark.fault("output folder read-only or a file")

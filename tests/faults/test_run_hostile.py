@@ -480,20 +480,6 @@ def test_a_bad_shared_run_id_is_a_usage_error(tmp_path, run_id):
     assert not (tmp_path / "out").exists() and not (tmp_path / "escaped").exists()
 
 
-@pytest.fixture
-def read_only_folder(tmp_path):
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    if os.geteuid() == 0:  # root ignores permission bits: a read-only mount it is
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], check=True)
-        yield folder
-        subprocess.run(["umount", "-l", str(folder)], check=False)
-    else:
-        folder.chmod(0o555)
-        yield folder
-        folder.chmod(0o755)
-
-
 @pytest.mark.fault("output folder read-only or a file")
 @pytest.mark.parametrize("command", ["cases", "bisect"])
 def test_an_output_that_is_a_file_or_read_only_is_reported(tmp_path, read_only_folder, command):

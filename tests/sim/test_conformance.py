@@ -61,8 +61,14 @@ Sources, cited per scenario:
           input's device.
   [STOR]  torch/storage.py: ``TypedStorage(device=...)`` and ``torch.cuda.FloatStorage`` build an
           ``UntypedStorage(..., device=...)``; a tensor ``set_`` to a storage lives on its device.
+  [ASARR] torch/csrc/utils/tensor_new.cpp ``asarray``: a storage becomes a tensor on the storage's own
+          device, then ``.to(device)`` copies it when ``device`` differs.
   [SYNC]  c10/cuda/CUDAFunctions.cpp ``warn_or_error_on_sync`` ("called a synchronizing CUDA
           operation"), called where the host waits for the GPU (``_local_scalar_dense``, D2H copies).
+  [DEV]   torch/csrc/Device.cpp ``THPDevice_pynew``: a bare index (int or NumPy integer, not bool) is
+          that index of ``at::getAccelerator(true)`` (``cuda`` on a GPU host); a negative one raises
+          "Device index must not be negative"; a string of digits is an invalid device string.
+          accelerate's ``set_module_tensor_to_device`` does ``torch.device(device)`` with device_map ints.
   [SEED]  upstream tracebacks of the five seed bugs (../shared/research/seed-bugs.md): OneTrainer
           #459 (embedding), VAR #127 (fused AdamW state_steps, older message format), LyCORIS #146
           (weight - cpu tensor), diffusers #9895 / ai-toolkit #212 (zeros(cuda) + arange),
@@ -71,16 +77,19 @@ Sources, cited per scenario:
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from harness.sim import simulate
+from harness.sim import NotSimulatedError, simulate
 
 TI = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -413,6 +422,12 @@ WITHOUT_CUDA = {
     "to(dtype=..., memory_format=...)": lambda: cpu(1, 2, 3, 4).to(dtype=torch.half, memory_format=torch.channels_last),
     "module.to('cpu', torch.float64, non_blocking=True)":
         lambda: torch.nn.Linear(2, 2).to("cpu", torch.float64, non_blocking=True).weight,
+    "torch.device('0') (not an index)": lambda: torch.device("0"),
+    "torch.device(-1)": lambda: torch.device(-1),
+    "torch.device(True)": lambda: torch.device(True),
+    "torch.device('cpu', 0)": lambda: torch.device("cpu", 0),
+    "torch.load(map_location=0)": lambda: _load_to(0),
+    "torch.load(map_location={'cpu': 0})": lambda: _load_to({"cpu": 0}),
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -586,9 +601,52 @@ STORAGE_SCENARIOS = [
              lambda: torch.empty(0, device="cuda").set_(torch.UntypedStorage(8)).device, error=RuntimeError,
              message="Attempted to set the storage of a tensor on device \"cuda:0\" to a storage on different "
              "device \"cpu\".  This is no longer allowed; the devices must match."),
+    Scenario("torch.asarray(cpu storage, device='cuda') (safetensors safe_open(device=0))", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8), dtype=torch.uint8, device="cuda"), device="cuda:0"),
+    Scenario("torch.asarray(cuda storage) stays on cuda", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8, device="cuda"), dtype=torch.uint8), device="cuda:0"),
+    Scenario("torch.asarray(cuda storage, device='cpu') copies to the host", "[STOR] [ASARR]",
+             lambda: torch.asarray(torch.UntypedStorage(8, device="cuda"), dtype=torch.uint8, device="cpu"),
+             device="cpu"),
 ]
 
-SCENARIOS += STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+
+
+def _index_device_is_cuda0() -> torch.Tensor:
+    assert torch.device(0) == torch.device("cuda", 0) and torch.device(0).type == "cuda"
+    assert isinstance(torch.device(0), torch.device) and pickle.loads(pickle.dumps(torch.device(0))) == torch.device(0)
+    return torch.ones(1, device=torch.device(0))
+
+
+def _load_to(map_location: object) -> torch.Tensor:
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(2)}, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, map_location=map_location)["w"]
+
+
+def _default_device_index() -> torch.Tensor:
+    with torch.device(0):
+        return torch.ones(1)
+
+
+DEVICE_INDEX_SCENARIOS = [
+    Scenario("torch.device(0) is cuda:0", "[DEV]", _index_device_is_cuda0, device="cuda:0"),
+    Scenario("torch.device(numpy.int64(0))", "[DEV]", lambda: cpu(1).to(torch.device(np.int64(0))), device="cuda:0"),
+    Scenario("param.to(torch.device(0)) (accelerate set_module_tensor_to_device)", "[DEV]",
+             lambda: torch.nn.Parameter(cpu(2)).to(torch.device(0)), device="cuda:0"),
+    Scenario("with torch.device(0): factory", "[DEV] [DOC]", _default_device_index, device="cuda:0"),
+    Scenario("torch.load(map_location=torch.device(0))", "[DEV] [DOC]", lambda: _load_to(torch.device(0)),
+             device="cuda:0"),
+    Scenario("torch.device(1) on a one-GPU host, then used", "[DEV]", lambda: cpu(1).to(torch.device(1)),
+             error=NotSimulatedError, message="not simulated: device cuda:1 (the simulated host has a single GPU, "
+             "cuda:0)"),
+    Scenario("cuda(0) + cpu(torch.device(0)) mix still raises", "[DEV] [TI]",
+             lambda: cuda(2) + cpu(2).to(torch.device(0)).cpu(), error=RuntimeError, message=TI),
+]
+
+SCENARIOS += (STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+              + DEVICE_INDEX_SCENARIOS)
 
 
 def _twice(run: Callable[[], object]) -> Callable[[], object]:

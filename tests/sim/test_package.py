@@ -21,6 +21,7 @@ from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
 from harness import uv_index_environment
 from harness._venv import find_uv
+from harness.sim import _startup
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "torch==2.13.0"
@@ -55,7 +56,7 @@ def _clean_checkout(target: Path) -> Path:
 def _clean_env(**extra: str) -> dict[str, str]:
     """No PYTHONPATH, no virtualenv of ours, the index settings uv needs: the harness must come from the venv."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("PYTEST_", "NOX_"))}
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", _startup.ENV) and not k.startswith(("PYTEST_", "NOX_"))}
     return {**env, **uv_index_environment(), **extra}
 
 
@@ -90,7 +91,10 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_carries_the_package_and_nothing_else(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"harness", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
+    assert tops == {"harness", "cuda_sim.pth",
+                    wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
+    # site-packages/cuda_sim.pth: children of a simulated process join it (harness/sim/_startup.py)
+    assert zipfile.ZipFile(wheel).read("cuda_sim.pth").decode() == _startup.PTH_LINE
     for needed in ("harness/case.schema.json", "harness/results.schema.json", "harness/py.typed",
                    "harness/report/templates/run.html", "harness/report/templates/style.css",
                    "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/_child.py"):
@@ -161,6 +165,39 @@ def test_installed_outside_the_repo(venv, tmp_path):
     assert workers["test_generated.TestLinearCUDA.test_forward_stays_on_device"][0] == "passed"
     assert workers["test_devices.test_second_gpu"][0] == "skipped"
     assert "4 test(s) ran on simulated CUDA" in proc.stdout
+
+
+CHILD = ("import torch; print(torch.cuda.is_available(), "
+         "torch.ones(1).to('cuda').device if torch.cuda.is_available() else '')")
+CHILD_TEST = f"""
+import subprocess, sys
+
+def test_child_process():
+    out = subprocess.run([sys.executable, "-c", {CHILD!r}], capture_output=True, text=True, check=True).stdout
+    print("child:", out)
+"""
+
+
+def test_child_processes_join_the_simulation(venv, tmp_path):
+    """G4: a test's child Python process (accelerate launch, torchrun, subprocess) runs simulated too."""
+    bin_dir = venv / "bin"
+    env = _clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    python = str(bin_dir / "python")
+    assert _run([find_uv(), "pip", "install", "--python", python, TORCH], tmp_path, env).returncode == 0
+    project = tmp_path / "children"
+    project.mkdir()
+    (project / "test_child.py").write_text(CHILD_TEST)
+    simulated = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--cuda-sim", "test_child.py"], project,
+                     env)
+    assert simulated.returncode == 0 and "child: True cuda:0" in simulated.stdout, simulated.stdout[-3000:]
+    plain = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "-s", "test_child.py"], project, env)
+    assert plain.returncode == 0 and "child: False" in plain.stdout, plain.stdout[-3000:]
+    (project / "parent.py").write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {CHILD!r}])\n")
+    launched = _run([str(bin_dir / "cuda-sim"), "parent.py"], project, env)
+    assert launched.returncode == 0 and launched.stdout.strip() == "True cuda:0", launched.stderr[-3000:]
+    # without the variable the .pth line costs one lookup: harness is not even imported
+    bare = _run([python, "-c", "import sys; print('harness' in sys.modules)"], project, env)
+    assert bare.stdout.strip() == "False"
 
 
 def test_harness_cli_installed_uses_the_current_directory(venv, tmp_path):

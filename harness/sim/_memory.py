@@ -1,0 +1,193 @@
+"""Device memory of the simulated GPU: the live simulated-CUDA storages, counted as CUDA's caching
+allocator counts them (c10/cuda/CUDACachingAllocator.cpp).
+
+Every storage tagged cuda is one allocation of ``round_size(nbytes)`` bytes (multiples of 512,
+``kMinBlockSize``; at most 1 MiB comes from the small pool, more from the large pool). A weak
+reference on the storage's Python object (which torch keeps alive exactly as long as the storage)
+frees it. Storages resized in place (``resize_``) are re-measured whenever the statistics are read.
+Reserved memory models the cache: allocated bytes rounded up to 2 MiB segments, kept after frees
+until ``empty_cache()``. ``mem_get_info`` answers ``(total - reserved, total)`` as the driver does.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+_MIN_BLOCK = 512  # kMinBlockSize
+_SMALL_SIZE = 1 << 20  # kSmallSize: larger requests come from the large pool
+_SEGMENT = 2 << 20  # kSmallBuffer / kRoundLarge
+_POOLS = ("all", "small_pool", "large_pool")
+_ALLOCATION_METRICS = ("allocation", "active")
+_BYTES_METRICS = ("allocated_bytes", "active_bytes")
+_METRICS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
+            "active_bytes", "inactive_split_bytes", "requested_bytes")
+
+
+def round_size(size: int) -> int:
+    """CUDACachingAllocator ``round_size``: zero bytes allocate nothing."""
+    if size <= 0:
+        return 0
+    return max(_MIN_BLOCK, -(-size // _MIN_BLOCK) * _MIN_BLOCK)
+
+
+def _pool(size: int) -> str:
+    return "small_pool" if size <= _SMALL_SIZE else "large_pool"
+
+
+class _Stat:
+    __slots__ = ("allocated", "current", "freed", "peak")
+
+    def __init__(self) -> None:
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def increase(self, amount: int) -> None:
+        self.current += amount
+        self.allocated += amount
+        self.peak = max(self.peak, self.current)
+
+    def decrease(self, amount: int) -> None:
+        self.current -= amount
+        self.freed += amount
+
+    def as_dict(self) -> dict[str, int]:
+        return {"current": self.current, "peak": self.peak, "allocated": self.allocated, "freed": self.freed}
+
+
+class Allocator:
+    """The statistics of the simulated GPU's allocator."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        # id(storage) -> (weak reference, bytes counted, bytes requested)
+        self._live: dict[int, tuple[weakref.ref[Any], int, int]] = {}
+        self._stats = {metric: {pool: _Stat() for pool in _POOLS} for metric in _METRICS}
+        self._device_allocs = self._device_frees = 0
+
+    def track(self, storage: object) -> None:
+        """``storage`` now lives on the simulated GPU (a no-op when it is counted already)."""
+        key = id(storage)
+        if key in self._live:
+            return
+        try:
+            requested = storage.nbytes()  # type: ignore[attr-defined]
+            ref = weakref.ref(storage, self._freed_callback(key))
+        except (TypeError, RuntimeError):
+            return  # no Python-visible storage to follow
+        with self._lock:
+            size = round_size(requested)
+            self._live[key] = (ref, size, requested)
+            self._allocate(size, requested)
+
+    def untrack(self, storage: object) -> None:
+        """``storage`` left the simulated GPU (placed back on the CPU)."""
+        self._release(id(storage))
+
+    def _freed_callback(self, key: int) -> Any:
+        return lambda ref: self._release(key)
+
+    def _release(self, key: int) -> None:
+        with self._lock:
+            entry = self._live.pop(key, None)
+            if entry is not None:
+                self._free(entry[1], entry[2])
+
+    def _allocate(self, size: int, requested: int) -> None:
+        if size == 0:
+            return
+        pool = _pool(size)
+        for name in ("all", pool):
+            for metric in _ALLOCATION_METRICS:
+                self._stats[metric][name].increase(1)
+            for metric in _BYTES_METRICS:
+                self._stats[metric][name].increase(size)
+            self._stats["requested_bytes"][name].increase(requested)
+        self._reserve(pool)
+
+    def _free(self, size: int, requested: int) -> None:
+        if size == 0:
+            return
+        for name in ("all", _pool(size)):
+            for metric in _ALLOCATION_METRICS:
+                self._stats[metric][name].decrease(1)
+            for metric in _BYTES_METRICS:
+                self._stats[metric][name].decrease(size)
+            self._stats["requested_bytes"][name].decrease(requested)
+
+    def _reserve(self, pool: str) -> None:
+        """Grow the pool's segments to hold what is allocated from it (whole 2 MiB segments)."""
+        needed = -(-self._stats["allocated_bytes"][pool].current // _SEGMENT) * _SEGMENT
+        missing = needed - self._stats["reserved_bytes"][pool].current
+        if missing > 0:
+            for name in ("all", pool):
+                self._stats["reserved_bytes"][name].increase(missing)
+                self._stats["segment"][name].increase(missing // _SEGMENT)
+            self._device_allocs += missing // _SEGMENT
+
+    def empty_cache(self) -> None:
+        """Return the segments no live allocation needs (``torch.cuda.empty_cache``)."""
+        with self._lock:
+            self._remeasure()
+            for pool in ("small_pool", "large_pool"):
+                needed = -(-self._stats["allocated_bytes"][pool].current // _SEGMENT) * _SEGMENT
+                excess = self._stats["reserved_bytes"][pool].current - needed
+                if excess > 0:
+                    for name in ("all", pool):
+                        self._stats["reserved_bytes"][name].decrease(excess)
+                        self._stats["segment"][name].decrease(excess // _SEGMENT)
+                    self._device_frees += excess // _SEGMENT
+
+    def _remeasure(self) -> None:
+        """Storages resized in place since they were counted: a resize frees and allocates."""
+        for key, (ref, size, requested) in list(self._live.items()):
+            storage = ref()
+            if storage is None:
+                continue
+            now = storage.nbytes()
+            if now != requested:
+                self._free(size, requested)
+                self._live[key] = (ref, round_size(now), now)
+                self._allocate(round_size(now), now)
+
+    def stats(self) -> dict[str, Any]:
+        """``torch._C._cuda_memoryStats``: the nested statistics ``torch.cuda.memory_stats`` flattens."""
+        with self._lock:
+            self._remeasure()
+            nested: dict[str, Any] = {metric: {pool: stat.as_dict() for pool, stat in pools.items()}
+                                      for metric, pools in self._stats.items()}
+            nested["oversize_allocations"] = _Stat().as_dict()
+            nested["oversize_segments"] = _Stat().as_dict()
+            nested.update(num_alloc_retries=0, num_ooms=0, num_sync_all_streams=0,
+                          num_device_alloc=self._device_allocs, num_device_free=self._device_frees,
+                          max_split_size=-1)
+            return nested
+
+    def reset_peak(self) -> None:
+        with self._lock:
+            self._remeasure()
+            for pools in self._stats.values():
+                for stat in pools.values():
+                    stat.peak = stat.current
+
+    def reset_accumulated(self) -> None:
+        with self._lock:
+            for pools in self._stats.values():
+                for stat in pools.values():
+                    stat.allocated = stat.freed = 0
+            self._device_allocs = self._device_frees = 0
+
+    def allocated(self) -> int:
+        with self._lock:
+            self._remeasure()
+            return self._stats["allocated_bytes"]["all"].current
+
+    def reserved(self) -> int:
+        with self._lock:
+            self._remeasure()
+            return self._stats["reserved_bytes"]["all"].current
+
+
+ALLOCATOR = Allocator()
+track = ALLOCATOR.track
+untrack = ALLOCATOR.untrack
