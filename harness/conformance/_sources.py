@@ -110,12 +110,17 @@ def _env_key(library: Library) -> str:
 
 def _link_harness(venv: Path) -> None:
     """Make this checkout's ``harness`` importable in the venv (the simulation and the two plugins) without
-    putting the repository root on sys.path, where its ``tests`` folder would shadow a library's ``tests``."""
+    putting the repository root on sys.path, where its ``tests`` folder would shadow a library's ``tests``.
+    Re-checked each time a cached venv is used: a cache built by another checkout (``--cache`` shared or
+    copied) would otherwise run that checkout's simulator."""
     shim = venv / "repro-matrix-path"
     shim.mkdir(exist_ok=True)
     link = shim / "harness"
-    if not link.exists():
-        link.symlink_to(REPO / "harness", target_is_directory=True)
+    target = REPO / "harness"
+    if link.is_symlink() and os.readlink(link) != str(target):
+        link.unlink()
+    if not link.is_symlink():
+        link.symlink_to(target, target_is_directory=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "zz_repro_matrix.pth").write_text(f"{shim}\n")
     # as the wheel's cuda_sim.pth: children of the simulated pass (accelerate launch) join it; after zz_ (path)

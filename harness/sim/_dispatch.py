@@ -17,13 +17,12 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from harness.sim import _cuda_api, _rng
 from harness.sim._cuda_api import SYNC
 from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._kernels import HOST_OUTPUTS
 from harness.sim._numbers import as_tensors
 from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from harness.sim._rules import (
-    SIM_NAMESPACES,
     Decompose,
     Operand,
+    facts,
     foreach_devices,
     gather,
     op_name,
@@ -50,29 +49,35 @@ class DeviceMode(TorchDispatchMode):
             # a wrapper subclass with its own __torch_dispatch__ (DTensor, a user's wrapper)
             # unwraps first; the plain tensors it then computes with come back through this mode
             return NotImplemented
-        dynamo = sys.modules.get("torch._dynamo")
-        if dynamo is not None and hasattr(dynamo, "disable"):
+        if kwargs is None:
+            kwargs = {}
+        if _eval_frame_callback() is not None or _exporting():
+            # inside code torch.compile made: keep dynamo out of this mode's frames, as
+            # TorchDispatchMode's own wrapper would (dynamo is loaded whenever a callback is set)
             if self._disabled is None:
-                self._disabled = dynamo.disable(self._dispatch, recursive=True)
-            return self._disabled(func, args, kwargs or {})
-        return self._dispatch(func, args, kwargs or {})
+                self._disabled = sys.modules["torch._dynamo"].disable(self._dispatch, recursive=True)
+            return self._disabled(func, args, kwargs)
+        with _NoTorchFunction():
+            return self._run(func, args, kwargs)
 
     _disabled = None
 
     def _dispatch(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
-        with torch._C.DisableTorchFunction():
+        with _NoTorchFunction():
             return self._run(func, args, kwargs)
 
     def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
+        info = facts(func)
         tensors, devices, storages = gather(func, args, kwargs)
         guess = False
+        state = local
         if not tensors:
             device, guess = _tensorless_device()
         else:
             device = devices[0]
             for other in devices:
-                if other != device:
-                    if local.explicit is None and any(d.type not in _SIMULATED for d in devices):
+                if other is not device and other != device:
+                    if state.explicit is None and any(d.type not in _SIMULATED for d in devices):
                         return _run_foreign(func, args, kwargs, tensors, devices)
                     mixed = _mixed_device(func, args, kwargs)
                     if mixed is None:
@@ -80,27 +85,34 @@ class DeviceMode(TorchDispatchMode):
                     device = mixed
                     break
             else:
-                local.last = device
+                state.last = device
         if SYNC.mode and tensors:
             _check_sync(func, args, kwargs, devices)
-        if local.explicit is not None:
-            device, guess = local.explicit, False
-        if device.type == "cuda" and func.namespace not in SIM_NAMESPACES:
-            raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
-        func, kwargs = _with_generator(func, kwargs, device)
+        if state.explicit is not None:
+            device, guess = state.explicit, False
+        on_gpu = device.type == "cuda"
+        if on_gpu:
+            if not info.simulated:
+                raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
+            if info.generator is not None and kwargs.get("generator") is None:
+                # random ops on the simulated GPU draw from its own generator, as CUDA kernels do
+                func, kwargs = info.generator, {**kwargs, "generator": _rng.default_generator()}
         try:
-            result = func(*args, **kwargs)
+            result = func._op(*args, **kwargs)
         except RuntimeError as error:
             unwrapped = as_tensors(func, args, kwargs, error)  # wrapped numbers reach Python modes as numbers
             if unwrapped is None:
                 raise
             args, kwargs = unwrapped
-            result = func(*args, **kwargs)
-        if isinstance(result, list) and func.__name__.startswith("_foreach_") and len(set(devices)) > 1:
+            result = func._op(*args, **kwargs)
+        if type(result) is torch.Tensor or isinstance(result, torch.Tensor):
+            if on_gpu:
+                _place_one(result, device, tensors, storages, guess)
+        elif isinstance(result, list) and info.name.startswith("_foreach_") and len(set(devices)) > 1:
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)
-        elif device.type == "cuda":
-            host = HOST_OUTPUTS.get(op_name(func)) if isinstance(result, tuple) else None
+        elif on_gpu:
+            host = info.host_outputs if isinstance(result, tuple) else None
             if host:  # outputs a CUDA kernel makes on the host stay there
                 for index, item in enumerate(result):
                     if index not in host:
@@ -119,6 +131,15 @@ class DeviceMode(TorchDispatchMode):
 
 
 _SIMULATED = ("cpu", "cuda")
+_NoTorchFunction = torch._C.DisableTorchFunction
+_eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
+
+
+def _exporting() -> bool:
+    compiler = sys.modules.get("torch.compiler")
+    return compiler is not None and compiler.is_exporting()
+
+
 _UNWRAPS: dict[type, bool] = {}
 
 
@@ -243,38 +264,6 @@ def _first_cuda(values: object) -> torch.device:
     return CPU
 
 
-def _with_generator(func: torch._ops.OpOverload, kwargs: dict[str, object],
-                    device: torch.device) -> tuple[torch._ops.OpOverload, dict[str, object]]:
-    """Random ops on the simulated GPU draw from its own generator, as CUDA kernels do."""
-    if device.type != "cuda" or kwargs.get("generator") is not None:
-        return func, kwargs
-    target = _generator_overload(func)
-    if target is None:
-        return func, kwargs
-    return target, {**kwargs, "generator": _rng.default_generator()}
-
-
-_GENERATOR_OPS: dict[torch._ops.OpOverload, torch._ops.OpOverload | None] = {}
-
-
-def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
-    """``func`` itself when it takes ``generator=``, else its twin overload that does
-    (``randn`` -> ``randn.generator``), else None."""
-    if func in _GENERATOR_OPS:
-        return _GENERATOR_OPS[func]
-    found = None
-    if any(arg.name == "generator" for arg in func._schema.arguments):
-        found = func
-    else:
-        overload = func._overloadname
-        twin = "generator" if overload == "default" else f"{overload}_generator"
-        candidate = getattr(func.overloadpacket, twin, None)
-        if candidate is not None:
-            found = candidate
-    _GENERATOR_OPS[func] = found
-    return found
-
-
 def _place_outputs(result: object, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
                    guess: bool) -> None:
     if isinstance(result, torch.Tensor):
@@ -286,13 +275,20 @@ def _place_outputs(result: object, device: torch.device, tensors: list[torch.Ten
 
 def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
                guess: bool) -> None:
-    if not t.is_cpu or any(t is i for i in tensors):
-        return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
-    storage = storage_of(t)
+    if not t.is_cpu:
+        return
+    for i in tensors:
+        if t is i:
+            return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        storage = storage_of(t)
     if storage is None or hasattr(storage, _TAG):
         return
-    if any(storage is i for i in storages):
-        return  # an alias of a CPU input keeps that input's placement
+    for i in storages:
+        if storage is i:
+            return  # an alias of a CPU input keeps that input's placement
     if guess:
         place_guess(t, device)
     else:

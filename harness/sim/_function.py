@@ -33,7 +33,9 @@ from harness.sim._placement import (
 from harness.sim._state import local
 
 _Base = torch._C.TensorBase
-_redispatch = getattr(torch.overrides, "redispatch_function", None)
+_redispatch = getattr(torch._C, "_skip_one_hop_torch_function", None)
+_push_mode = torch._C._push_on_torch_function_stack
+_pop_mode = torch._C._pop_torch_function_stack
 _PYTHON_FUNCS = (types.FunctionType, types.MethodType)
 
 
@@ -41,17 +43,45 @@ class PlacementMode(TorchFunctionMode):
     def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
         __tracebackhide__ = True  # pytest: a test's traceback ends in the user's code
         try:
+            if type(func) is _MethodWrapper:  # an attribute of a tensor (``x.shape``, ``x.device``)
+                getter = _GETTERS.get(func.__self__)
+                if getter is not None:
+                    return getter(args[0])
+                return func(*args, **(kwargs or {}))  # nothing to simulate, no operator to re-enter
+            plain = _PLAIN.get(func)
+            if plain is None:
+                plain = _is_plain(func)
+                if not isinstance(func, _PYTHON_FUNCS):  # bound methods would keep their objects alive
+                    _PLAIN[func] = plain
+            if plain and (not kwargs or (kwargs.get("device") is None and kwargs.get("generator") is None
+                                         and not kwargs.get("pin_memory"))):
+                return self._builtin(func, types_, args, kwargs or {})
             return self._handle(func, types_, args, kwargs or {})
         except Exception as error:
             if take_mark(error):
                 raise error.with_traceback(None)  # noqa: B904 - the same error, minus the simulation's frames
             raise
 
+    def _builtin(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+                 kwargs: dict[str, object]) -> Any:
+        """``call(builtin=True)`` for a generated binding with nothing to simulate at this level
+        (the hot path: most torch calls; the dispatch mode checks their operators)."""
+        state = local
+        saved_call, saved_mixed, saved_python = state.call, state.mixed, state.python
+        state.call, state.mixed, state.python = (args, kwargs), [], None
+        _push_mode(self)
+        try:
+            result = _redispatch(func, types_, args, kwargs)
+        finally:
+            _pop_mode()
+            mixed = state.mixed
+            state.call, state.mixed, state.python = saved_call, saved_mixed, saved_python
+        if mixed:
+            _autograd.fix_devices(result, args, kwargs)
+        return result
+
     def _handle(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
                 kwargs: dict[str, object]) -> Any:
-        getter = _GETTERS.get(getattr(func, "__self__", None)) if type(func) is _MethodWrapper else None
-        if getter is not None:
-            return getter(args[0])
         handler = _METHODS.get(func)
         if handler is not None:
             result = handler(self, args, kwargs)
@@ -156,10 +186,28 @@ def _wraps_existing(func: Callable[..., Any], args: Sequence[object]) -> bool:
 def _reenterable(func: Callable[..., Any]) -> bool:
     """Generated bindings honour the skip-one-hop flag; a few hand-written builtins (grad-mode
     toggles) do not and would recurse, so they are called with the mode off."""
-    qualname = getattr(func, "__qualname__", "")
-    if qualname.startswith(("TensorBase.", "_VariableFunctionsClass.")):
-        return True
-    return getattr(func, "__self__", None) in _GENERATED
+    found = _REENTERABLE.get(func)
+    if found is None:
+        qualname = getattr(func, "__qualname__", "")
+        found = _REENTERABLE[func] = qualname.startswith(("TensorBase.", "_VariableFunctionsClass.")) or getattr(
+            func, "__self__", None) in _GENERATED
+    return found
+
+
+_REENTERABLE: dict[object, bool] = {}
+
+
+def _is_plain(func: Callable[..., Any]) -> bool:
+    """A generated builtin this mode has nothing to do for beyond re-entering (its handling
+    here depends on its keyword arguments only: ``device=``, ``generator=``, ``pin_memory=``)."""
+    if isinstance(func, _PYTHON_FUNCS) or _redispatch is None:
+        return False
+    return (func not in _METHODS and func not in _composite.CHECKS and func not in _FACTORIES
+            and _reenterable(func))
+
+
+# builtin -> _is_plain(builtin), filled as torch functions are first met
+_PLAIN: dict[object, bool] = {}
 
 
 def _overridden_c_method(func: Callable[..., Any], args: Sequence[object]) -> Callable[..., Any] | None:
@@ -390,6 +438,43 @@ def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: di
     return padded, lengths
 
 
+def _repr(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """``Tensor.__repr__`` (and ``str``, ``print``, ``format`` of a tensor with dims): the values
+    are formatted with the simulation off, the rest of the text (``device='cuda:0'``, ``dtype=``,
+    ``grad_fn=``) by torch's own code with the mode on, from ``tensor_contents``. A GPU formats
+    the values with the same ops on the device; run through the modes, each of those small ops
+    paid the simulation's per-call cost (ignite formats RNG states every iteration)."""
+    t = args[0]
+    if len(args) == 1 and type(t) in _PLAIN_TYPES:
+        if device_of(t) == t.device:  # type: ignore[arg-type]
+            return torch.Tensor.__repr__(t, **kwargs)  # not on the simulated GPU: torch's own text
+        if kwargs.get("tensor_contents") is None:
+            contents = _plain_contents(t)  # type: ignore[arg-type]
+            if contents is not None:
+                kwargs = {**kwargs, "tensor_contents": contents}
+    return mode.call(torch.Tensor.__repr__, (), args, kwargs, builtin=False)
+
+
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _plain_contents(t: torch.Tensor) -> str | None:
+    """What ``torch._tensor_str._str_intern`` makes of a dense tensor's values (this mode is off
+    while its handlers run), or None where it takes another branch (sparse, quantized, nested,
+    meta, empty, functorch or forward-AD wrappers, subclasses): those keep the full path."""
+    tensor_str = getattr(torch._tensor_str, "_tensor_str", None)
+    if tensor_str is None:
+        return None
+    if (t.layout != torch.strided or t.is_quantized or t.is_nested or t.is_meta or t.numel() == 0
+            or torch._C._functorch.is_functorch_wrapped_tensor(t) or torch._is_functional_tensor(t)):
+        return None
+    if torch.autograd.forward_ad.unpack_dual(t).tangent is not None:
+        return None
+    with torch.no_grad(), torch.utils._python_dispatch._disable_current_modes():
+        guard = torch._C._DisableFuncTorch()  # noqa: F841 - as torch._tensor_str._str holds it
+        return tensor_str(t, len("tensor("))
+
+
 def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
     return lambda mode, args, kwargs: _rnn(mode, args, kwargs, func)
 
@@ -403,7 +488,7 @@ _Handler = Callable[[PlacementMode, Sequence[object], dict[str, object]], object
 _METHODS: dict[object, _Handler] = {
     _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.get_device: _get_device,
     _Base.numpy: _numpy, _Base.pin_memory: _pin_memory, _Base.is_pinned: _is_pinned,
-    _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to,
+    _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to, torch.Tensor.__repr__: _repr,
 }
 for _name in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
     _rnn_func = getattr(torch._C._VariableFunctions, _name)

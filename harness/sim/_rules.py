@@ -75,6 +75,44 @@ def _schema_args(func: torch._ops.OpOverload) -> tuple[_Arg, ...]:
     return tuple(found)
 
 
+class OpFacts:
+    """What the dispatch mode needs to know about one operator, worked out at its first call and
+    kept on the ``OpOverload`` (a dict keyed by it would run its Python ``__hash__`` per call)."""
+
+    __slots__ = ("args", "generator", "host_outputs", "name", "simulated", "tensor_args")
+
+    def __init__(self, func: torch._ops.OpOverload) -> None:
+        self.name = op_name(func)
+        self.args = _schema_args(func)
+        # (index, name, is_list) of the tensor operands, when no argument needs a host check
+        plain = all(spec.kind != "h" for spec in self.args)
+        self.tensor_args = tuple((s.index, s.name, s.kind == "l") for s in self.args) if plain else None
+        self.simulated = func.namespace in SIM_NAMESPACES
+        self.host_outputs = _kernels.HOST_OUTPUTS.get(self.name)
+        self.generator = _generator_overload(func)
+
+
+_FACTS = "_cuda_sim_facts"
+
+
+def facts(func: torch._ops.OpOverload) -> OpFacts:
+    found = func.__dict__.get(_FACTS)
+    if found is None:
+        found = OpFacts(func)
+        setattr(func, _FACTS, found)
+    return found
+
+
+def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """``func`` itself when it takes ``generator=``, else its twin overload that does
+    (``randn`` -> ``randn.generator``), else None."""
+    if any(arg.name == "generator" for arg in func._schema.arguments):
+        return func
+    overload = func._overloadname
+    twin = "generator" if overload == "default" else f"{overload}_generator"
+    return getattr(func.overloadpacket, twin, None)
+
+
 def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
            ) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
     """The op's tensor arguments with their simulated devices and storages (the hot path)."""
@@ -82,7 +120,22 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
     devices: list[torch.device] = []
     storages: list[object] = []
     n = len(args)
-    for spec in _schema_args(func):
+    info = facts(func)
+    plain = info.tensor_args
+    if plain is not None:
+        for index, name, is_list in plain:
+            value = args[index] if index < n else kwargs.get(name)
+            if value is None:
+                continue
+            if is_list:
+                if isinstance(value, (list, tuple)):
+                    for item in value:
+                        if isinstance(item, torch.Tensor):
+                            _add(item, tensors, devices, storages)
+            elif isinstance(value, torch.Tensor):
+                _add(value, tensors, devices, storages)
+        return tensors, devices, storages
+    for spec in info.args:
         value = args[spec.index] if spec.index < n else kwargs.get(spec.name)
         if spec.kind == "t":
             if not isinstance(value, torch.Tensor):
@@ -97,12 +150,22 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
             continue
         for item in items:
             if isinstance(item, torch.Tensor):
-                storage = storage_of(item) if item.is_cpu else None
-                tensors.append(item)
-                storages.append(storage)
-                devices.append(getattr(storage, _TAG, CPU) if storage is not None else (
-                    CPU if item.is_cpu else item.device))
+                _add(item, tensors, devices, storages)
     return tensors, devices, storages
+
+
+def _add(t: torch.Tensor, tensors: list[torch.Tensor], devices: list[torch.device], storages: list[object]) -> None:
+    tensors.append(t)
+    if t.is_cpu:
+        try:
+            storage = t.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
+            storage = storage_of(t)  # sparse: its values' storage
+        storages.append(storage)
+        devices.append(getattr(storage, _TAG, CPU) if storage is not None else CPU)
+    else:
+        storages.append(None)
+        devices.append(t.device)
 
 
 def operands(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> list[Operand]:

@@ -4,23 +4,29 @@ Some libraries ask ``nvcc -V`` for the toolkit version while importing (DeepSpee
 builders call ``installed_cuda_version()`` from ``is_compatible()`` at import); a CPU build of
 torch reports neither ``torch.version.cuda`` nor ``CUDA_HOME``. The stub answers the version
 query and refuses to compile anything, loudly: nothing is ever built for the simulated GPU.
+``torch.utils.cpp_extension.load``/``load_inline`` of CUDA code raise NotSimulatedError before
+compiling anything.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
+import inspect
 import os
 import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import torch
 
 from harness.sim._cuda_api import CUDA_VERSION
+from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
 
 _NVCC = """#!/bin/sh
@@ -77,6 +83,44 @@ class Toolkit:
 
 def _point_at(module: ModuleType, home: str, patcher: Patcher) -> None:
     patcher.set(module, "CUDA_HOME", home)
+    for name in ("load", "load_inline"):
+        original = getattr(module, name, None)
+        if callable(original):
+            patcher.set(module, name, _refusing_cuda(module, name, original))
+
+
+def _refusing_cuda(module: ModuleType, name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``cpp_extension.load``/``load_inline`` of CUDA code stop before compiling: the stub nvcc
+    would refuse the CUDA half anyway, after the host half has been compiled against torch's headers
+    (half a minute of CPU per attempt: peft retries its BOFT kernel at every layer). C++-only
+    extensions build as on any host."""
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def build(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs).arguments
+        except TypeError:
+            return original(*args, **kwargs)  # torch's own error for a bad call
+        if _compiles_cuda(module, name, bound):
+            raise NotSimulatedError(f"compiling the CUDA extension {bound.get('name')!r} "
+                                    f"(torch.utils.cpp_extension.{name}): the stub toolkit compiles nothing")
+        return original(*args, **kwargs)
+
+    return build
+
+
+def _compiles_cuda(module: ModuleType, name: str, bound: dict[str, Any]) -> bool:
+    with_cuda = bound.get("with_cuda")
+    if with_cuda is not None:
+        return bool(with_cuda)
+    if name == "load_inline":
+        return bool(bound.get("cuda_sources"))
+    sources = bound.get("sources") or []
+    if isinstance(sources, str):
+        sources = [sources]
+    is_cuda = getattr(module, "_is_cuda_file", lambda path: str(path).endswith((".cu", ".cuh")))
+    return any(is_cuda(str(source)) for source in sources)
 
 
 class _CppExtensionFinder(importlib.abc.MetaPathFinder):

@@ -649,6 +649,47 @@ SCENARIOS += (STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SC
               + DEVICE_INDEX_SCENARIOS)
 
 
+def _twice(run: Callable[[], object]) -> Callable[[], object]:
+    """The second call of a torch function, served from the simulation's per-function caches."""
+    def both() -> object:
+        run()
+        return run()
+    return both
+
+
+def _cpu_scalar_grad_of_a_cuda_product() -> torch.Tensor:
+    scale = torch.tensor(2.0, requires_grad=True)
+    (cuda(3, requires_grad=True) * scale).sum().backward()
+    return scale.grad
+
+
+# the function mode's fast path (generated bindings with nothing to do but re-enter, cached per
+# function) and the dispatch mode's (operand lists cached per operator): keyword arguments that
+# take a call off it, tensor attributes, a second call of the same function
+FAST_PATH_SCENARIOS = [
+    Scenario("bernoulli(cuda) with a cpu generator", "[GEN]",
+             lambda: torch.bernoulli(cuda(3) * 0.5, generator=torch.Generator()), error=RuntimeError,
+             message="Expected a 'cuda' device type for generator but found 'cpu'"),
+    Scenario("cuda.normal_ with a cpu generator", "[GEN]", lambda: cuda(3).normal_(generator=torch.Generator()),
+             error=RuntimeError, message="Expected a 'cuda' device type for generator but found 'cpu'"),
+    Scenario("bernoulli(cuda), called twice", "[DOC]", _twice(lambda: torch.bernoulli(cuda(3) * 0.5)),
+             device="cuda:0"),
+    Scenario("full_like(cuda, device='cpu') after full_like(cuda)", "[DOC]",
+             lambda: (torch.full_like(cuda(2), 1.0), torch.full_like(cuda(2), 1.0, device="cpu"))[1], device="cpu"),
+    Scenario("cuda.add(cpu), called twice", "[TI]", _twice(lambda: cuda(3).add(cpu(3))), error=RuntimeError,
+             message=TI),
+    Scenario("where(cpu condition, cuda, cuda)", "[WHERE] [TI] (a 1-d condition does not move)",
+             lambda: torch.where(cpu(3).bool(), cuda(3), cuda(3)), error=RuntimeError, message=TI),
+    Scenario("cuda.T", "[DOC] views share their base's storage", lambda: cuda(2, 3).T, device="cuda:0"),
+    Scenario("cuda.mT", "[DOC] views share their base's storage", lambda: cuda(2, 3).mT, device="cuda:0"),
+    Scenario("cuda.real", "[DOC] views share their base's storage", lambda: cuda(2, dtype=torch.complex64).real,
+             device="cuda:0"),
+    Scenario("grad of a cpu 0-dim factor of a cuda product", "torch/csrc/autograd/engine.cpp validate_outputs",
+             _cpu_scalar_grad_of_a_cuda_product, device="cpu"),
+]
+SCENARIOS += FAST_PATH_SCENARIOS
+
+
 def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
     try:
         result = run()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.conformance import _suites
+from harness.conformance import _sources, _suites
 from harness.conformance._compare import UNEXPLAINED, compare
 from harness.conformance._errors import ConformanceFileError
 from harness.conformance._runs import Pass, Result, run_pass
@@ -168,3 +168,22 @@ def test_ci_subset_has_no_unexplained_failure(tmp_path):
     for lib in summary["libraries"]:
         assert lib["sim"]["counts"].get("passed", 0) > 0, lib["library"]
         assert lib["triage"]["unexplained"] == 0
+
+
+def test_a_cached_environment_runs_this_checkouts_simulator(tmp_path):
+    # a cache another checkout built (or a copied one): its venv's shim names that checkout's harness
+    library = _library()
+    venv = tmp_path / "envs" / f"demo-{_sources._env_key(library)}"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    other = tmp_path / "other-checkout" / "harness"
+    other.mkdir(parents=True)
+    (venv / "repro-matrix-path").mkdir()
+    (venv / "repro-matrix-path" / "harness").symlink_to(other, target_is_directory=True)
+    (site / "zz_repro_matrix.pth").write_text("/elsewhere/repro-matrix-path\n")
+    (venv / ".complete").write_text("pins\n")
+
+    assert _sources.build_env(library, tmp_path, lambda message: None) == venv  # reused, not rebuilt
+
+    assert (venv / "repro-matrix-path" / "harness").resolve() == (ROOT / "harness").resolve()
+    assert (site / "zz_repro_matrix.pth").read_text() == f"{venv / 'repro-matrix-path'}\n"

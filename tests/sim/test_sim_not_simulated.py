@@ -54,3 +54,28 @@ def test_stub_toolkit_compiles_nothing(sim):
     assert f"release {torch.version.cuda}," in version.stdout
     compile_ = subprocess.run([nvcc, "-c", "kernel.cu"], capture_output=True, text=True, check=False)
     assert compile_.returncode != 0 and "not simulated" in compile_.stderr
+
+
+def test_cuda_extensions_are_refused_before_anything_compiles(sim, tmp_path):
+    # peft's BOFT layer JIT-builds fbd_cuda (a .cpp + a .cu) whenever cuda is available: the host half
+    # used to compile against torch's headers before the stub nvcc refused the other half
+    from torch.utils import cpp_extension
+
+    from harness.sim import _toolkit
+
+    build = tmp_path / "build"
+    build.mkdir()
+    (tmp_path / "ext.cpp").write_text("int twice(int x) { return 2 * x; }\n")
+    (tmp_path / "ext.cu").write_text("__global__ void kernel() {}\n")
+    sources = [str(tmp_path / "ext.cpp"), str(tmp_path / "ext.cu")]
+    with pytest.raises(NotSimulatedError, match="compiling the CUDA extension 'ext' "):
+        cpp_extension.load(name="ext", sources=sources, build_directory=str(build))
+    with pytest.raises(NotSimulatedError, match="load_inline"):
+        cpp_extension.load_inline(name="inline", cpp_sources="", cuda_sources="__global__ void k() {}",
+                                  build_directory=str(build))
+    with pytest.raises(NotSimulatedError):
+        cpp_extension.load(name="forced", sources=sources[:1], with_cuda=True, build_directory=str(build))
+    assert list(build.iterdir()) == []  # no ninja file, no object: refused before the build
+    # a C++-only extension is built as on any host (not compiled here: that is half a minute)
+    assert not _toolkit._compiles_cuda(cpp_extension, "load", {"name": "cpu", "sources": sources[:1]})
+    assert not _toolkit._compiles_cuda(cpp_extension, "load_inline", {"name": "cpu", "cpp_sources": "int f();"})
