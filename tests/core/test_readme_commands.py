@@ -31,6 +31,7 @@ import pytest
 
 from harness import uv_index_environment
 from harness._venv import default_env_root, find_uv
+from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -269,17 +270,6 @@ TESTS = """
 """
 
 
-def _copy_checkout(target: Path) -> Path:
-    """The files git tracks (plus new, not-ignored ones): what a fresh clone of this tree holds."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = REPO / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
-
 
 def _user_environment(venv: Path) -> dict[str, str]:
     ours = str(Path(sys.executable).parent)
@@ -307,7 +297,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     """A copy of the repository and a venv playing the newcomer's Python (nox and uv already in, so one
     command can run alone; the README's own ``pip install nox uv`` then finds them)."""
     root = tmp_path_factory.mktemp("readme")
-    checkout = _copy_checkout(root / "repro-matrix")
+    checkout = copy_checkout(root / "repro-matrix")
     venv = root / "venv"
     env = _fresh_venv(venv)
     project = root / "project"

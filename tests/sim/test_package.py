@@ -22,6 +22,7 @@ from plugin_project import MIX_MESSAGE, run_pytest, write_project
 from harness import uv_index_environment
 from harness._venv import find_uv
 from harness.sim import _startup
+from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "torch==2.13.0"
@@ -41,17 +42,6 @@ TRAIN = """
 """
 
 
-def _clean_checkout(target: Path) -> Path:
-    """The files git tracks (plus new, not-ignored ones), copied out of the worktree: nothing built or cached."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = REPO / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
-
 
 def _clean_env(**extra: str) -> dict[str, str]:
     """No PYTHONPATH, no virtualenv of ours, the index settings uv needs: the harness must come from the venv."""
@@ -66,7 +56,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 900) 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = _clean_checkout(tmp_path_factory.mktemp("checkout"))
+    source = copy_checkout(tmp_path_factory.mktemp("checkout"))
     dist = source / "dist"
     built = _run([find_uv(), "build", "--out-dir", str(dist), str(source)], source, _clean_env())
     assert built.returncode == 0, built.stderr[-3000:]
@@ -213,7 +203,7 @@ def test_harness_cli_installed_uses_the_current_directory(venv, tmp_path):
 
 def test_pip_install_of_the_source_tree(tmp_path):
     """`pip install .` from a clean checkout; in that venv (no torch) cuda-sim says what is missing."""
-    source = _clean_checkout(tmp_path / "checkout")
+    source = copy_checkout(tmp_path / "checkout")
     folder = tmp_path / "pipvenv"
     env = _clean_env()
     assert _run([sys.executable, "-m", "venv", str(folder)], tmp_path, env).returncode == 0

@@ -1,0 +1,21 @@
+"""A copy of this checkout as a fresh clone would hold it, for tests that install or run it from elsewhere."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_checkout(target: Path) -> Path:
+    """The files git tracks (plus new, not-ignored ones), copied to ``target``: nothing built or cached."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
