@@ -117,12 +117,9 @@ class Allocator:
 
     def _reserve(self, pool: str) -> None:
         """Grow the pool's segments to hold what is allocated from it (whole 2 MiB segments)."""
-        needed = -(-self._stats["allocated_bytes"][pool].current // _SEGMENT) * _SEGMENT
-        missing = needed - self._stats["reserved_bytes"][pool].current
+        missing = self._segments_needed(pool) - self._stats["reserved_bytes"][pool].current
         if missing > 0:
-            for name in ("all", pool):
-                self._stats["reserved_bytes"][name].increase(missing)
-                self._stats["segment"][name].increase(missing // _SEGMENT)
+            self._change_reserved(pool, missing)
             self._device_allocs += missing // _SEGMENT
 
     def empty_cache(self) -> None:
@@ -130,13 +127,24 @@ class Allocator:
         with self._lock:
             self._remeasure()
             for pool in ("small_pool", "large_pool"):
-                needed = -(-self._stats["allocated_bytes"][pool].current // _SEGMENT) * _SEGMENT
-                excess = self._stats["reserved_bytes"][pool].current - needed
+                excess = self._stats["reserved_bytes"][pool].current - self._segments_needed(pool)
                 if excess > 0:
-                    for name in ("all", pool):
-                        self._stats["reserved_bytes"][name].decrease(excess)
-                        self._stats["segment"][name].decrease(excess // _SEGMENT)
+                    self._change_reserved(pool, -excess)
                     self._device_frees += excess // _SEGMENT
+
+    def _segments_needed(self, pool: str) -> int:
+        """Bytes of whole 2 MiB segments that what is allocated from ``pool`` occupies."""
+        return -(-self._stats["allocated_bytes"][pool].current // _SEGMENT) * _SEGMENT
+
+    def _change_reserved(self, pool: str, change: int) -> None:
+        """Reserved bytes and segment counts of ``pool`` (and of "all") move by ``change`` bytes."""
+        for name in ("all", pool):
+            for metric, amount in (("reserved_bytes", change), ("segment", change // _SEGMENT)):
+                stat = self._stats[metric][name]
+                if amount > 0:
+                    stat.increase(amount)
+                else:
+                    stat.decrease(-amount)
 
     def _remeasure(self) -> None:
         """Storages resized in place since they were counted: a resize frees and allocates."""
