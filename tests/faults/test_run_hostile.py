@@ -384,8 +384,15 @@ def stalling_index():
 
 
 def _installers(envs: Path) -> list[int]:
-    return [pid for pid in processes_with(str(envs))
-            if b"install" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+    return [pid for pid in processes_with(str(envs)) if b"install" in _arguments(pid)]
+
+
+def _arguments(pid: int) -> list[bytes]:
+    """A process's command line; empty when it ended since it was listed (the kill this test waits for)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (FileNotFoundError, ProcessLookupError):
+        return []
 
 
 @pytest.mark.fault("an environment build is SIGKILLed mid-install")
