@@ -125,8 +125,8 @@ def _new_run_folder(output: Path) -> tuple[str, Path]:
             except FileExistsError:
                 continue
             return shared, folder
-    while True:
-        run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    while True:  # microseconds: runs started within one second still sort in the order they started
+        run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
         folder = output / run_id
         try:
             folder.mkdir()

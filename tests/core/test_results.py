@@ -14,6 +14,7 @@ from harness._results import (
     RunFolder,
     RunRecord,
     harness_process,
+    new_run_dir,
     recover_dead_run,
     write_json_atomic,
 )
@@ -96,3 +97,10 @@ def test_live_foreign_and_reused_pids_are_told_apart(tmp_path):
     reused = {**harness_process(), "start_ticks": harness_process()["start_ticks"] - 1}  # our pid, another process
     _running_run(tmp_path / "reused", reused)
     assert recover_dead_run(tmp_path / "reused")
+
+
+def test_runs_started_within_one_second_sort_in_the_order_they_started(tmp_path, monkeypatch):
+    monkeypatch.delenv("REPRO_MATRIX_RUN_ID", raising=False)
+    started = [new_run_dir(tmp_path)[0] for _ in range(20)]  # well within a second or two
+    assert sorted(started) == started
+    assert sorted(p.name for p in tmp_path.iterdir()) == started
