@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,11 +109,13 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
         raise UsageError(f"{', '.join(odd)}: not a file; --force overwrites files only")
     report = _parse(report_path) if report_path is not None else None
     draft = draft_case(case_id, report, source=report_path.name if report_path else "")
+    from harness.report._io import write_text_atomic  # here: the report package is not needed before
+
     created = not folder.exists()
     try:
         folder.mkdir(exist_ok=True)
         for path, text in zip(files, (draft.case_yaml, draft.repro_py), strict=True):
-            _write_atomically(path, text)
+            write_text_atomic(path, text)
     except OSError as error:
         if created:
             for path in files:
@@ -132,17 +132,6 @@ def _parse(report_path: Path) -> BugReport:
         return parse_report(text)
     except UsageError as error:
         raise UsageError(f"--from {report_path}: {error}") from None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _todo(case_file: Path, draft: Draft) -> tuple[tuple[Path, int, str], ...]:

@@ -4,6 +4,7 @@ survives them or the harness, environments are never half-built, and bad numbers
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import http.server
 import importlib.util
@@ -17,6 +18,7 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -329,16 +331,11 @@ def test_sigkill_of_the_harness_kills_its_cells_and_the_next_run_finalises_it(tm
     out = tmp_path / "out"
     harness = start_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--case", "killed", "--lane", "cpu",
                             "--jobs", "1", "--output", str(out))
-    try:
+    with _reaped(harness, lambda: processes_with(token)):
         _wait_for_line(harness, "start killed/cpu/b-hangs")
         assert wait_until(lambda: processes_with(token), timeout=60)
-        harness.kill()
-        harness.communicate(timeout=30)
+        _kill(harness)
         assert wait_until(lambda: not processes_with(token), timeout=10), "the repro outlived the killed harness"
-    finally:
-        harness.kill()
-        for pid in processes_with(token):
-            os.kill(pid, signal.SIGKILL)
     dead = results_of(out)[0]
     assert dead["run"]["status"] == "running" and dead["run"]["harness_process"]["pid"] == harness.pid
     # `report` before any next run already publishes it as interrupted, and never writes into its input.
@@ -383,6 +380,24 @@ def stalling_index():
     server.shutdown()
 
 
+def _kill(harness: subprocess.Popen) -> None:
+    """SIGKILL the harness and reap it: nothing of its own clean-up runs."""
+    harness.kill()
+    harness.communicate(timeout=30)
+
+
+@contextlib.contextmanager
+def _reaped(harness: subprocess.Popen, survivors: Callable[[], list[int]]) -> Iterator[None]:
+    """Whatever the test found, the harness and what it left running are gone afterwards."""
+    try:
+        yield
+    finally:
+        harness.kill()
+        for pid in survivors():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _installers(envs: Path) -> list[int]:
     return [pid for pid in processes_with(str(envs)) if b"install" in _arguments(pid)]
 
@@ -407,15 +422,10 @@ def test_sigkill_during_an_install_kills_uv_and_leaves_no_half_built_environment
         patch.setenv("UV_EXTRA_INDEX_URL", "")
         patch.setenv("UV_NO_CACHE", "1")
         harness = start_harness(*args)
-    try:
+    with _reaped(harness, lambda: _installers(envs)):
         assert wait_until(lambda: _installers(envs), timeout=120), "uv pip install never started"
-        harness.kill()
-        harness.communicate(timeout=30)
+        _kill(harness)
         assert wait_until(lambda: not _installers(envs), timeout=10), "uv outlived the killed harness"
-    finally:
-        harness.kill()
-        for pid in _installers(envs):
-            os.kill(pid, signal.SIGKILL)
     unfinished = [p.name for p in envs.iterdir() if p.is_dir() and not (p / ".complete").exists()
                   and not p.name.startswith(".building-")]
     assert unfinished == [], "a half-built environment sits under its final name"
