@@ -10,12 +10,13 @@ colours), and environment listings (``pip freeze``, ``pip list``, ``conda list``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from packaging.utils import canonicalize_name
-
+from harness._envlist import Environment, Pin, parse_environment
 from harness._exceptions import UsageError
+
+__all__ = ["BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
+           "parse_report"]
 
 
 @dataclass(frozen=True)
@@ -56,25 +57,12 @@ class Traceback:
 
 
 @dataclass(frozen=True)
-class Pin:
-    version: str  # as listed: 2.0.1+cu118, 0.32.0.dev0, or "" for a source install
-    source: str  # "pip freeze", "pip list / conda list", "env listing"
-    report_line: int
-    origin: str = ""  # a source install's URL (git+https://...)
-
-
-@dataclass(frozen=True)
-class Environment:
-    pins: dict[str, Pin] = field(default_factory=dict)  # canonical distribution name -> listed version
-    python: str | None = None
-    conflicts: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class BugReport:
     traceback: Traceback
     environment: Environment
     notes: tuple[str, ...]
+    url: str = ""  # the upstream issue or pull request the paste links to (its first github.com/.../issues/N)
+    missing: tuple[str, ...] = ()  # what the report lacks that a draft needs: "traceback frames"
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -87,7 +75,8 @@ _CHAIN = re.compile(r"During handling of the above exception|The above exception
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
 _FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)"
     r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
-    r"|\[?(?P<path7><ipython-input-[^>]*>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*\))?\s+in\s+(?P<func7>[^(]+?)\s*\()"
+    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
+    r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
@@ -103,14 +92,58 @@ _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside on
 
 
 def parse_report(text: str) -> BugReport:
+    """The report's final exception with its frames; a report with no complete traceback but an exception line
+    (``[rank1]: ValueError: ...``, a final line pasted alone) gives that line without frames, said in ``missing``."""
     lines = clean_lines(text)
     chains = _chains(lines)
-    if not chains:
-        raise UsageError("the report has no Python traceback (no 'Traceback (most recent call last):' and no "
-                          "'File \"...\", line N' frame): paste the whole traceback the bug printed")
+    url = _issue_url(lines)
+    if not any(chain[-1].complete for chain in chains):
+        return _exception_only(lines, chains, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
-    return BugReport(traceback, parse_environment(lines), tuple(notes))
+    return BugReport(traceback, parse_environment(lines), tuple(notes), url)
+
+
+_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
+
+
+def _issue_url(lines: list[str]) -> str:
+    for line in lines:
+        if "github.com/" in line and (match := _URL.search(line)):
+            return match.group()
+    return ""
+
+
+def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> BugReport:
+    """The report's last exception line outside any traceback: what a report without a full stack gives."""
+    index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
+    if index is None:
+        if chains:
+            start = chains[-1][-1].start + 1
+            raise UsageError(f"the traceback at report line {start} stops before its final exception line (e.g. "
+                             "'RuntimeError: ...'), and the report has no exception line elsewhere: paste the "
+                             "traceback down to its last line")
+        raise UsageError("the report has no Python traceback and no exception line (e.g. 'RuntimeError: ...' on a line "
+                         "of its own): paste the error the bug printed, at least its last line")
+    part = _Part(index)
+    _read_exception(lines, index, len(lines), "", part)
+    cut = [chain for chain in chains if chain[-1].frames]
+    frames = tuple(frame for part_ in cut[-1] for frame in part_.frames) if cut else ()
+    missing = "traceback frames" if not frames else "the traceback's exception line (its frames are cut)"
+    note = (f"the report has no complete traceback: drafted from the exception line at report line {index + 1}"
+            + (f" and the frames of the traceback at line {cut[-1][0].start + 1}, cut before its exception line"
+               if frames else " alone (no frames: the library, the call and the repro are yours to find)"))
+    traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
+    return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
+
+
+def _lone_exception(line: str) -> bool:
+    """An exception line as Python prints it, not prose or a warning: 'ValueError: ...' flush with its text."""
+    text = _unmark(line.strip())
+    if not _strong_exception(text) or text.startswith(("#", "File ")):
+        return False
+    name = text.partition(":")[0].rpartition(".")[2]
+    return name not in ("Error", "Exception", "Warning") and not name.endswith("Warning")
 
 
 def clean_lines(text: str) -> list[str]:
@@ -362,67 +395,3 @@ def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
     traceback = Traceback(frames, tuple(final.frames), final.exception, final.message,
                           chosen[0].start + 1, final.exception_index + 1)
     return traceback, notes
-
-
-# --- environment listings ---------------------------------------------------------------------------------
-
-_VERSION = r"\d[\w.+!-]*"
-_FREEZE = re.compile(rf"(?<![\w.\-/=])(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*(?P<ver>{_VERSION})")
-_SOURCE = re.compile(  # "-e git+https://...#egg=name", "name @ git+https://..." or "name @ file:///..."
-    r"^\s*(?:-e\s+)?(?P<url>git\+\S+?)#egg=(?P<egg>[\w.-]+)|^\s*(?P<name>[A-Za-z0-9][\w.-]*)\s+@\s+(?P<at>\S+)")
-_COLUMNS = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s{{2,}}(?P<ver>{_VERSION})(?:\s+\S+){{0,2}}\s*$")
-_LISTED = re.compile(  # "- `transformers` version: 4.33.1", "- PyTorch version (GPU?): 2.0.1+cu117 (True)"
-    rf"^\s*(?:[-*]\s*)?`?(?P<name>[A-Za-z][\w.-]{{0,40}}(?: [\w.-]{{1,40}}){{0,3}})`?\s+version(?:\s*\([^)]{{0,40}}\))?"
-    rf"\s*:\s*(?P<ver>{_VERSION})", re.I)
-_DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
-_COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
-_DIGIT = re.compile(r"\d")
-_INSTALL = re.compile(r"\binstall\b")
-_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"))
-_ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch"}
-_PRIORITY = {"pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
-
-
-def parse_environment(lines: list[str]) -> Environment:
-    pins: dict[str, Pin] = {}
-    conflicts: list[str] = []
-    python: str | None = None
-    for name, pin in _listed_pins(lines):
-        if name == "python":
-            python = python or pin.version
-            continue
-        known = pins.get(name)
-        if known is None or _PRIORITY[pin.source] > _PRIORITY[known.source]:
-            pins[name] = pin
-        elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
-            conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
-                             f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
-    return Environment(pins, python, tuple(conflicts))
-
-
-def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
-    for index, raw in enumerate(lines):
-        if not _DIGIT.search(raw):  # every listing gives a version number
-            continue
-        line = _COLLECT_ENV.sub("", raw)
-        if "install" in line and _INSTALL.search(line):  # "pip install x==1": a workaround tried, not the setup
-            continue
-        if source := _SOURCE.match(line):
-            name = source["egg"] or source["name"]
-            yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
-            continue
-        found = False
-        for match in _FREEZE.finditer(line) if "==" in line else ():
-            found = True
-            yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
-        if found:
-            continue
-        for pattern, source_name in _LISTINGS:
-            if match := pattern.match(line):
-                yield _dist(match["name"]), Pin(match["ver"].rstrip(",;"), source_name, index + 1)
-                break
-
-
-def _dist(name: str) -> str:
-    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
-    return _ALIASES.get(canonical, canonical)

@@ -26,7 +26,8 @@ from packaging.utils import canonicalize_name
 
 from harness._case_yaml import LOADER, load_plain_data, read_case_text
 from harness._exceptions import CaseFileError
-from harness._placeholders import placeholder_error
+from harness._placeholders import placeholder_error, script_placeholders
+from harness._soundness import check_variants
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
@@ -181,11 +182,25 @@ def load_case(folder: Path) -> Case:
                             fix="add case.yaml (see harness/case.schema.json) or remove the folder")
     text = read_case_text(path)
     data = _parse_yaml(path, text)
-    if unfinished := placeholder_error(path, data, lambda trail: _line_of(text, trail)):
+    script = _script_placeholders(folder, data)
+    if unfinished := placeholder_error(path, data, lambda trail: _line_of(text, trail), script):
         raise unfinished  # a skeleton from `harness new`: name what is left to fill in before the schema's view
     _validate_schema(path, text, data)
     _require_finite_timeouts(path, text, data)
     return _build_case(folder, path, text, data)
+
+
+def _script_placeholders(folder: Path, data: dict[str, Any]) -> list[tuple[int, str]]:
+    """The repro script's placeholders, when the script is a readable file of the case folder (else the checks
+    after the schema's name what is wrong with it)."""
+    name = data.get("script", "repro.py")
+    script = folder / name if isinstance(name, str) else None
+    try:
+        if script is None or not _inside(script, folder) or not script.is_file() or script.stat().st_size > 2**20:
+            return []
+        return script_placeholders(script.read_text(errors="replace"), name)
+    except OSError:
+        return []
 
 
 def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
@@ -307,6 +322,7 @@ def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Ca
         missing = ({"buggy", "fix"} - roles).pop()
         raise CaseFileError(path, f"no variant with role {missing!r}",
                             fix="a case needs at least one buggy and one fix variant")
+    check_variants(path, folder / relative, variants, lambda trail: _line_of(text, trail))
     if data.get("status") == "retired" and not data.get("retired_reason"):
         raise CaseFileError(path, "retired case without retired_reason", fix="say why it was retired")
     return Case(

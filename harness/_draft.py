@@ -46,17 +46,32 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "_pytest": ("pytest",),
     "pkg_resources": ("setuptools",),
     "torchgen": ("torch",),
+    "mmseg": ("mmsegmentation",),
+    "mmcls": ("mmcls",),
     "functorch": ("torch",),
 }
+# Import packages of ML projects often run from a source checkout whose folder is named otherwise
+# (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.
+_CHECKOUT_PACKAGES = frozenset({
+    "mmdet", "mmcv", "mmengine", "mmrotate", "mmseg", "mmpose", "mmocr", "mmdet3d", "mmpretrain", "mmcls", "mmyolo",
+    "mmagic", "mmaction", "detectron2", "ultralytics", "segment_anything", "timm", "open_clip", "transformers",
+    "diffusers", "accelerate", "peft", "trl", "deepspeed", "lightning", "pytorch_lightning", "torchvision",
+    "torchaudio", "fairseq", "xformers", "bitsandbytes", "einops", "vllm", "sentence_transformers", "k_diffusion",
+    "torchtune", "axolotl", "unsloth", "lycoris", "torchmetrics", "apex"})
 _NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
+_NOT_PINS = frozenset({"torch", "python", "cuda", "version"})
+_HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
+# Repeated folder names that are not a project's checkout: /home/user/user/..., data/data, src/src
+_NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
 # cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
 # simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
 _SIMULATOR = re.compile(r"(?:^|/)harness/sim/[^/]+\.py$")
 _DEVICE_ERROR = re.compile(
     r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
-    r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device", re.IGNORECASE)
+    r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
+    r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image", re.IGNORECASE)
@@ -80,19 +95,31 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     traceback = report.traceback
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
-    culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, packages)
+    culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
+    if culprit == "torch" and (project := _url_project(report.url)):
+        culprit = project
+        packages.append(project) if project not in packages else None
+        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
     if any(simulator_frame(frame) for frame in traceback.frames):
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
-    expect, guess = _expectations(traceback.exception_class, traceback.first_message_line)
+    expect, guess = _expectations(traceback.exception_class, traceback.message)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
+    if guess == _TWO_GPUS:
+        notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
+                     "it, so the draft expects 'unsupported' there; if the bug also shows as a cuda:0/cpu mix, write "
+                     "the repro that way and expect 'reproduces'")
     signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
     if signature_note:
         notes.append(signature_note)
+    if report.missing:
+        notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read; the repro "
+                     "shows no frame to follow")
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
-    tags += ["device-placement"] if "device-placement" in guess else []
-    text = CaseText(case_id, source, _title(report, culprit_frame), signature, shared, buggy, fix, expect, guess, tags)
+    tags += ["device-placement"] if "device" in guess else []
+    title = _title(report, culprit, culprit_frame)
+    text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
     inner = innermost_library_frame(frames)
     where = [(label, frame) for label, frame in (
@@ -104,17 +131,27 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports)
 
 
+def _url_project(url: str) -> str | None:
+    """The project of the report's github.com link (not torch's own tracker)."""
+    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", url)
+    if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
+        return None
+    return str(canonicalize_name(match["repo"]))
+
+
+def _upstream(url: str) -> dict[str, str]:
+    if not url:
+        return {}
+    return {"pr" if "/pull/" in url else "issue": url}
+
+
 def frame_packages(frames: tuple[Frame, ...], environment: Environment) -> list[str]:
-    """Distributions whose files appear in the frames (site-/dist-packages), outermost first, torch first."""
+    """Distributions whose files appear in the frames (any install kind), outermost first, torch first."""
     found: list[str] = ["torch"]
     for frame in frames:
-        module = _frame_module(frame)
-        if module is None:
-            continue
-        candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
-        dist = next((c for c in candidates if c in environment.pins), candidates[0])
-        if dist not in found:
-            found.append(dist)
+        owner = frame_owner(frame, environment)
+        if owner is not None and owner[1] not in found:
+            found.append(owner[1])
     return found
 
 
@@ -123,27 +160,74 @@ def simulator_frame(frame: Frame) -> bool:
 
 
 def _frame_module(frame: Frame) -> str | None:
-    match = _SITE.search(frame.posix)
-    if not match or simulator_frame(frame):
+    """The import package a frame's file belongs to (site-/dist-packages or a source checkout), if any."""
+    owner = frame_owner(frame)
+    return owner[0] if owner else None
+
+
+def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[str, str] | None:
+    """(import package, distribution) of the project a frame's file belongs to, whatever the install kind:
+    site-/dist-packages (pip, conda, a venv), an editable or source checkout (``~/mmrotate/mmrotate/...``,
+    ``~/dev/segment-anything/segment_anything/...``), or torch.hub's cache (``hub/<owner>_<repo>_<ref>/...``,
+    where the package is the repository: its folders are not importable by name). None: the report's own
+    code, the standard library, cuda-sim's frames."""
+    posix = frame.posix
+    if simulator_frame(frame) or _stdlib(frame):
         return None
-    parts = [p for p in match["rest"].split("/") if p]
+    if match := _SITE.search(posix):
+        module = _site_module(match["rest"])
+    elif match := _HUB.search(posix):
+        repo = match["folder"].partition("_")[2].rpartition("_")[0] or match["folder"]
+        return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
+    else:
+        module = _checkout_module(posix, environment)
+    if module is None:
+        return None
+    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
+    pins = environment.pins if environment else {}
+    return module, next((c for c in candidates if c in pins), candidates[0])
+
+
+def _site_module(rest: str) -> str | None:
+    parts = [p for p in rest.split("/") if p]
     while parts and (parts[0].endswith((".egg", ".egg-link")) or parts[0].startswith("__editable__")):
         parts.pop(0)
     if not parts:
         return None
     top = parts[0] if len(parts) > 1 else parts[0].partition(".")[0]
-    return top if top.isascii() and top.isidentifier() and top not in _NOT_PACKAGES else None
+    return top if _package_name(top) else None
 
 
-def _culprit(frames: tuple[Frame, ...], packages: list[str]) -> tuple[str, Frame | None]:
-    """The distribution of the innermost library frame not torch's (torch when there is none), and that frame."""
-    for frame in reversed(frames):
-        module = _frame_module(frame)
-        if module is None:
+def _package_name(name: str) -> bool:
+    return name.isascii() and name.isidentifier() and name not in _NOT_PACKAGES and len(name) <= 60
+
+
+def _checkout_module(posix: str, environment: Environment | None) -> str | None:
+    """A source checkout's package: the folder that repeats its checkout's name (``mmrotate/mmrotate``,
+    ``segment-anything/segment_anything``, ``vllm/src/vllm``), or a folder named like a package the report
+    lists or a known ML project's package (``open-mmlab/mmdetection/mmdet``)."""
+    folders = [p for p in posix.split("/")[:-1] if p and p not in (".", "..")]
+    known = set(environment.pins) if environment else set()
+    for index in range(len(folders) - 1, 0, -1):
+        name = folders[index]
+        if not _package_name(name):
             continue
-        dist = next((p for p in packages if p in DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))), None)
-        if dist and dist != "torch":
-            return dist, frame
+        above = [folders[index - 1]] + ([folders[index - 2]] if folders[index - 1] == "src" and index > 1 else [])
+        if canonicalize_name(above[-1]) == canonicalize_name(name) and not _NOT_CHECKOUTS.search(name):
+            return name
+    for name in folders[1:]:
+        if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
+            return name
+    return None
+
+
+def _culprit(frames: tuple[Frame, ...], environment: Environment) -> tuple[str, Frame | None]:
+    """The project of the innermost frame that is neither torch's nor the standard library's (torch when there is
+    none), and that frame."""
+    for frame in reversed(frames):
+        owner = frame_owner(frame, environment)
+        if owner is not None and owner[1] != "torch":
+            return owner[1], frame
     return "torch", innermost_library_frame(frames)
 
 
@@ -221,8 +305,17 @@ def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, st
     return f"{dist}=={pin.version}", where
 
 
+_TWO_GPUS = "a device error between two GPUs"
+_CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
+
+
 def _expectations(exception: str, message: str) -> tuple[dict[str, str], str]:
-    message = message[:MAX_SIGNATURE_SOURCE * 2]  # the message's head decides; its patterns scan it more than once
+    message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
+    if len(set(_CUDA_INDEX.findall(message))) >= 2:
+        gap = "unsupported: needs two GPUs (the message names {}); {}"
+        named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
+        return {"cpu": "passes", "cuda": gap.format(named, "the cuda lane has one"),
+                "cuda-sim": gap.format(named, "cuda-sim simulates one device")}, _TWO_GPUS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
     if _DEVICE_ERROR.search(message):
@@ -332,11 +425,14 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
 
 
-def _title(report: BugReport, frame: Frame | None) -> str:
-    """The message, after the function of the culprit's innermost frame (the library call a maintainer knows)."""
+def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
+    """Library, API and symptom: the culprit's innermost frame's function (the call a maintainer knows), then the
+    message's first line (or the exception's class when it has none)."""
     message = " ".join(report.traceback.first_message_line.split()) or report.traceback.exception
-    module = _frame_module(frame) if frame else None
-    where = f"{module} {frame.function}: " if frame and module and frame.function else ""
+    function = frame.function if frame and frame.function and not frame.function.startswith("<") else ""
+    owner = frame_owner(frame, report.environment) if frame else None
+    library = owner[0] if owner and owner[1] == culprit else culprit  # the import name a maintainer writes
+    where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
 
@@ -344,7 +440,7 @@ def _title(report: BugReport, frame: Frame | None) -> str:
 def _imports(frames: tuple[Frame, ...]) -> list[str]:
     modules: list[str] = []
     for frame in frames:
-        module = _frame_module(frame)
+        module = None if _HUB.search(frame.posix) else _frame_module(frame)  # torch.hub.load imports those
         if module and module not in modules and DISTRIBUTIONS.get(module) != ("torch",) and module != "torch" \
                 and not keyword.iskeyword(module) and len(module) <= 40:
             modules.append(module)

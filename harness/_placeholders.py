@@ -71,14 +71,30 @@ def find_placeholders(node: Any, trail: tuple[Any, ...] = ()) -> Iterator[Placeh
             yield from find_placeholders(value, (*trail, index))
 
 
-def placeholder_error(path: Any, data: Any, line_of: Callable[[list[Any]], int | None]) -> CaseFileError | None:
-    """A :class:`CaseFileError` naming the first placeholder (file:line, what, fix) and listing the others."""
+def script_placeholders(text: str, name: str) -> list[tuple[int, str]]:
+    """(line, what to write) for each line of a repro script still holding :data:`MARK` (the skeleton's
+    ``raise NotImplementedError("FILL-IN: ...")``): a script that raises it can never reproduce the bug."""
+    return [(number, f"{name}: the call that reproduces the bug (replace the skeleton's NotImplementedError)")
+            for number, line in enumerate(text.splitlines(), 1) if MARK in line and "NotImplementedError" in line]
+
+
+def placeholder_error(path: Any, data: Any, line_of: Callable[[list[Any]], int | None],
+                      script: list[tuple[int, str]] | None = None) -> CaseFileError | None:
+    """A :class:`CaseFileError` naming the first placeholder (file:line, what, fix) and listing the others,
+    those of the repro script (``script``: its lines and what to write there) last."""
     found = sorted(((line_of(list(p.trail)) or 0, p) for p in find_placeholders(data)), key=lambda item: item[0])
-    if not found:
+    script = script or []
+    if not found and not script:
         return None
-    (line, first), rest = found[0], found[1:]
-    fix = first.fix()
-    if rest:
-        fix += "\n  also to fill in:" + "".join(f"\n    line {n}: {p.where}: {p.fix()}" for n, p in rest)
-    count = f" ({len(found)} placeholders still to fill in)" if rest else ""
-    return CaseFileError(path, first.describe() + count, fix=fix, line=line or None)
+    if found:
+        (line, first), rest = found[0], found[1:]
+        what, fix, others = first.describe(), first.fix(), [f"line {n}: {p.where}: {p.fix()}" for n, p in rest]
+    else:
+        (number, fix), others = script[0], []
+        what = f"{fix.partition(':')[0]} line {number} still raises the skeleton's NotImplementedError"
+        line, script = 0, script[1:]
+    others += [f"{fix_.partition(':')[0]} line {n}: {fix_.partition(':')[2].strip()}" for n, fix_ in script]
+    if others:
+        fix += "\n  also to fill in:" + "".join(f"\n    {other}" for other in others)
+    count = f" ({len(others) + 1} placeholders still to fill in)" if others else ""
+    return CaseFileError(path, what + count, fix=fix, line=line or None)

@@ -8,7 +8,7 @@ files' syntax.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -31,6 +31,7 @@ class CaseText:
     expect: dict[str, str]
     guess: str
     tags: list[str]
+    upstream: dict[str, str] = field(default_factory=dict)  # from the report's link: issue or pr -> URL
 
 
 def _q(text: str) -> str:
@@ -54,7 +55,7 @@ def case_yaml(case: CaseText, traceback: Traceback) -> str:
         "# From the report's final exception: rewrite it as one line a maintainer recognises.",
         f"title: {_q(case.title)}",
         "upstream:",
-        f"  issue: {_q(MARK + ': link the bug report (or use pr: / commit: when there is no issue)')}",
+        *_upstream_lines(case.upstream),
         f"  fix: {_q(MARK + ': link the pull request or commit that fixed it (or remove this line)')}",
         f"# From report line {traceback.exception_line}: {_comment(final)[:300]}",
         f"signature: {_q(case.signature)}",
@@ -78,6 +79,12 @@ def case_yaml(case: CaseText, traceback: Traceback) -> str:
         f"    expect: {_expect({'cpu': 'passes', 'cuda': 'passes', 'cuda-sim': 'passes'})}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _upstream_lines(upstream: dict[str, str]) -> list[str]:
+    if not upstream:
+        return [f"  issue: {_q(MARK + ': link the bug report (or use pr: / commit: when there is no issue)')}"]
+    return [f"  {key}: {_q(url)}  # the report's link: check it is the bug's own" for key, url in upstream.items()]
 
 
 def _requirement_lines(items: list[tuple[str, str]], indent: str) -> list[str]:

@@ -49,7 +49,7 @@ COMPLETE_REPORTS = {
                            "RuntimeError", []),
     "simpletuner-698.txt": ("Expected all tensors to be on the same device, but found at least two devices, cpu and "
                             "cuda:0! (when checking argument for argument index in method wrapper_CUDA__index_select)",
-                            "RuntimeError", []),
+                            "RuntimeError", ["simpletuner"]),  # from the issue's link: no frame of it shows
     # catalogue cases started from `new`: the issue's text plus the buggy release's traceback made here
     "transformers-idefics3-bucketize-device.txt": (BUCKETIZE_NEW, "RuntimeError", ["transformers"]),
     "lycoris-dora-scale-bf16-device.txt": ("Expected all tensors to be on the same device, but found at least two "
@@ -58,9 +58,8 @@ COMPLETE_REPORTS = {
         "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps only "
         "if you trust the source of the checkpoint.", "UnpicklingError", ["transformers"]),
 }
-NO_TRACEBACK = ["lycoris-146.txt", "transformers-26171.txt", "pytorch-124133.txt", "transformers-24708-description.txt"]
-CUT_TRACEBACK = {"llamafactory-3583.txt": 6, "var-127.txt": 12, "transformers-24708.txt": 23,
-                 "llamafactory-8428-env.txt": 28}
+NO_TRACEBACK = ["lycoris-146.txt", "transformers-26171.txt", "pytorch-124133.txt"]
+CUT_TRACEBACK = {"llamafactory-3583.txt": 6, "transformers-24708.txt": 23, "llamafactory-8428-env.txt": 28}
 
 
 def fill_in(folder: Path) -> None:
@@ -79,12 +78,17 @@ def fill_in(folder: Path) -> None:
             return "https://github.com/example/repo/issues/1"
         if "requires" in trail:
             package = re.search(r"e\.g\. ([\w.-]+)==", node) or re.search(r"pin ([\w.-]+) ", node)
-            return f"{package[1]}==1.0.0" if package else None
+            return f"{package[1]}=={'1.0.1' if trail[:2] == ('variants', 'fix') else '1.0.0'}" if package else None
         if trail[0] == "signature":
             return "Expected all tensors"
         return "written by the test"
 
-    path.write_text(yaml.safe_dump(replace(yaml.safe_load(path.read_text()), ()), sort_keys=False))
+    data = replace(yaml.safe_load(path.read_text()), ())
+    if not data["variants"]["fix"].get("requires"):  # a workaround, not a release: the fix runs with its args
+        data["variants"]["fix"]["args"] = ["--workaround"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    repro = folder / "repro.py"
+    repro.write_text(re.sub(r"raise NotImplementedError\(.*\)", "pass  # the author's call", repro.read_text()))
 
 
 def new(case_id: str, tmp_path: Path, report: Path | None, **kwargs):
@@ -109,8 +113,9 @@ def test_report_becomes_a_case_that_loads_with_its_placeholders_named(name, tmp_
     error = str(loaded.errors[0])
     assert re.search(r"case\.yaml:\d+: .*placeholders still to fill in", error), error
     assert "variants/fix/requires/0: " in error and "summary: " in error and "\n  fix: " in error
-    assert {what.split(":")[0] for _, _, what in written.todo} >= {"upstream/issue", "summary",
-                                                                    "variants/fix/requires/0"}
+    assert {what.split(":")[0] for _, _, what in written.todo} >= {"upstream/fix", "summary", "variants/fix/requires/0"}
+    url = re.search(r"https://github\.com/\S+/(?:issues|pull)/\d+", (REPORTS / name).read_text())[0]
+    assert yaml.safe_load((written.folder / "case.yaml").read_text())["upstream"]["issue"] == url, "the paste's link"
 
     fill_in(written.folder)
     case = load_case(written.folder)
@@ -228,7 +233,8 @@ def test_two_tracebacks_take_the_last_complete_one_and_say_so():
 
 @pytest.mark.parametrize("name", NO_TRACEBACK)
 def test_report_without_a_traceback_is_a_clear_error(name, tmp_path):
-    with pytest.raises(UsageError, match=rf"--from .*{re.escape(name)}: the report has no Python traceback"):
+    with pytest.raises(UsageError, match=rf"--from .*{re.escape(name)}: the report has no Python traceback and no "
+                                         "exception line"):
         new("no-traceback", tmp_path, REPORTS / name)
     assert not (tmp_path / "cases" / "no-traceback").exists()
 
@@ -298,7 +304,7 @@ def test_frame_packages_are_pinned_at_the_listed_versions_in_any_order(order, tm
     case = load_case(written.folder)
     assert requirement_names(case.variants["buggy"].requires) == {"torch": "torch==2.13.0",
                                                                    "deepspeed": "deepspeed==0.16.4"}
-    assert requirement_names(case.variants["fix"].requires)["deepspeed"] == "deepspeed==1.0.0"  # the author's pin
+    assert requirement_names(case.variants["fix"].requires)["deepspeed"] == "deepspeed==1.0.1"  # the author's pin
 
 
 def test_torch_only_traceback_with_an_env_listing_from_the_same_reporter(tmp_path):
@@ -472,7 +478,7 @@ def test_template_without_a_report_loads_once_filled_in(tmp_path):
     written = new("my-bug", tmp_path, None)
     text = (written.folder / "case.yaml").read_text()
     assert text.count(MARK) == 10 and text.startswith("# Written by `python -m harness new my-bug` (no report")
-    with pytest.raises(CaseFileError, match=r"case\.yaml:6: title is still the placeholder .*9 placeholders"):
+    with pytest.raises(CaseFileError, match=r"case\.yaml:6: title is still the placeholder .*10 placeholders"):
         load_case(written.folder)
     fill_in(written.folder)
     case = load_case(written.folder)
@@ -724,10 +730,11 @@ def test_end_to_end_through_the_command_line(tmp_path):
     created = harness("new", "flux-ids", "--from", str(REPORTS / "ai-toolkit-212.txt"), "--cases-dir", str(cases))
     assert created.returncode == 0, created.stdout + created.stderr
     assert f"wrote {cases / 'flux-ids' / 'case.yaml'}" in created.stdout
-    assert "left to fill in (7;" in created.stdout
+    assert "left to fill in (6;" in created.stdout  # the upstream issue is the report's own link
     assert re.search(rf"  {re.escape(str(cases))}/flux-ids/repro\.py:\d+: the call that reproduces", created.stdout)
     validate = harness("validate", "--cases-dir", str(cases))
     assert validate.returncode == 2 and "6 placeholders still to fill in" in validate.stdout
+    assert "repro.py line " in validate.stdout and "NotImplementedError" in validate.stdout
     again = harness("new", "flux-ids", "--cases-dir", str(cases))
     assert again.returncode == 2 and "already exists" in again.stdout
     fill_in(cases / "flux-ids")
@@ -764,3 +771,219 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
     results = json.loads(next(output.glob("*/results.json")).read_text())
     assert {(v["lane"], v["verdict"]) for v in results["verdicts"]} == {("cpu", "confirmed"),
                                                                         ("cuda-sim", "confirmed")}
+
+
+# --- issue 21: real report shapes the first `new` got wrong ---------------------------------------------------
+
+
+def _cut_frames(name: str) -> tuple[Frame, ...]:
+    """The frames of a fixture whose traceback the paste cut before its exception line."""
+    from harness._bugreport import _chains
+
+    return tuple(f for chain in _chains(clean_lines((REPORTS / name).read_text())) for p in chain for f in p.frames)
+
+
+@pytest.mark.parametrize(("name", "packages", "culprit", "function"), [
+    # mmdetection and mmcv run from checkouts (~/projects/open-mmlab/mmdetection/mmdet/..., .../mmcv/mmcv/...)
+    ("mmdetection-4720.txt", ["torch", "mmdet", "mmcv"], "mmdet", "forward_test"),
+    # a [rank0]-prefixed traceback through a vllm checkout (~/code/vllm/vllm/...)
+    ("vllm-13027.txt", ["torch", "vllm"], "vllm", "forward"),
+    # IPython frames in torch.hub's cache (~/.cache/torch/hub/ultralytics_yolov5_master/hubconf.py)
+    ("yolov5-365.txt", ["torch", "yolov5"], "yolov5", "create"),
+    # Colab's dist-packages
+    ("mmrotate-688.txt", ["torch", "mmdet"], "mmdet", "inference_detector"),
+])
+def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, culprit, function):
+    from harness._draft import _culprit
+
+    frames = _cut_frames(name)
+    environment = parse_environment(clean_lines((REPORTS / name).read_text()))
+    assert frame_packages(frames, environment) == packages
+    blamed, frame = _culprit(frames, environment)
+    assert (blamed, frame.function if frame else None) == (culprit, function)
+
+
+def test_the_report_s_own_script_and_the_standard_library_are_no_project():
+    from harness._draft import frame_owner
+
+    own = [Frame(path, 1, "f", "", 1) for path in (
+        "demo/image_demo.py", "/home/aniket/Projects/kaggle/essay-score/tuner.py", "/usr/lib/python3.10/runpy.py",
+        r"D:\Download\T2F-master\T2F-master\implementation\networks\TextEncoder.py", "/home/user/user/train.py",
+        "<ipython-input-9-68c4b67ac73d>")]
+    assert [frame_owner(frame) for frame in own] == [None] * len(own)
+    checkouts = [Frame(path, 1, "f", "", 1) for path in (
+        "/home/me/dev/segment-anything/segment_anything/predictor.py", "/home/me/mmrotate/mmrotate/models/x.py",
+        "/src/peft/src/peft/tuners/lora.py", r"C:\Users\me\.cache\torch\hub\facebookresearch_co-tracker_main\x\y.py")]
+    assert [frame_owner(frame) for frame in checkouts] == [
+        ("segment_anything", "segment-anything"), ("mmrotate", "mmrotate"), ("peft", "peft"),
+        ("co-tracker", "co-tracker")]
+
+
+@pytest.mark.parametrize(("name", "exception", "library", "lanes"), [
+    # "[rank1]: ValueError: ..." and two more lines: two GPUs named, no frames
+    ("xformers-1064.txt", "ValueError", "xformers", {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}),
+    # the final line only, beside OpenMMLab's collect_env
+    ("omnidrive-42.txt", "RuntimeError", "omnidrive", {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}),
+    # the exception line of a report whose traceback is cut
+    ("var-127.txt", "RuntimeError", "var", {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}),
+    ("transformers-24708-description.txt", "RuntimeError", "transformers",
+     {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}),
+])
+def test_a_report_with_only_an_exception_line_is_drafted_and_says_what_is_missing(name, exception, library, lanes,
+                                                                                   tmp_path):
+    written = new("from-line", tmp_path, REPORTS / name)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    assert data["exception"] == exception and data["title"].startswith(f"{library}")
+    assert {lane: value.split(":")[0] for lane, value in data["variants"]["buggy"]["expect"].items()} == lanes
+    assert any(library in requirement for requirement in data["variants"]["buggy"]["requires"]), "the culprit"
+    assert any("no complete traceback" in note for note in written.notes)
+    fill_in(written.folder)
+    case = load_case(written.folder)
+    assert case.signature.search(parse_report((REPORTS / name).read_text()).traceback.first_message_line)
+
+
+def test_two_gpu_messages_say_why_neither_lane_can_show_them(tmp_path):
+    written = new("two-gpus", tmp_path, REPORTS / "xformers-1064.txt")
+    expect = yaml.safe_load((written.folder / "case.yaml").read_text())["variants"]["buggy"]["expect"]
+    assert "needs two GPUs (the message names cuda:0 and cuda:1)" in expect["cuda"]
+    assert "cuda-sim simulates one device" in expect["cuda-sim"]
+    assert any("names two GPUs" in note for note in written.notes)
+
+
+@pytest.mark.parametrize(("message", "guess"), [
+    # torch.Tensor(cuda_tensor), the legacy constructor, as torch words it (pytorch/pytorch#33899's shape)
+    ("expected CPU (got CUDA)", "a device-placement error"),
+    ("legacy constructor expects device type: cpu but device type: cuda was passed", "a device-placement error"),
+    ("Expected object of backend CPU but got backend CUDA for argument #3 'index'", "a device-placement error"),
+    ("Expected all tensors to be on the same device, but found at least two devices, cuda:2 and cuda:0!",
+     "a device error between two GPUs"),
+    ("shape '[2, 3]' is invalid for input of size 5", "not a device error"),
+])
+def test_lane_guesses(message, guess):
+    from harness._draft import _expectations
+
+    assert _expectations("TypeError", message)[1] == guess
+
+
+@pytest.mark.parametrize(("name", "pins", "python"), [
+    ("lightning-20682-env.txt", {"pytorch-lightning": "2.5.1", "torch": "2.6.0+cu118", "torchvision": "0.21.0+cu118",
+                                 "torchmetrics": "1.7.0", "lightning": "2.5.1"}, None),
+    ("mmrotate-1066-env.txt", {"torch": "2.0.0+cu118"}, "3.11.8"),
+    ("omnidrive-42.txt", {"torchvision": "0.14.1+cu117", "mmcv": "1.6.2", "mmdet": "2.28.2", "opencv-python": "4.11.0",
+                          "mmsegmentation": "0.30.0", "mmdet3d": "1.0.0rc6+7175f0d"}, None),
+    ("accelerate-3446-env.txt", {"accelerate": "0.34.2", "numpy": "2.1.1", "torch": "2.3.0+cu121"}, "3.11.10"),
+    ("pytorch-hub-291-conda.txt", {"colorama": "0.4.5", "cudatoolkit": "11.3.1", "certifi": "2022.6.15"}, None),
+])
+@pytest.mark.parametrize("spacing", ["as pasted", "collapsed"])
+def test_ml_environment_formats_give_pins(name, pins, python, spacing):
+    """Lightning's collect_env_details, OpenMMLab's collect_env, `accelerate env`, `conda list`; "collapsed": the
+    same text with every run of spaces made one, as GitHub shows a listing pasted outside a code fence."""
+    text = (REPORTS / name).read_text()
+    text = text if spacing == "as pasted" else re.sub(r"[ \t]+", " ", text)
+    environment = parse_environment(clean_lines(text))
+    assert {d: p.version for d, p in environment.pins.items() if d in pins} == pins
+    assert environment.python == python
+
+
+def test_diffusers_and_transformers_cli_bullets():
+    lines = ["- 🤗 Diffusers version: 0.21.0", "- Platform: Linux-5.15.0-1045-x86_64-with-glibc2.31",
+             "- Python version: 3.10.12", "- PyTorch version (GPU?): 2.0.1+cu118 (True)",
+             "- Flax version (CPU?/GPU?/TPU?): not installed (NA)", "- Huggingface_hub version: 0.17.1",
+             "- Transformers version: 4.33.1", "- xFormers version: not installed", "- System RAM: 251.53 GB",
+             "- GPU number: 8"]
+    environment = parse_environment(lines)
+    assert {d: p.version for d, p in environment.pins.items()} == {
+        "diffusers": "0.21.0", "torch": "2.0.1+cu118", "huggingface-hub": "0.17.1", "transformers": "4.33.1"}
+    assert environment.python == "3.10.12"
+
+
+def test_a_source_checkout_culprit_is_pinned_in_the_buggy_variant(tmp_path):
+    """The OpenMMLab listing gives MMDetection's release; frames in a checkout of it make mmdet the culprit."""
+    report = tmp_path / "report.txt"
+    listing = (REPORTS / "omnidrive-42.txt").read_text().split("TorchVision", 1)[1].split("why?", 1)[0]
+    frames = (REPORTS / "mmdetection-4720.txt").read_text().split("```\n", 1)[1].rsplit("\n", 2)[0]
+    report.write_text(f"{frames}\nRuntimeError: Expected all tensors to be on the same device\n\nTorchVision{listing}")
+    written = new("checkout", tmp_path, report)
+    data = yaml.safe_load((written.folder / "case.yaml").read_text())
+    assert data["variants"]["buggy"]["requires"] == ["mmdet==2.28.2"]
+    assert "mmcv==1.6.2" in data["requires"]
+    assert data["title"].startswith("mmdet forward_test: Expected all tensors")
+    assert "mmdet==X.Y.Z" in data["variants"]["fix"]["requires"][0]
+
+
+def _filled(tmp_path: Path, report: str, case_id: str = "sound") -> Path:
+    written = new(case_id, tmp_path, REPORTS / report)
+    fill_in(written.folder)
+    return written.folder
+
+
+def test_validate_refuses_a_fix_variant_that_pins_the_buggy_release(tmp_path):
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")
+    load_case(folder)  # filled in honestly, it loads
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data["variants"]["fix"]["requires"] = list(data["variants"]["buggy"]["requires"])
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError, match=r"fix variant 'fix' runs exactly what buggy variant 'buggy' runs "
+                                            r"\(diffusers==1\.0\.0; no patch, args or env of its own\)"):
+        load_case(folder)
+
+
+def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports(tmp_path):
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data["requires"] = ["torch==2.13.0"]
+    del data["variants"]["buggy"]["requires"]
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError, match=r"variant 'buggy' pins no library besides torch, yet repro\.py imports "
+                                            r"'diffusers': the import fails in every lane"):
+        load_case(folder)
+
+
+def test_validate_lists_the_skeleton_s_not_implemented_error_as_a_placeholder(tmp_path):
+    written = new("skeleton", tmp_path, REPORTS / "ai-toolkit-212.txt")
+    fill_in(written.folder)
+    repro = written.folder / "repro.py"
+    draft = draft_case("skeleton", parse_report((REPORTS / "ai-toolkit-212.txt").read_text()))
+    repro.write_text(draft.repro_py)
+    number = next(n for n, line in enumerate(draft.repro_py.splitlines(), 1) if "NotImplementedError" in line)
+    with pytest.raises(CaseFileError, match=rf"repro\.py line {number} still raises the skeleton's NotImplementedError"):
+        load_case(written.folder)
+
+
+# --- every pattern reading pasted text is linear ---------------------------------------------------------------
+
+_HOSTILE = ["File ", '"', ".py", ":1", " in ", "(", ")", "[", "]", "/", "\\", "-->", " ", "  ", "_", "a", "1", ".",
+            "==", ": ", "│", "❱", "Error", "cuda:0", "version", "`", "*", "- ", "site-packages/", "torch/hub/", "<", ">"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_HOSTILE), min_size=1, max_size=6), st.integers(200, 1600), st.sampled_from(
+    ["", "File ", "[", "- ", "Traceback (most recent call last):\n", "RuntimeError: "]))
+def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
+    """Issue 19 §4: a 3,200-character IPython frame took 41 s (backtracking). A report line of up to MAX_LINE
+    characters built from the patterns' own tokens, repeated, must parse and draft in well under a second."""
+    import time
+
+    line = (lead + "".join(pieces) * repeat)[:5000]
+    text = "\n".join([line, line, f"  {line}", "RuntimeError: " + line])
+    started = time.perf_counter()
+    try:
+        report = parse_report(text)
+        draft_case("hostile", report)
+    except UsageError:
+        pass
+    assert time.perf_counter() - started < 2.0, (pieces, repeat, lead)
+
+
+@pytest.mark.parametrize("line", [
+    "x.py in " + " " * 3000 + "f",  # IPython 7's "path in func(" with a run of spaces: was quadratic per line
+    "x.py in " + "a " * 1600 + "(", "File " + "x.py:" * 640, "[" + "a.py](" * 500, 'File "' * 800,
+    "│ " + "a.py:1 in " * 300 + "│", "A." * 1600 + "Error: x", "a==1 " * 800, "a 1.0 " + "a_" * 1500 + "!",
+    "- " + "a " * 1500 + "version: 1", "*" * 2500 + "RuntimeError: x" + "*" * 2400, "cuda:0 " * 700 + "[1, " * 300])
+def test_known_worst_lines_parse_in_bounded_time(line):
+    import time
+
+    started = time.perf_counter()
+    text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
+    draft_case("hostile", parse_report(text))
+    assert time.perf_counter() - started < 1.0
