@@ -87,6 +87,7 @@ class Draft:
     repro_py: str
     notes: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
+    culprit: str = ""  # the distribution the draft blames (torch when no other project's frame shows)
 
 
 def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draft:
@@ -128,7 +129,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
         ("The innermost library frame, where it failed", inner)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames)
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports)
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports,
+                 culprit)
 
 
 def _url_project(url: str) -> str | None:
