@@ -251,6 +251,8 @@ def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> 
             frame_indent = _indent(text) if frame_indent is None else min(frame_indent, _indent(text))
             after_frame, gap, fallback = True, 0, -1
             continue
+        if after_frame and not boxed and _wrapped_function(part, lines[index - 1], text):
+            continue
         if part.frames and _attach_source(part, text, boxed, after_frame):
             after_frame = False
             continue
@@ -312,6 +314,19 @@ def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | No
 
 def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
+
+
+_WRAPPED = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]{0,200})(?:\s+(?P<src>\S.*))?$")
+
+
+def _wrapped_function(part: _Part, previous: str, text: str) -> bool:
+    """A terminal wrapped 'File "x.py", line 67, in' before its function: the function starts the next line (the
+    frame's source may follow it there)."""
+    last = part.frames[-1]
+    if last.function or not previous.rstrip().endswith(", in") or not (match := _WRAPPED.match(text)):
+        return False
+    part.frames[-1] = Frame(last.path, last.line, match["func"], (match["src"] or "").strip(), last.report_line)
+    return True
 
 
 def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bool:

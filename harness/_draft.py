@@ -74,7 +74,8 @@ _DEVICE_ERROR = re.compile(
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
-    r"|illegal memory access|CUDA driver|no kernel image", re.IGNORECASE)
+    r"|illegal memory access|CUDA driver|no kernel image"
+    r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
 _SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
             "(cuda-sim computes on the CPU; see README.md)")
 
@@ -97,7 +98,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
     culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
-    if culprit == "torch" and (project := _url_project(report.url)):
+    importing = culprit_frame is not None and _importing_torch(culprit_frame)
+    if culprit == "torch" and not importing and (project := _url_project(report.url)):
         culprit = project
         packages.append(project) if project not in packages else None
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -226,11 +228,19 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
 def _culprit(frames: tuple[Frame, ...], environment: Environment) -> tuple[str, Frame | None]:
     """The project of the innermost frame that is neither torch's nor the standard library's (torch when there is
     none), and that frame."""
+    if frames and _importing_torch(frames[-1]):
+        return "torch", frames[-1]  # the library only imported torch: torch's install failed
     for frame in reversed(frames):
         owner = frame_owner(frame, environment)
         if owner is not None and owner[1] != "torch":
             return owner[1], frame
     return "torch", innermost_library_frame(frames)
+
+
+def _importing_torch(frame: Frame) -> bool:
+    """The failure is torch's own import (its native libraries did not load), whoever imported it."""
+    return bool(re.search(r"(?:^|/)torch/__init__\.py$", frame.posix)) and frame.function in ("<module>",
+                                                                                             "_load_global_deps")
 
 
 def innermost_library_frame(frames: tuple[Frame, ...]) -> Frame | None:

@@ -987,3 +987,23 @@ def test_known_worst_lines_parse_in_bounded_time(line):
     text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
     draft_case("hostile", parse_report(text))
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_terminal_wrapped_frame_keeps_its_function():
+    """'File "x.py", line 67, in' with the function on the next line (a paste wrapped at the terminal's width)."""
+    text = ('Traceback (most recent call last):\n  File "/env/lib/python3.7/site-packages/timm/models/factory.py", '
+            "line 67, in \n        create_model\n   raise RuntimeError('Unknown model (%s)' % model_name)\n"
+            "RuntimeError: Unknown model (x)\n")
+    frame = parse_report(text).traceback.frames[-1]
+    assert (frame.function, frame.source) == ("create_model", "raise RuntimeError('Unknown model (%s)' % model_name)")
+
+
+def test_a_failed_import_of_torch_blames_torch_and_its_gpu_libraries_need_a_gpu():
+    """deepspeed's __init__ imports torch, whose native libraries fail to load: torch's install, a GPU lane's."""
+    text = ('Traceback (most recent call last):\n  File "/env/lib/python3.10/site-packages/deepspeed/__init__.py", line 10,'
+            ' in <module>\n    import torch\n  File "/env/lib/python3.10/site-packages/torch/__init__.py", line 367, in '
+            "<module>\n    from torch._C import *\nImportError: /env/lib/libcufft.so.10: cannot read file data\n")
+    draft = draft_case("torch-import", parse_report(text))
+    assert draft.culprit == "torch"
+    expect = yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["expect"]
+    assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces")

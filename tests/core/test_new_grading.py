@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness._bugreport import parse_report
 from harness._draft import draft_case
 
-GRADED = Path(__file__).resolve().parents[1] / "fixtures" / "graded"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ALL_REPRODUCE = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
 DEVICE = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
 TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
@@ -53,12 +54,46 @@ EXPECTED = {
                        "(when checking argument for argument mat2 in method wrapper_CUDA_mm)", "ham2pose", DEVICE,
                        None, None),
 }
+# The second set: read after the first was graded and `new` was changed on what the first showed.
+EXPECTED_2 = {
+    "silero-vad-113.txt": ("silero-vad", "expected CPU (got CUDA)", "TypeError", "expected CPU (got CUDA)",
+                           "silero-vad", DEVICE, None, None),
+    "ultralight-digital-human-156.txt": (
+        "ultralight-digital-human", "same device", "RuntimeError",
+        "Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0! (when checking "
+        "argument for argument tensors in method wrapper_cat)", "ultralight-digital-human", DEVICE, None, None),
+    "r-yolov4-6.txt": ("r-yolov4", "same device", "RuntimeError",
+                       "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+                       "r-yolov4", DEVICE, None, None),
+    "hotshot-xl-42.txt": ("hotshot-xl", "rearrange-reduction pattern", "EinopsError",
+                          'Error while processing rearrange-reduction pattern "(b f) c h w -> b c f h w".', "hotshot-xl",
+                          ALL_REPRODUCE, None, None),
+    "prov-gigapath-94.txt": ("prov-gigapath", "rearrange-reduction pattern", "EinopsError",
+                             'Error while processing rearrange-reduction pattern "b (r h) l -> b l h r".',
+                             "prov-gigapath", ALL_REPRODUCE, None, None),
+    "casmvsnet-38.txt": ("casmvsnet-pl", "rearrange-reduction pattern", "EinopsError",
+                         'Error while processing rearrange-reduction pattern "b -> b 1".', "casmvsnet-pl",
+                         ALL_REPRODUCE, None, None),
+    "torchmetrics-2965.txt": ("torchmetrics", "different devices", "RuntimeError",
+                              "Encountered different devices in metric calculation (see stacktrace for details). This "
+                              "could be due to the metric class not being on the same device as input. Instead of "
+                              "'metric=R2Score(...)' try to do 'metric=R2Score(...).to(device)' where device "
+                              "corresponds to the device of the input.",
+                              "torchmetrics", DEVICE, None, None),
+    "andromeda-4.txt": ("andromeda", "DummyScheduler", "ValueError",
+                        "You cannot create a DummyScheduler without specifying a scheduler in the config file.\\",
+                        "andromeda", ALL_REPRODUCE, None, None),
+    "accelerate-2564.txt": ("accelerate", "distributed_type", "AttributeError",
+                            "'AcceleratorState' object has no attribute 'distributed_type'", "accelerate",
+                            ALL_REPRODUCE, "2.2.1", "3.8.18"),
+}
+SETS = {"graded": EXPECTED, "graded2": EXPECTED_2}
 FIELDS = ("title", "exception", "message", "blamed", "buggy pin", "fix placeholder", "lanes", "python/torch")
 
 
-def grade(name: str) -> dict[str, bool]:
-    library, symptom, exception, message, blamed, lanes, torch, python = EXPECTED[name]
-    draft = draft_case("graded", parse_report((GRADED / name).read_text()), name)
+def grade(folder: str, name: str) -> dict[str, bool]:
+    library, symptom, exception, message, blamed, lanes, torch, python = SETS[folder][name]
+    draft = draft_case("graded", parse_report((FIXTURES / folder / name).read_text()), name)
     data = yaml.safe_load(draft.case_yaml)
     buggy = " ".join(data["variants"]["buggy"].get("requires", []))
     fix = " ".join(data["variants"]["fix"]["requires"])
@@ -78,13 +113,17 @@ def grade(name: str) -> dict[str, bool]:
     }
 
 
-MEASURED = 52  # fields right of 80 when the set was first graded (see /work/notes/author.md)
+# fields right when each set was first graded (see /work/notes/author.md); the first set's figure rose to 62/80
+# after `new` was changed on what it showed (wrapped frames, torch's failed import, GPU libraries)
+MEASURED = {"graded": 62, "graded2": 56}
 
 
-def test_held_out_reports_graded_field_by_field():
-    rows = {name: grade(name) for name in sorted(EXPECTED)}
+@pytest.mark.parametrize("folder", sorted(SETS))
+def test_held_out_reports_graded_field_by_field(folder):
+    expected = SETS[folder]
+    rows = {name: grade(folder, name) for name in sorted(expected)}
     right = sum(sum(row.values()) for row in rows.values())
-    table = "\n".join(f"{name:28} " + " ".join("+" if row[f] else "-" for f in FIELDS) for name, row in rows.items())
-    print(f"\n{'report':28} {' '.join(FIELDS)}\n{table}\n{right}/{len(rows) * len(FIELDS)} fields right")
-    assert sorted(p.name for p in GRADED.iterdir()) == sorted(EXPECTED)
-    assert right >= MEASURED, table
+    table = "\n".join(f"{name:34} " + " ".join("+" if row[f] else "-" for f in FIELDS) for name, row in rows.items())
+    print(f"\n{'report':34} {' '.join(FIELDS)}\n{table}\n{right}/{len(rows) * len(FIELDS)} fields right")
+    assert sorted(p.name for p in (FIXTURES / folder).iterdir()) == sorted(expected)
+    assert right >= MEASURED[folder], table
