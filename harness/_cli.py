@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="validate case files against the schema")
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                           help="folder of case folders (default: cases/; repeatable)")
+    validate.add_argument("--check-index", action="store_true",
+                          help="also ask the package index whether a fix variant pins its package's newest release "
+                               "(the fix may be unreleased); bounded to 20 s")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
                         help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")
@@ -285,6 +288,13 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
     loaded = load_step(_case_roots(args), _ui(console))
+    if args.check_index:
+        from harness._releases import index_environment
+        from harness._soundness import newest_fix_pins
+
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        for line in newest_fix_pins(loaded.cases, index_environment(), python):
+            console.print(Text(for_terminal(f"note: {line}", one_line=True)))
     console.print(f"{len(loaded.cases)} case file(s) valid, {len(loaded.errors)} invalid")
     return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
 

@@ -62,7 +62,8 @@ def sources(environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(indexes)), list(dict.fromkeys(links))
 
 
-def list_releases(package: str, environ: Mapping[str, str], python: str) -> ReleaseListing:
+def list_releases(package: str, environ: Mapping[str, str], python: str,
+                  timeout: float = _TIMEOUT_S) -> ReleaseListing:
     """Every release of ``package`` with a file installable on ``python`` (e.g. ``"3.11"``), oldest first.
 
     Yanked files do not count. A release all of whose files exclude ``python`` through requires-python is left
@@ -74,7 +75,7 @@ def list_releases(package: str, environ: Mapping[str, str], python: str) -> Rele
     name = canonicalize_name(package)
     for source in [*indexes, *links]:
         try:
-            files = _index_files(source, name) if source in indexes else _link_files(source)
+            files = _index_files(source, name, timeout) if source in indexes else _link_files(source, timeout)
         except (OSError, ValueError, urllib.error.URLError) as error:
             listing.errors.append(f"{source}: {_why(error)}")
             continue
@@ -124,15 +125,15 @@ def _allows(requires_python: str, python: Version) -> bool:
         return True  # an index's malformed metadata must not hide a release; the install will tell
 
 
-def _index_files(index: str, name: str) -> list[DistFile]:
+def _index_files(index: str, name: str, timeout: float = _TIMEOUT_S) -> list[DistFile]:
     url = f"{index.rstrip('/')}/{name}/"
-    body, content_type, _ = _read(url, accept=f"{_JSON}, text/html;q=0.1")
+    body, content_type, _ = _read(url, accept=f"{_JSON}, text/html;q=0.1", timeout=timeout)
     if content_type.startswith(_JSON):
         return _json_files(body)
     return _html_files(body)
 
 
-def _link_files(link: str) -> list[DistFile]:
+def _link_files(link: str, timeout: float = _TIMEOUT_S) -> list[DistFile]:
     parsed = urllib.parse.urlparse(link)
     if parsed.scheme in ("", "file"):
         folder = Path(urllib.request.url2pathname(parsed.path) if parsed.scheme else link)
@@ -140,11 +141,11 @@ def _link_files(link: str) -> list[DistFile]:
             return [DistFile(entry.name) for entry in folder.iterdir()]
         if not folder.exists():
             raise FileNotFoundError(f"no such folder {folder}")
-    body, _, _ = _read(link if parsed.scheme else folder.as_uri(), accept="text/html")
+    body, _, _ = _read(link if parsed.scheme else folder.as_uri(), accept="text/html", timeout=timeout)
     return _html_files(body)
 
 
-def _read(url: str, *, accept: str) -> tuple[bytes, str, str]:
+def _read(url: str, *, accept: str, timeout: float = _TIMEOUT_S) -> tuple[bytes, str, str]:
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme == "file":
         path = Path(urllib.request.url2pathname(parsed.path))
@@ -153,7 +154,7 @@ def _read(url: str, *, accept: str) -> tuple[bytes, str, str]:
     if parsed.scheme not in ("http", "https"):
         raise ValueError(f"unsupported URL scheme {parsed.scheme!r}")
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "repro-matrix"})
-    with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return response.read(), response.headers.get("Content-Type", ""), response.geturl()
 
 

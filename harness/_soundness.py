@@ -111,3 +111,51 @@ def _imported(script: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.append(node.module.partition(".")[0])
     return list(dict.fromkeys(names))
+
+
+def newest_fix_pins(cases: Any, environ: Mapping[str, str], python: str, budget_s: float = 20.0) -> list[str]:
+    """Fix variants pinning, as their fix, the newest release the package sources list: no later release exists,
+    so the fix may not be released at all (the bug's code path may still be there: a patch or commit pin is then
+    needed, as cases/ai-toolkit-flux-ids has). Asked of the index only when ``validate --check-index`` is given;
+    each source read is bounded, the whole check by ``budget_s``, and a source that cannot be read is said."""
+    import time
+
+    from harness._releases import list_releases
+
+    deadline = time.monotonic() + budget_s
+    said: list[str] = []
+    for case in cases:
+        for fix, package, version in _fix_pins(case):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return [*said, f"--check-index stopped after {budget_s:g}s; the cases after {case.id} were not checked"]
+            listing = list_releases(package, environ, python, timeout=min(10.0, left))
+            if not listing.versions:
+                why = "; ".join(listing.errors) or "no source lists it"
+                said.append(f"{case.id}: could not list the releases of {package} ({why})")
+            elif listing.versions[-1] == version:
+                said.append(f"{case.id}: fix variant {fix!r} pins {package}=={version}, the newest release the package "
+                            "sources list: if the fix is not in a release yet, pin the fix commit as a patch "
+                            "(see cases/ai-toolkit-flux-ids)")
+    return said
+
+
+def _fix_pins(case: Any) -> list[tuple[str, str, str]]:
+    """(fix variant, package, version) for each ``==`` pin a fix variant changes from its case's buggy variant."""
+    buggy = {_name(r): r for v in case.variants.values() if v.role == "buggy" for r in v.requires}
+    found = []
+    for fix in (v for v in case.variants.values() if v.role == "fix"):
+        for requirement in fix.requires:
+            name = _name(requirement)
+            pinned = _exact(requirement)
+            if name and name != "torch" and pinned and buggy.get(name) not in (None, requirement):
+                found.append((fix.name, name, pinned))
+    return found
+
+
+def _exact(requirement: str) -> str:
+    try:
+        specifiers = list(Requirement(requirement).specifier)
+    except InvalidRequirement:
+        return ""
+    return specifiers[0].version if len(specifiers) == 1 and specifiers[0].operator == "==" else ""

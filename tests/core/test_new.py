@@ -1007,3 +1007,24 @@ def test_a_failed_import_of_torch_blames_torch_and_its_gpu_libraries_need_a_gpu(
     assert draft.culprit == "torch"
     expect = yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["expect"]
     assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces")
+
+
+def test_validate_check_index_says_when_the_fix_pins_the_newest_release(tmp_path):
+    """Offline: the package source is a find-links folder of wheel names. A fix pinning the newest release listed
+    is said (the fix may be unreleased); one with a later release is not; an unreadable source is said, bounded."""
+    from harness._soundness import newest_fix_pins
+
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")  # buggy diffusers==1.0.0, fix diffusers==1.0.1
+    case = load_case(folder)
+    links = tmp_path / "wheels"
+    links.mkdir()
+    for version in ("1.0.0", "1.0.1"):
+        (links / f"diffusers-{version}-py3-none-any.whl").write_bytes(b"")
+    environ = {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}
+    said = newest_fix_pins([case], environ, "3.11")
+    assert len(said) == 1 and "pins diffusers==1.0.1, the newest release the package sources list" in said[0]
+    (links / "diffusers-1.0.2-py3-none-any.whl").write_bytes(b"")
+    assert newest_fix_pins([case], environ, "3.11") == []
+    gone = newest_fix_pins([case], {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "missing")}, "3.11")
+    assert len(gone) == 1 and "could not list the releases of diffusers" in gone[0]
+    assert "stopped after" in newest_fix_pins([case], environ, "3.11", budget_s=0)[0]
