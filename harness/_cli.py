@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                        help="folder of case folders (default: cases/; repeatable)")
+    cases.add_argument("--python", dest="host_python", type=Path, metavar="PATH",
+                       help="take torch (and only its family: torchvision, torchaudio, triton, nvidia-*) from this "
+                            "interpreter instead of the pinned torch, e.g. a GPU node's CUDA build (docs/gpu.md)")
+    cases.add_argument("--find-links", type=Path, metavar="DIR",
+                       help="a folder of wheels to install from first (e.g. made by 'nox -s wheelhouse')")
+    cases.add_argument("--offline", action="store_true",
+                       help="no network: install only from --find-links (a missing wheel is named)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                           help="folder of case folders (default: cases/; repeatable)")
@@ -277,8 +284,13 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
         os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
     selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
                           shard=args.shard)
+    if args.offline and args.find_links is None:
+        raise UsageError("--offline needs --find-links DIR: the folder of wheels to install from")
+    if args.find_links is not None and not args.find_links.is_dir():
+        raise UsageError(f"--find-links {args.find_links}: no such folder")
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
-                         jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
+                         jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit,
+                         host_python=args.host_python, find_links=args.find_links, offline=args.offline)
     with LiveCells(console) as live:
         return run_cases(options, _ui(console, live))
 
