@@ -42,6 +42,7 @@ from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness._wheelhouse import link_folders
 from harness.sim._startup import ENV as SIM_ENV
 from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 from harness.sim._startup import ROOT_ENV as SIM_ROOT_ENV
@@ -91,8 +92,8 @@ class VenvBackend:
         """uv's package sources: pip's (harness/_index.py), a ``--find-links`` folder first, and with
         ``--offline`` that folder alone: no index, no network."""
         env = uv_index_environment()
-        if self.find_links is not None:
-            links = str(self.find_links.resolve())
+        if self.find_links is not None:  # the folder and its part-NN folders (harness/_wheelhouse.py)
+            links = ",".join(str(p.resolve()) for p in link_folders(self.find_links))
             env["UV_FIND_LINKS"] = links if self.offline else ",".join(filter(None, [links, env.get("UV_FIND_LINKS")]))
         if self.offline:  # (uv takes --no-index on its command line only)
             env["UV_OFFLINE"] = "1"
