@@ -76,7 +76,7 @@ class EnvSpec:
         return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
     def describe(self) -> dict[str, Any]:
-        described = {"python": self.python, "requires": list(self.requires),
+        described: dict[str, Any] = {"python": self.python, "requires": list(self.requires),
                      "patches": [{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]}
         if self.host is not None:
             described["host_torch"] = self.host.describe(pinned_torch(self.requires))

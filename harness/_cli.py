@@ -207,7 +207,10 @@ def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
         wanted["(harness)"] = [harness_requirements()]
     target = Target(args.python_version, args.platform)
     target.uv_platform()  # a bad tag is a usage error before anything is fetched
-    make_wheelhouse(wanted, args.output, target, torch, _plain_printer(console), split_mib=args.split_mib)
+    house = make_wheelhouse(wanted, args.output, target, torch, _plain_printer(console), split_mib=args.split_mib)
+    if house.missing:
+        raise UsageError(f"{len(house.missing)} requirement(s) have no wheel in {args.output} (listed above and in "
+                         "wheelhouse.json 'missing'): run this where they can be downloaded or built")
     return EXIT_OK
 
 

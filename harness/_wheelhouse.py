@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,7 @@ class Wheelhouse:
     per_case: dict[str, list[str]] = field(default_factory=dict)  # case -> pinned requirements
     files: dict[str, str] = field(default_factory=dict)  # pinned requirement -> wheel file (relative)
     built: list[str] = field(default_factory=list)  # requirements that had no wheel: built from sdist
+    missing: dict[str, str] = field(default_factory=dict)  # requirement -> why it has no wheel here
 
     def size(self, case: str | None = None) -> int:
         names = {self.files[r] for r in (self.per_case[case] if case else self.files) if r in self.files}
@@ -109,7 +110,7 @@ class Wheelhouse:
     def manifest(self, torch_requires: Sequence[str]) -> dict[str, Any]:
         return {"version": 1, "python_version": self.target.python_version, "platform": self.target.platform,
                 "excluded": "the torch family (torch, torchvision, torchaudio, triton, nvidia-*): the host's",
-                "torch_requires": list(torch_requires), "built_from_sdist": self.built,
+                "torch_requires": list(torch_requires), "built_from_sdist": self.built, "missing": self.missing,
                 "cases": {case: {"requires": pins, "bytes": self.size(case)} for case, pins in self.per_case.items()},
                 "files": self.files, "bytes": self.size()}
 
@@ -149,17 +150,27 @@ def fetch(pins: Sequence[str], house: Wheelhouse, log: Path, say: Say) -> None:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False)
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0:
-            say(f"{pin}: no wheel for {house.target.platform}; building it from its sdist")
-            built = pip_wheel(host_python(house.target.python_version), [pin], house.folder, log,
-                              root=house.folder, extra=["--no-deps"])
-            if built.returncode != 0:
-                raise EnvBuildError(f"{pin}: neither a wheel for Python {house.target.python_version} on "
-                                    f"{house.target.platform} nor a build from its sdist (see the log)", log)
-            house.built.append(pin)
+        if proc.returncode != 0 and not _build_sdist(pin, house, log, say):
+            continue
         new = sorted(set(os.listdir(house.folder)) - before) or _existing(house.folder, pin)
         if new:
             house.files[pin] = new[0]
+
+
+def _build_sdist(pin: str, house: Wheelhouse, log: Path, say: Say) -> bool:
+    """No wheel for the target: build one from the sdist with a local interpreter of the target's version."""
+    say(f"{pin}: no wheel for Python {house.target.python_version} on {house.target.platform}; building its sdist")
+    try:
+        python = host_python(house.target.python_version)
+    except EnvBuildError as error:
+        house.missing[pin] = f"no wheel, and no build: {error}"
+        return False
+    built = pip_wheel(python, [pin], house.folder, log, root=house.folder, extra=["--no-deps"])
+    if built.returncode != 0:
+        house.missing[pin] = "no wheel, and its sdist did not build (see wheelhouse.log)"
+        return False
+    house.built.append(pin)
+    return True
 
 
 def _existing(folder: Path, pin: str) -> list[str]:
@@ -201,7 +212,7 @@ def link_folders(folder: Path) -> list[Path]:
     return [folder, *sorted(p for p in folder.glob(f"{PART}*") if p.is_dir())]
 
 
-def make_wheelhouse(cases: dict[str, Sequence[Sequence[str]]], output: Path, target: Target, torch: HostTorch,
+def make_wheelhouse(cases: Mapping[str, Sequence[Sequence[str]]], output: Path, target: Target, torch: HostTorch,
                     say: Say, split_mib: int | None = None) -> Wheelhouse:
     """Collect the wheels of ``cases`` (id -> each variant's pins) into ``output``; write its manifest."""
     output.mkdir(parents=True, exist_ok=True)
@@ -222,6 +233,8 @@ def make_wheelhouse(cases: dict[str, Sequence[Sequence[str]]], output: Path, tar
     (output / MANIFEST).write_text(json.dumps(house.manifest(torch.requires), indent=1))
     say(f"wheelhouse {output}: {len(set(house.files.values()))} wheel(s), {house.size() / 2**20:.1f} MiB "
         f"(the torch family left out: the node's own)")
+    for pin, why in house.missing.items():
+        say(f"missing: {pin}: {why}")
     return house
 
 
