@@ -137,24 +137,40 @@ def resolve(requires: Sequence[str], target: Target, torch: HostTorch, scratch: 
 
 
 def fetch(pins: Sequence[str], house: Wheelhouse, log: Path, say: Say) -> None:
-    """Each pin's wheel for the target (``pip download``), else built from its sdist (``pip wheel``)."""
-    python = sys.executable
-    platform = ["--platform", house.target.platform, "--python-version", house.target.python_version,
-                "--implementation", "cp", "--only-binary", ":all:"]
-    for pin in pins:
-        if pin in house.files:
-            continue
+    """Each pin's wheel for the target (``pip download``, all at once, else one by one), else built from
+    its sdist (``pip wheel``)."""
+    todo = [pin for pin in pins if pin not in house.files]
+    if len(todo) > 1 and _download(todo, house, log):
+        todo = _record(todo, house)
+    for pin in todo:
         before = set(os.listdir(house.folder))
-        argv = [python, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar", "off",
-                "--dest", str(house.folder), *platform, pin]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False)
-        with log.open("a") as handle:
-            handle.write(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0 and not _build_sdist(pin, house, log, say):
+        if not _download([pin], house, log) and not _build_sdist(pin, house, log, say):
             continue
         new = sorted(set(os.listdir(house.folder)) - before) or _existing(house.folder, pin)
         if new:
             house.files[pin] = new[0]
+
+
+def _download(pins: Sequence[str], house: Wheelhouse, log: Path) -> bool:
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar",
+            "off", "--dest", str(house.folder), "--platform", house.target.platform, "--python-version",
+            house.target.python_version, "--implementation", "cp", "--only-binary", ":all:", *pins]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False)
+    with log.open("a") as handle:
+        handle.write(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
+    return proc.returncode == 0
+
+
+def _record(pins: Sequence[str], house: Wheelhouse) -> list[str]:
+    """Note each pin's wheel; return the pins whose wheel cannot be told by its name (fetched again alone)."""
+    unknown = []
+    for pin in pins:
+        found = _existing(house.folder, pin)
+        if found:
+            house.files[pin] = found[0]
+        else:
+            unknown.append(pin)
+    return unknown
 
 
 def _build_sdist(pin: str, house: Wheelhouse, log: Path, say: Say) -> bool:

@@ -89,7 +89,7 @@ def run(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
                           env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(REPO)})
 
 
-@pytest.mark.slow  # about 25 s: nine pure-Python/cp wheels fetched from pip's sources, one offline build
+@pytest.mark.slow  # about 16 s (load 15 on 2 cores): nine wheels fetched in one pip download, one offline build
 def test_a_wheelhouse_builds_the_environment_offline(tmp_path):
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     wheels = tmp_path / "wheels"
@@ -108,7 +108,7 @@ def test_a_wheelhouse_builds_the_environment_offline(tmp_path):
     assert "ran with host torch" in used.stdout
 
 
-@pytest.mark.slow  # about 45 s on 2 cores: the scenario table under cuda-sim (12 s) and one case's four cells
+@pytest.mark.slow  # about 58 s at load 10 on 2 cores: the scenario table under cuda-sim and one case on cuda-sim
 def test_the_gpu_check_dry_run(tmp_path):
     proc = run("bash", "scripts/gpu-check.sh", "--python", sys.executable, "--output", str(tmp_path), "--",
                "--cases-dir", "tests/fixtures/cases", "--case", "confirmed")
