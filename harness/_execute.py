@@ -253,7 +253,7 @@ class Executor:
             request = CellRequest(
                 case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
                 argv=("--variant", cell.variant.name, "--device", cell.lane.device, *cell.variant.args),
-                sim=cell.lane.sim, gpu=cell.lane.gpu, env=cell_environment(cell.variant.env, self._side_by_side),
+                sim=cell.lane.sim, gpu=cell.lane.gpu, env=_lane_environment(cell, self._side_by_side),
                 timeout=cell.variant.timeout,
                 cell_dir=scratch, log_path=log_path, label=cell.key, private=self.private, log_fd=log_fd,
             )
@@ -306,6 +306,13 @@ def _blank(cell: Cell) -> CellRecord:
 
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _lane_environment(cell: Cell, side_by_side: int) -> dict[str, str]:
+    """The cell's env; a cuda-sim cell on a host with a GPU (a GPU check) sees none: it simulates one there
+    exactly as on a CPU-only host, whatever torch build the environment has."""
+    env = cell_environment(cell.variant.env, side_by_side)
+    return {"CUDA_VISIBLE_DEVICES": "", **env} if cell.lane.sim else env
 
 
 def cell_environment(env: Mapping[str, str], side_by_side: int) -> dict[str, str]:
