@@ -154,6 +154,8 @@ def _add_gpu_check(commands: Any) -> None:
     check.add_argument("--offline", action="store_true", help="install only from --find-links")
     check.add_argument("--jobs", "-j", type=_jobs, default=usable_cores())
     check.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    check.add_argument("--budget-s", type=_int_in(30, 86_400), default=480, metavar="S",
+                       help="stop cells still running after S seconds in all, keeping what finished (default 480)")
     check.set_defaults(handler=_cmd_gpu_check)
 
 
@@ -165,7 +167,7 @@ def _cmd_gpu_check(args: argparse.Namespace, console: Console) -> int:
     active = [case.id for case in loaded.cases if case.status == "active"]
     options = CheckOptions(host_python=args.host_python, output=args.output, cases=tuple(args.case) or CHOSEN,
                            find_links=args.find_links, offline=args.offline, jobs=args.jobs,
-                           cases_dirs=tuple(args.cases_dir))
+                           cases_dirs=tuple(args.cases_dir), budget_s=float(args.budget_s))
     report = run_check(options, active, _plain_printer(console))
     disagree = [r for r in report["scenarios"] if not r["agree"]] + [r for r in report["cells"] if r["agree"] is False]
     return 1 if disagree or report["scenario_errors"] or report["run"] is None else EXIT_OK

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +57,7 @@ class CheckOptions:
     offline: bool = False
     jobs: int = 2
     cases_dirs: tuple[Path, ...] = ()
+    budget_s: float = 480.0  # the window's 8 minutes: cells still running then are stopped (SIGTERM, kept)
 
 
 def node_info(python: Path) -> dict[str, Any]:
@@ -123,8 +125,10 @@ def _as_table(outcome: Mapping[str, Any]) -> dict[str, Any]:
     return {k: outcome.get(k) for k in ("device", "dtype")}
 
 
-def run_cases(options: CheckOptions, lanes: Sequence[str], say: Say) -> tuple[dict[str, Any] | None, str]:
-    """``cases --python`` over the chosen cases on ``lanes``; (results.json, the harness's output tail)."""
+def run_cases(options: CheckOptions, lanes: Sequence[str], say: Say,
+              seconds: float) -> tuple[dict[str, Any] | None, str, bool]:
+    """``cases --python`` over the chosen cases on ``lanes``, stopped like Ctrl-C after ``seconds`` (the
+    finished cells are kept); (results.json, the harness's output tail, whether the budget stopped it)."""
     out = options.output / "runs"
     argv = [sys.executable, "-m", "harness", "cases", "--python", str(options.host_python), "--output", str(out),
             "--jobs", str(options.jobs), *(a for lane in lanes for a in ("--lane", lane)),
@@ -132,12 +136,19 @@ def run_cases(options: CheckOptions, lanes: Sequence[str], say: Say) -> tuple[di
             *(a for d in options.cases_dirs for a in ("--cases-dir", str(d)))]
     if options.find_links is not None:
         argv += ["--find-links", str(options.find_links)] + (["--offline"] if options.offline else [])
-    say(f"$ {' '.join(argv[1:])}")
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=False, cwd=REPO_ROOT,
-                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "160"})
+    say(f"$ {' '.join(argv[1:])}  (stopped after {seconds:.0f} s)")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO_ROOT,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "160"})
+    stopped = False
+    try:
+        output, _ = proc.communicate(timeout=max(seconds, 1.0))
+    except subprocess.TimeoutExpired:
+        stopped = True
+        proc.send_signal(signal.SIGTERM)  # the harness stops its cells and writes what finished
+        output, _ = proc.communicate()
     runs = sorted(p for p in out.glob("*/results.json")) if out.is_dir() else []
     results = json.loads(runs[-1].read_text()) if runs else None
-    return results, (proc.stdout + proc.stderr)[-3000:]
+    return results, (output or "")[-3000:], stopped
 
 
 def compare_cells(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -149,14 +160,19 @@ def compare_cells(results: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for row in cells.values():
         real, sim = row.get("cuda"), row.get("cuda-sim")
-        if real is None or real["status"] == "skipped" or sim is None or sim["status"] == "skipped":
-            row["agree"], row["finding"] = None, _not_compared(real, sim)
-        else:
-            row["agree"] = (real["judgement"], real["raises"]) == (sim["judgement"], sim["raises"])
-            row["finding"] = "agree" if row["agree"] else "cuda and cuda-sim differ"
+        row["agree"], row["finding"] = _compare_row(real, sim)
         rows.append(row)
     order = {False: 0, None: 1, True: 2}
     return sorted(rows, key=lambda r: (order[r["agree"]], r["case"], r["variant"]))
+
+
+def _compare_row(real: Mapping[str, Any] | None, sim: Mapping[str, Any] | None) -> tuple[bool | None, str]:
+    if "interrupted" in ((real or {}).get("status"), (sim or {}).get("status")):
+        return None, "not compared: stopped at the time budget"
+    if real is None or real["status"] == "skipped" or sim is None or sim["status"] == "skipped":
+        return None, _not_compared(real, sim)
+    agree = (real["judgement"], real["raises"]) == (sim["judgement"], sim["raises"])
+    return agree, "agree" if agree else "cuda and cuda-sim differ"
 
 
 def _cell_outcome(cell: Mapping[str, Any]) -> dict[str, Any]:
@@ -196,13 +212,15 @@ def run_check(options: CheckOptions, all_cases: Sequence[str], say: Say) -> dict
     real = run_scenarios("real", options.output) if gpu else None
     scenarios = compare_scenarios(real, sim)
     say(f"scenarios: {len(scenarios)}, {sum(not r['agree'] for r in scenarios)} disagreement(s)")
-    results, tail = run_cases(options, ["cuda", "cuda-sim"] if gpu else ["cuda-sim"], say)
+    left = options.budget_s - (time.perf_counter() - started) - 15  # 15 s to stop cells and write the report
+    results, tail, stopped = run_cases(options, ["cuda", "cuda-sim"] if gpu else ["cuda-sim"], say, left)
     cells = compare_cells(results)
     report = {"version": 1, "dry_run": not gpu, "node": info, "host_python": str(options.host_python),
               "scenario_torch": {"sim": sim.get("torch"), "real": (real or {}).get("torch")},
               "scenario_errors": [e for e in (sim.get("error"), (real or {}).get("error")) if e],
               "scenarios": scenarios, "cells": cells, "left_out": left_out(all_cases, options.cases, results),
               "verdicts": (results or {}).get("verdicts", []), "run": (results or {}).get("run", {}).get("id"),
+              "budget_s": options.budget_s, "stopped_at_budget": stopped,
               "harness_tail": tail if results is None else "", "seconds": round(time.perf_counter() - started, 1)}
     (options.output / "gpu-check.json").write_text(json.dumps(report, indent=1))
     (options.output / "gpu-check.md").write_text(markdown(report))
@@ -215,7 +233,9 @@ def markdown(report: Mapping[str, Any]) -> str:
     lines = [f"# GPU check{' (dry run: no GPU, cuda-sim only)' if report['dry_run'] else ''}", "",
              f"- torch {node.get('torch')} (CUDA build {node.get('cuda_build')}), host python "
              f"`{report['host_python']}`", f"- GPUs: {', '.join(node.get('gpus') or []) or 'none'}; nvidia-smi: "
-             f"{'; '.join(node.get('nvidia_smi') or [])}", f"- took {report['seconds']} s", ""]
+             f"{'; '.join(node.get('nvidia_smi') or [])}",
+             f"- took {report['seconds']} s (budget {report['budget_s']} s"
+             + ("; cells still running then were stopped)" if report["stopped_at_budget"] else ")"), ""]
     lines += [f"**error:** {e}" for e in report["scenario_errors"]]
     bad = [r for r in report["scenarios"] if not r["agree"]]
     lines += ["## Conformance scenarios", "", f"{len(report['scenarios'])} scenarios, {len(bad)} disagreement(s).", "",

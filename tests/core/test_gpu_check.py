@@ -51,18 +51,22 @@ def test_cells_compare_cuda_with_cuda_sim_and_say_what_was_not_compared():
                          cell("x", "buggy", "cuda-sim", "stale-repro", "passed"),
                          cell("x", "fixed", "cuda", "confirmed", "passed"),
                          cell("x", "fixed", "cuda-sim", "confirmed", "passed"),
-                         cell("y", "buggy", "cuda-sim", "skipped", "skipped")]}
+                         cell("y", "buggy", "cuda-sim", "skipped", "skipped"),
+                         cell("z", "buggy", "cuda", "confirmed", "passed"),
+                         cell("z", "buggy", "cuda-sim", "infra-error", "interrupted")]}
     rows = compare_cells(results)
-    assert [(r["case"], r["variant"], r["agree"]) for r in rows] == [("x", "buggy", False), ("y", "buggy", None),
-                                                                     ("x", "fixed", True)]
+    assert [(r["case"], r["variant"], r["agree"]) for r in rows] == [
+        ("x", "buggy", False), ("y", "buggy", None), ("z", "buggy", None), ("x", "fixed", True)]
     assert rows[1]["finding"] == "not compared: cuda did not run"
-    why = left_out(["x", "y", "z"], ["x", "y"], results)
-    assert why["z"].startswith("not chosen") and why["y/buggy"] == "why"
+    assert rows[2]["finding"] == "not compared: stopped at the time budget"
+    why = left_out(["x", "y", "z", "w"], ["x", "y", "z"], results)
+    assert why["w"].startswith("not chosen") and why["y/buggy"] == "why"
     text = markdown({"dry_run": False, "node": {"torch": "2.11.0+cu130", "gpus": ["H100"]}, "host_python": "p",
-                     "seconds": 1.0, "scenario_errors": [], "scenarios": compare_scenarios(None, {"scenarios": []}),
+                     "seconds": 1.0, "budget_s": 480.0, "stopped_at_budget": True, "scenario_errors": [], "scenarios": compare_scenarios(None, {"scenarios": []}),
                      "cells": rows, "left_out": why})
     assert text.index("| x | buggy |") < text.index("| x | fixed |")
     assert "confirmed (raised RuntimeError; torch 2.11.0+cu130)" in text
+    assert "(budget 480.0 s; cells still running then were stopped)" in text
 
 
 def test_parts_stay_under_the_limit_and_a_too_large_wheel_is_named(tmp_path):
