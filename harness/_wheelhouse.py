@@ -64,8 +64,9 @@ def host_python(version: str) -> str:
     for python in dict.fromkeys(c for c in candidates if c):
         if _python_with_pip(python, version):
             return python
-    raise EnvBuildError(f"the wheelhouse for Python {version} needs python{version} with pip on this "
-                        "host (or set REPRO_DOCKER_PIP_SOURCE=index to let pip run inside an image build)")
+    raise EnvBuildError(f"a wheelhouse for Python {version} needs python{version} with pip on this host to build "
+                        "packages that have no wheel (docker backend: or set REPRO_DOCKER_PIP_SOURCE=index to let pip "
+                        "run inside the image build)")
 
 
 def _python_with_pip(python: str, version: str) -> bool:
