@@ -40,7 +40,7 @@ if [ -n "$PREPARE" ]; then
 fi
 
 # The harness needs its own dependencies; a bare node gets them from the wheelhouse, in a venv that sees
-# the node's packages (its torch, for the scenario table) beneath the harness's own.
+# the node's packages (its torch, for the scenario table) after the harness's own.
 NEEDS='import rich, jsonschema, fastjsonschema, yaml, jinja2, filelock, packaging, regex, pytest, uv'
 HARNESS_PYTHON=$PYTHON
 if ! "$PYTHON" -c "$NEEDS" 2>/dev/null; then
@@ -50,7 +50,13 @@ if ! "$PYTHON" -c "$NEEDS" 2>/dev/null; then
   fi
   VENV="$OUT/.harness-venv"
   mkdir -p "$OUT"
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv --system-site-packages "$VENV"
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+    # The node's packages (its torch, for the scenario table) after the venv's own: a .pth, which works for
+    # a system python and for a venv alike (--system-site-packages would see a venv's base, not the venv).
+    "$PYTHON" -c 'import site; print("\n".join(site.getsitepackages()))' \
+      > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zz-node-packages.pth"
+  fi
   LINKS=()
   for dir in "$WHEELS" "$WHEELS"/part-*; do [ -d "$dir" ] && LINKS+=(--find-links "$dir"); done
   "$VENV/bin/python" -m pip install --quiet --no-index "${LINKS[@]}" \
