@@ -95,6 +95,20 @@ class Target:
                          "manylinux_2_28_x86_64")
 
 
+    def pip_platforms(self) -> list[str]:
+        """``--platform`` flags for pip: the tag and every older manylinux one a host with that glibc installs
+        (pip does not widen a given tag: a manylinux2014 wheel would be missed for manylinux_2_28)."""
+        found = re.fullmatch(r"manylinux_2_(\d+)_(x86_64|aarch64)", self.platform)
+        if not found:
+            return ["--platform", self.platform]
+        minor, arch = int(found.group(1)), found.group(2)
+        legacy = {17: "manylinux2014"} if arch != "x86_64" else {17: "manylinux2014", 12: "manylinux2010",
+                                                                  5: "manylinux1"}
+        tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 4, -1)]
+        tags += [f"{legacy[m]}_{arch}" for m in legacy if m <= minor]
+        return [flag for tag in tags for flag in ("--platform", tag)]
+
+
 @dataclass
 class Wheelhouse:
     folder: Path
@@ -154,7 +168,7 @@ def fetch(pins: Sequence[str], house: Wheelhouse, log: Path, say: Say) -> None:
 
 def _download(pins: Sequence[str], house: Wheelhouse, log: Path) -> bool:
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar",
-            "off", "--dest", str(house.folder), "--platform", house.target.platform, "--python-version",
+            "off", "--dest", str(house.folder), *house.target.pip_platforms(), "--python-version",
             house.target.python_version, "--implementation", "cp", "--only-binary", ":all:", *pins]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False)
     with log.open("a") as handle:

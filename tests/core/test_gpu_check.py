@@ -84,6 +84,9 @@ def test_parts_stay_under_the_limit_and_a_too_large_wheel_is_named(tmp_path):
     with pytest.raises(UsageError, match=r"d-1-py3-none-any\.whl alone is larger"):
         split_parts(big, 1)
     assert Target("3.12", "manylinux_2_28_x86_64").uv_platform() == "x86_64-manylinux_2_28"
+    flags = Target("3.12", "manylinux_2_28_x86_64").pip_platforms()
+    assert flags[:2] == ["--platform", "manylinux_2_28_x86_64"] and "manylinux2014_x86_64" in flags
+    assert "manylinux_2_29_x86_64" not in flags
     with pytest.raises(UsageError, match="give a manylinux or musllinux tag"):
         Target("3.12", "win_amd64").uv_platform()
 
