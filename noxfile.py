@@ -31,7 +31,8 @@ EXIT_MEANINGS = {0: "every verdict confirmed or skipped", 1: "some verdict needs
 # Commands that judge nothing say what their codes mean for them.
 COMMAND_MEANINGS = {"validate": {0: "every case file is valid", 2: "a case file is invalid (see above)"},
                     "new": {0: "the case skeleton is written", 2: "bad input (see above)"},
-                    "report": {0: "the site is built"}, "clean": {0: "done"}, "images": {0: "done"}}
+                    "report": {0: "the site is built"}, "clean": {0: "done"}, "images": {0: "done"},
+                    "wheelhouse": {0: "the wheelhouse is made"}}
 
 
 def _harness(session: nox.Session, *args: str) -> None:
@@ -63,6 +64,14 @@ def cases(session: nox.Session) -> None:
     """Run the cases: ``nox -s cases -- [--case ID] [--lane L] [--variant V] [--backend docker] [--list]``."""
     session.install(*DEPENDENCIES, "uv", *DOCKER)
     _harness(session, "cases", *session.posargs)
+
+
+@nox.session
+def wheelhouse(session: nox.Session) -> None:
+    """Wheels for an offline host with its own torch: ``nox -s wheelhouse -- --case ID --python-version 3.12
+    --platform manylinux_2_28_x86_64 --output DIR [--split-mib 60]`` (docs/gpu.md)."""
+    session.install(*DEPENDENCIES, "uv", "pip", TORCH)
+    _harness(session, "wheelhouse", *session.posargs)
 
 
 @nox.session

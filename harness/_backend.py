@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._cases import PatchFile
 from harness._exceptions import UsageError
+from harness._hosttorch import HostTorch, pinned_torch
 
 CellStatus = Literal["passed", "raised", "exited", "crashed", "timeout", "oom", "infra-error", "skipped",
                      "interrupted"]
@@ -47,6 +48,7 @@ class EnvSpec:
     requires: tuple[str, ...]
     patches: tuple[PatchFile, ...] = ()
     python: str = f"{sys.version_info.major}.{sys.version_info.minor}"
+    host: HostTorch | None = None  # ``--python``: the torch family comes from this interpreter
 
     def floating(self) -> bool:
         """True when a requirement is not pinned with ``==`` (e.g. a ``latest`` variant)."""
@@ -63,6 +65,8 @@ class EnvSpec:
         ``file:`` requirement is keyed by its content, so changed code gets a new environment."""
         content: dict[str, Any] = {"python": self.python, "requires": sorted(self.requires),
                                    "patches": [p.sha256 for p in self.patches]}
+        if self.host is not None:
+            content["host"] = self.host.ident()
         if self.floating():
             content["period"] = floating_period()
         local = {r: content_hash(path) for r in self.requires for name, path in [_local_source(r)] if path}
@@ -72,8 +76,11 @@ class EnvSpec:
         return hashlib.sha256(payload.encode()).hexdigest()[:12]
 
     def describe(self) -> dict[str, Any]:
-        return {"python": self.python, "requires": list(self.requires),
-                "patches": [{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]}
+        described: dict[str, Any] = {"python": self.python, "requires": list(self.requires),
+                     "patches": [{"file": _display(p.path), "sha256": p.sha256} for p in self.patches]}
+        if self.host is not None:
+            described["host_torch"] = self.host.describe(pinned_torch(self.requires))
+        return described
 
     def summary(self) -> str:
         """One line that tells this environment from the others: the pins, then what else differs (two
@@ -83,6 +90,8 @@ class EnvSpec:
             text += "; patched: " + ", ".join(p.path.name for p in self.patches)
         if self.python != f"{sys.version_info.major}.{sys.version_info.minor}":
             text += f"; python {self.python}"
+        if self.host is not None:
+            text += f"; host torch {self.host.torch}"
         return text
 
 

@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
     cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                        help="folder of case folders (default: cases/; repeatable)")
+    cases.add_argument("--python", dest="host_python", type=Path, metavar="PATH",
+                       help="take torch (and only its family: torchvision, torchaudio, triton, nvidia-*) from this "
+                            "interpreter instead of the pinned torch, e.g. a GPU node's CUDA build (docs/gpu.md)")
+    cases.add_argument("--find-links", type=Path, metavar="DIR",
+                       help="a folder of wheels to install from first (e.g. made by 'nox -s wheelhouse')")
+    cases.add_argument("--offline", action="store_true",
+                       help="no network: install only from --find-links (a missing wheel is named)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
     validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
                           help="folder of case folders (default: cases/; repeatable)")
@@ -129,7 +136,87 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
     _add_images(commands)
     _add_new(commands)
+    _add_wheelhouse(commands)
+    _add_gpu_check(commands)
     return parser
+
+
+def _add_gpu_check(commands: Any) -> None:
+    from harness._gpucheck import CHOSEN
+
+    check = commands.add_parser(
+        "gpu-check", help="compare real cuda with cuda-sim on a GPU node (scripts/gpu-check.sh; docs/gpu.md)",
+        description="Node info, the conformance scenarios on real CUDA and cuda-sim, the chosen cases on cuda and "
+                    "cuda-sim with the node's torch; writes gpu-check.json and gpu-check.md. No GPU: a dry run.")
+    check.add_argument("--python", dest="host_python", type=Path, default=Path(sys.executable), metavar="PATH",
+                       help="the node's interpreter with its own torch (default: this one)")
+    check.add_argument("--output", type=Path, default=project_root() / "reports" / "gpu-check", metavar="DIR")
+    check.add_argument("--case", action="append", default=[], metavar="ID",
+                       help=f"a case to compare (default: {', '.join(CHOSEN)})")
+    check.add_argument("--find-links", type=Path, metavar="DIR", help="the wheelhouse (--prepare made it)")
+    check.add_argument("--offline", action="store_true", help="install only from --find-links")
+    check.add_argument("--jobs", "-j", type=_jobs, default=usable_cores())
+    check.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    check.add_argument("--budget-s", type=_int_in(30, 86_400), default=480, metavar="S",
+                       help="stop cells still running after S seconds in all, keeping what finished (default 480)")
+    check.set_defaults(handler=_cmd_gpu_check)
+
+
+def _cmd_gpu_check(args: argparse.Namespace, console: Console) -> int:
+    from harness._gpucheck import CHOSEN, CheckOptions, run_check
+
+    roots = _case_roots(args)
+    loaded = load_step(roots, _ui(console))
+    active = [case.id for case in loaded.cases if case.status == "active"]
+    options = CheckOptions(host_python=args.host_python, output=args.output, cases=tuple(args.case) or CHOSEN,
+                           find_links=args.find_links, offline=args.offline, jobs=args.jobs,
+                           cases_dirs=tuple(args.cases_dir), budget_s=float(args.budget_s))
+    report = run_check(options, active, _plain_printer(console))
+    disagree = [r for r in report["scenarios"] if not r["agree"]] + [r for r in report["cells"] if r["agree"] is False]
+    return 1 if disagree or report["scenario_errors"] or report["run"] is None else EXIT_OK
+
+
+def _add_wheelhouse(commands: Any) -> None:
+    wheelhouse = commands.add_parser(
+        "wheelhouse", help="collect the wheels cases need for an offline host (nox -s wheelhouse)",
+        description="Every wheel the selected cases need on a host that brings its own torch (cases --python), "
+                    "the torch family left out, sdist-only packages built into wheels; then on that host: "
+                    "cases --python PATH --find-links DIR --offline (docs/gpu.md).")
+    wheelhouse.add_argument("--case", action="append", default=[], metavar="ID", help="a case (default: all active)")
+    wheelhouse.add_argument("--python-version", default=f"{sys.version_info.major}.{sys.version_info.minor}",
+                            metavar="X.Y", help="the offline host's Python (default: this one's)")
+    wheelhouse.add_argument("--platform", default="manylinux_2_28_x86_64", metavar="TAG",
+                            help="the offline host's platform tag (default manylinux_2_28_x86_64)")
+    wheelhouse.add_argument("--output", type=Path, required=True, metavar="DIR", help="the wheel folder to fill")
+    wheelhouse.add_argument("--split-mib", type=_int_in(1, 1_000_000), metavar="N",
+                            help="move the wheels into part-NN/ folders of at most N MiB each")
+    wheelhouse.add_argument("--torch-from", type=Path, default=Path(sys.executable), metavar="PATH",
+                            help="an interpreter whose torch declares the dependencies to include (default: this one)")
+    wheelhouse.add_argument("--with-harness", action="store_true",
+                            help="add the harness's own dependencies, uv and pytest (for a node that has none)")
+    wheelhouse.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    wheelhouse.set_defaults(handler=_cmd_wheelhouse)
+
+
+def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
+    from harness._hosttorch import probe_host_torch
+    from harness._plan import select_cases
+    from harness._wheelhouse import Target, harness_requirements, make_wheelhouse
+
+    loaded = load_step(_case_roots(args), _ui(console))
+    cases = select_cases(loaded.cases, Selection(cases=tuple(args.case)))
+    torch = probe_host_torch(args.torch_from)
+    wanted = {case.id: [v.requires for v in case.variants.values()
+                        if torch.skip_reason(v.requires, [p.path for p in v.patches]) is None] for case in cases}
+    if args.with_harness:
+        wanted["(harness)"] = [harness_requirements()]
+    target = Target(args.python_version, args.platform)
+    target.uv_platform()  # a bad tag is a usage error before anything is fetched
+    house = make_wheelhouse(wanted, args.output, target, torch, _plain_printer(console), split_mib=args.split_mib)
+    if house.missing:
+        raise UsageError(f"{len(house.missing)} requirement(s) have no wheel in {args.output} (listed above and in "
+                         "wheelhouse.json 'missing'): run this where they can be downloaded or built")
+    return EXIT_OK
 
 
 # torch 2.13 (CPU) imports and makes a 1000x1000 tensor in 0.7 GB of address space on a 2-core host, and
@@ -280,8 +367,13 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
         os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
     selection = Selection(cases=tuple(args.case), lanes=tuple(args.lane), variants=tuple(args.variant),
                           shard=args.shard)
+    if args.offline and args.find_links is None:
+        raise UsageError("--offline needs --find-links DIR: the folder of wheels to install from")
+    if args.find_links is not None and not args.find_links.is_dir():
+        raise UsageError(f"--find-links {args.find_links}: no such folder")
     options = RunOptions(case_roots=roots, output=args.output, selection=selection, backend=args.backend,
-                         jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit)
+                         jobs=args.jobs, argv=tuple(sys.argv[2:]), memory_limit_gb=args.memory_limit,
+                         host_python=args.host_python, find_links=args.find_links, offline=args.offline)
     with LiveCells(console) as live:
         return run_cases(options, _ui(console, live))
 

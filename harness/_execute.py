@@ -21,6 +21,7 @@ from typing import Any
 
 from harness._backend import Backend, CellRequest, ChildOutcome, EnvSpec, PreparedEnv
 from harness._exceptions import EnvBuildError, HarnessError
+from harness._hosttorch import HostTorch, pinned_torch
 from harness._lanes import host_lane_status
 from harness._plan import Cell
 from harness._results import CellRecord, RunFolder, utc_now
@@ -51,8 +52,9 @@ class Executor:
                  progress: Callable[[str], None], on_start: Started = lambda key, log: None,
                  on_finish: Callable[[str], None] = lambda key: None,
                  on_record: Callable[[CellRecord], None] = lambda record: None,
-                 folder: RunFolder | None = None) -> None:
+                 folder: RunFolder | None = None, host: HostTorch | None = None) -> None:
         self.backend = backend
+        self.host = host  # ``--python``: every environment takes its torch family from this interpreter
         self.run_dir = run_dir
         self.folder = folder or RunFolder(run_dir)
         self.on_record = on_record
@@ -87,8 +89,9 @@ class Executor:
     def plan_environments(self, cells: Sequence[Cell]) -> tuple[list[Cell], list[EnvSpec]]:
         """The cells that will run (their lane is here, they are not ``unsupported``) and the environments
         of theirs the backend does not have yet: what the run has to build, in the order it needs them."""
-        runnable = [c for c in cells if self._host_lane(c)[0] and c.variant.expect[c.lane.name].kind != "unsupported"]
-        specs = list(dict.fromkeys(cell.env_spec() for cell in runnable))
+        runnable = [c for c in cells if self._host_lane(c)[0] and c.variant.expect[c.lane.name].kind != "unsupported"
+                    and self._host_skip(c) is None]
+        specs = list(dict.fromkeys(cell.env_spec(self.host) for cell in runnable))
         self._to_build = [spec for spec in specs if not self.backend.is_ready(spec)]
         return runnable, self._to_build
 
@@ -165,11 +168,15 @@ class Executor:
             return self._skip(record, f"lane {cell.lane.name} unavailable: {why}")
         if expected.kind == "unsupported":
             return self._skip(record, f"unsupported on {cell.lane.name}: {expected.reason}")
-        spec = cell.env_spec()
+        host_skip = self._host_skip(cell)
+        if host_skip is not None:
+            return self._skip(record, f"not run with the host torch: {host_skip}")
+        spec = cell.env_spec(self.host)
         slot = self._environment(spec)
         if slot.error is not None or slot.prepared is None:
             return self._env_failed(cell, record, spec, slot.error)
         record.environment = slot.prepared.id
+        record.torch = _torch_used(slot.prepared, self.host)
         if cell.lane.gpu:
             ok, why = self._cuda(slot)
             if not ok:
@@ -179,6 +186,11 @@ class Executor:
         else:
             outcome = self._execute(cell, slot.prepared, record)
         return self._judge(cell, record, outcome)
+
+    def _host_skip(self, cell: Cell) -> str | None:
+        if self.host is None:
+            return None
+        return self.host.skip_reason(cell.variant.requires, [p.path for p in cell.variant.patches])
 
     def _env_failed(self, cell: Cell, record: CellRecord, spec: EnvSpec, error: EnvBuildError | None) -> CellRecord:
         record.environment = f"{self.backend.name}-{spec.key()}"
@@ -241,7 +253,7 @@ class Executor:
             request = CellRequest(
                 case_dir=cell.case.folder, script=cell.case.script, shims=cell.variant.shims,
                 argv=("--variant", cell.variant.name, "--device", cell.lane.device, *cell.variant.args),
-                sim=cell.lane.sim, gpu=cell.lane.gpu, env=cell_environment(cell.variant.env, self._side_by_side),
+                sim=cell.lane.sim, gpu=cell.lane.gpu, env=_lane_environment(cell, self._side_by_side),
                 timeout=cell.variant.timeout,
                 cell_dir=scratch, log_path=log_path, label=cell.key, private=self.private, log_fd=log_fd,
             )
@@ -296,6 +308,13 @@ def _blank(cell: Cell) -> CellRecord:
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def _lane_environment(cell: Cell, side_by_side: int) -> dict[str, str]:
+    """The cell's env; a cuda-sim cell on a host with a GPU (a GPU check) sees none: it simulates one there
+    exactly as on a CPU-only host, whatever torch build the environment has."""
+    env = cell_environment(cell.variant.env, side_by_side)
+    return {"CUDA_VISIBLE_DEVICES": "", **env} if cell.lane.sim else env
+
+
 def cell_environment(env: Mapping[str, str], side_by_side: int) -> dict[str, str]:
     """A cell's env (case + variant); with cells running side by side, each gets its share of the cores
     for intra-op threads, unless the user (this process's environment) or the case set a thread count.
@@ -314,6 +333,13 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def _torch_used(env: PreparedEnv, host: HostTorch | None) -> dict[str, Any] | None:
+    """With a host torch: which torch the cell's environment really has, beside the one its variant pins."""
+    if host is None:
+        return None
+    return {**host.describe(pinned_torch(env.spec.requires)), "version": env.installed.get("torch", host.torch)}
 
 
 def _relative(path: Path, root: Path) -> str:

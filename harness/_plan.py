@@ -10,6 +10,7 @@ from pathlib import Path
 from harness._backend import EnvSpec
 from harness._cases import LANES, Case, Variant
 from harness._exceptions import SelectionError
+from harness._hosttorch import HostTorch
 from harness._lanes import LANE_TABLE, Lane
 
 
@@ -31,8 +32,11 @@ class Cell:
     def key(self) -> str:
         return f"{self.case.id}/{self.lane.name}/{self.variant.name}"
 
-    def env_spec(self) -> EnvSpec:
-        return EnvSpec(requires=self.variant.requires, patches=self.variant.patches)
+    def env_spec(self, host: HostTorch | None = None) -> EnvSpec:
+        """The environment this cell needs; with ``host``, one made from that interpreter (its torch)."""
+        if host is None:
+            return EnvSpec(requires=self.variant.requires, patches=self.variant.patches)
+        return EnvSpec(requires=self.variant.requires, patches=self.variant.patches, python=host.python, host=host)
 
 
 def select_cases(cases: Sequence[Case], selection: Selection, broken: Sequence[str] = ()) -> list[Case]:

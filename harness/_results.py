@@ -58,6 +58,7 @@ class CellRecord:
     patches: list[str] = field(default_factory=list)
     imported: dict[str, str] = field(default_factory=dict)
     image: dict[str, str] | None = None
+    torch: dict[str, Any] | None = None  # ran with a host torch (--python): which, and what the variant pins
 
     def serialize(self) -> dict[str, Any]:
         return asdict(self)

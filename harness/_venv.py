@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -36,10 +37,12 @@ from harness._backend import (
     project_root,
 )
 from harness._exceptions import EnvBuildError
+from harness._hosttorch import HostTorch, host_paths, link_host_torch
 from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness._wheelhouse import link_folders
 from harness.sim._startup import ENV as SIM_ENV
 from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 from harness.sim._startup import ROOT_ENV as SIM_ROOT_ENV
@@ -76,11 +79,27 @@ def find_uv() -> str:
 class VenvBackend:
     name = "venv"
 
-    def __init__(self, root: Path | None = None, memory_limit_bytes: int | None = None) -> None:
+    def __init__(self, root: Path | None = None, memory_limit_bytes: int | None = None,
+                 find_links: Path | None = None, offline: bool = False) -> None:
         self.root = root or default_env_root()
         self.memory_limit_bytes = memory_limit_bytes
+        self.find_links = find_links
+        self.offline = offline
         self._running: set[RunningProcess | HelperProcess] = set()
         self._lock = threading.Lock()
+
+    def index_environment(self) -> dict[str, str]:
+        """uv's package sources: pip's (harness/_index.py), a ``--find-links`` folder first, and with
+        ``--offline`` that folder alone: no index, no network."""
+        env = uv_index_environment()
+        if self.find_links is not None:  # the folder and its part-NN folders (harness/_wheelhouse.py)
+            links = ",".join(str(p.resolve()) for p in link_folders(self.find_links))
+            env["UV_FIND_LINKS"] = links if self.offline else ",".join(filter(None, [links, env.get("UV_FIND_LINKS")]))
+        if self.offline:  # (uv takes --no-index on its command line only)
+            env["UV_OFFLINE"] = "1"
+            for name in ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX"):
+                env.pop(name, None)
+        return env
 
     # -- environments -------------------------------------------------------------------------
     def is_ready(self, spec: EnvSpec) -> bool:
@@ -97,7 +116,8 @@ class VenvBackend:
             if (folder / _MARKER).is_file():
                 meta = json.loads((folder / _MARKER).read_text())
                 if not (folder / _OWNERS).is_file():  # built before the map was stored
-                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private)
+                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private,
+                                       spec.host)
                 _link_simulation(folder)  # environments built before the line existed get it too
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             self._remove_unfinished(env_id, folder, progress)
@@ -115,8 +135,8 @@ class VenvBackend:
                 os.rename(building, folder)
             finally:
                 shutil.rmtree(building, ignore_errors=True)
-            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **uv_index_environment()},
-                               private)
+            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **self.index_environment()},
+                               private, spec.host)
             progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
             return self._prepared(env_id, spec, folder, meta, reused=False)
 
@@ -137,12 +157,13 @@ class VenvBackend:
     def _build(self, spec: EnvSpec, folder: Path, log: Path, private: Sequence[Path] = ()) -> dict[str, Any]:
         log.write_text("")
         uv = find_uv()
-        env = {**os.environ, **uv_index_environment()}
+        env = {k: v for k, v in os.environ.items() if not (self.offline and k.startswith(("UV_INDEX", "PIP_")))}
+        env.update(self.index_environment())
         cache = uv_cache_dir(uv, env)
         if cache is not None:  # explicit: a sealed step's HOME and XDG_CACHE_HOME are not the harness's
             env["UV_CACHE_DIR"] = str(cache)
         place = build_place(cache, folder)
-        uses = [Path(uv).resolve().parent, *(p.path.parent for p in spec.patches)]
+        uses = [Path(uv).resolve().parent, *(p.path.parent for p in spec.patches), *_host_uses(spec.host)]
         writes = (cache,) if cache is not None and place != folder else (place, *([cache] if cache else []))
         try:
             with BuildSandbox(env_root=self.root, private=private, env=env, uses=uses,
@@ -160,15 +181,19 @@ class VenvBackend:
                      sandbox: BuildSandbox, writes: tuple[Path, ...]) -> dict[str, Any]:
         """uv venv, uv pip install, patches, freeze: each sealed, writing ``writes`` at most."""
         # --relocatable: entry points and activation scripts keep working after the rename into place.
-        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", sys.executable, str(folder)], env,
+        base = spec.host.executable if spec.host else sys.executable
+        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", base, str(folder)], env,
                    sandbox.seal(*writes))
         python = str(folder / "bin" / "python")
         # A local file or folder can change without its path changing: uv must build it afresh (its cache
         # key is the path and a few timestamps; the environment key already hashes the content).
         refresh = [a for name in spec.local_requirements() for a in ("--refresh-package", name)]
-        requires = sandbox.local_copies(spec.requires)  # in-tree builds write into copies, not case folders
-        self._step(log, [uv, "pip", "install", "--python", python, *refresh, *requires], env,
-                   sandbox.seal(*writes, sandbox.sources))
+        wanted, overrides = self._host_requirements(spec, folder)
+        requires = sandbox.local_copies(wanted)  # in-tree builds write into copies, not case folders
+        if requires:
+            offline = ["--no-index", "--offline"] if self.offline else []
+            self._install(log, [uv, "pip", "install", "--python", python, *offline, *overrides, *refresh, *requires],
+                          env, sandbox.seal(*writes, sandbox.sources))
         for patch in spec.patches:
             site = self._site_packages(python, log, env, sandbox)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
@@ -177,13 +202,34 @@ class VenvBackend:
         installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
 
-    def _store_owners(self, folder: Path, log: Path, env: dict[str, str], private: Sequence[Path] = ()) -> None:
+    def _host_requirements(self, spec: EnvSpec, folder: Path) -> tuple[tuple[str, ...], list[str]]:
+        """What ``uv pip install`` gets: the pins, or with a host torch the pins without the torch family
+        (linked from the host instead) and the overrides that keep uv from installing one."""
+        if spec.host is None:
+            return spec.requires, []
+        link_host_torch(folder, spec.host)
+        requires, overrides = spec.host.requirements(spec.requires)
+        listed = folder / ".host-torch-overrides.txt"
+        listed.write_text("".join(f"{line}\n" for line in overrides))
+        return requires, ["--override", str(listed)]
+
+    def _install(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> None:
+        """``uv pip install``; offline, a failure names the wheel the folder lacks."""
+        try:
+            self._step(log, argv, env, confinement)
+        except EnvBuildError as error:
+            if not self.offline:
+                raise
+            raise EnvBuildError(offline_hint(error.message, self.find_links), log) from None
+
+    def _store_owners(self, folder: Path, log: Path, env: dict[str, str], private: Sequence[Path] = (),
+                      host: HostTorch | None = None) -> None:
         """Store the child runner's module -> distribution map; without it each cell computes its own."""
         # -I: the sys.path a cell starts with (no cwd, no PYTHONPATH); the child checks what differs.
         # -B: no bytecode in site-packages (cells keep theirs under .pycache).
         argv = [str(folder / "bin" / "python"), "-I", "-B", str(CHILD_RUNNER), "--owners"]
         with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError), \
-                BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
+                BuildSandbox(env_root=self.root, private=private, env=env, uses=_host_uses(host)) as sandbox:
             record = json.loads(self._step(log, argv, env, sandbox.seal()).strip().splitlines()[-1])
             tmp = folder / f"{_OWNERS}.tmp{os.getpid()}"
             tmp.write_text(json.dumps(record))
@@ -221,7 +267,8 @@ class VenvBackend:
         cache = folder / ".pycache"  # the probe's own bytecode cache: no cell reads it
         cache.mkdir(exist_ok=True)
         probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
-        with BuildSandbox(env_root=self.root, private=private, env=probe_env) as sandbox:
+        uses = _host_uses(env.spec.host)
+        with BuildSandbox(env_root=self.root, private=private, env=probe_env, uses=uses) as sandbox:
             proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120,
                               confinement=sandbox.seal(cache))
         if proc.returncode != 0:
@@ -248,7 +295,7 @@ class VenvBackend:
         caches = (own / "torch_extensions", own / "pycache")
         for cache in caches:
             cache.mkdir(parents=True, exist_ok=True)
-        confinement = self._confinement(request, caches)
+        confinement = self._confinement(request, caches, env.spec.host)
         child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(caches[0]),
                      "PYTHONPYCACHEPREFIX": str(caches[1]), **request.env}
         # Nothing names the run's folder to the cell: not its cwd, argv or environment.
@@ -266,14 +313,17 @@ class VenvBackend:
                 self._running.discard(process)
         return outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
 
-    def _confinement(self, request: CellRequest, caches: tuple[Path, ...]) -> Confinement:
+    def _confinement(self, request: CellRequest, caches: tuple[Path, ...],
+                     host: HostTorch | None = None) -> Confinement:
         """The repository, the case folders and the environments read-only (a repro must not change the
-        harness, another case or a shared environment), the output hidden; only the caches stay writable."""
+        harness, another case or a shared environment), the output hidden; only the caches stay writable.
+        A host torch is read-only too: a cell must not change what every later host-torch cell imports."""
         environment = caches[0].parents[2]
         interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
+        hosted = _host_uses(host)
         readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve(),
-                                        *(python.parents[1] for python in interpreters))))
-        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters)
+                                        *(python.parents[1] for python in interpreters), *hosted)))
+        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
         return Confinement(hide=request.private, readonly=readonly, writable=(*caches, request.cell_dir),
                            sealed=True).usable(needed)
 
@@ -282,6 +332,25 @@ class VenvBackend:
             running = list(self._running)
         for process in running:
             process.interrupt()
+
+
+def _host_uses(host: HostTorch | None) -> tuple[Path, ...]:
+    return host_paths(host) if host is not None else ()
+
+
+_MISSING = (re.compile(r"(?:no version of|Because) ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?(?:[=<>!~]=?[^\s,]+)?)"
+                       r"(?: was not found| could not be found|,|\s)"),)
+
+
+def offline_hint(error: str, links: Path | None) -> str:
+    """An offline install failure, led by the requirement the wheel folder does not hold."""
+    found = next((m.group(1) for pattern in _MISSING for m in pattern.finditer(error)
+                  if m.group(1) not in ("there", "the", "all", "only")), None)
+    where = str(links) if links is not None else "the --find-links folder"
+    lead = (f"offline: {where} holds no wheel for {found}" if found else f"offline: {where} lacks a wheel this "
+            "environment needs")
+    return (f"{lead}; make the folder on a connected machine with 'nox -s wheelhouse -- --case ID ... --output DIR' "
+            f"and bring it here.\n{error}")
 
 
 def _link_simulation(folder: Path) -> None:

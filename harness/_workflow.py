@@ -15,9 +15,10 @@ from harness import __version__
 from harness._backend import Backend
 from harness._cases import LANES, Case, CaseLoad, load_cases
 from harness._estimate import History, estimate, read_history
-from harness._exceptions import CaseFileError, EmptySelectionError
+from harness._exceptions import CaseFileError, EmptySelectionError, UsageError
 from harness._execute import Executor, Interrupted
 from harness._host import describe_host
+from harness._hosttorch import HostTorch, probe_host_torch
 from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
 from harness._results import CellRecord, RunFolder, RunRecord, new_run_dir, recover_dead_run, utc_now
@@ -36,6 +37,9 @@ class RunOptions:
     jobs: int = 1
     argv: tuple[str, ...] = ()
     memory_limit_gb: float | None = None
+    host_python: Path | None = None  # ``--python``: take the torch family from this interpreter
+    find_links: Path | None = None  # ``--find-links``: a wheel folder (a wheelhouse) uv reads first
+    offline: bool = False  # ``--offline``: that folder is the only source, no network
 
 
 @dataclass
@@ -138,12 +142,26 @@ def make_backend(options: RunOptions, cells: Sequence[Cell] = (), run_id: str | 
         return DockerBackend(memory_limit_bytes=limit, cases=cases, lanes=lanes, run_id=run_id)
     from harness._venv import VenvBackend
 
-    return VenvBackend(memory_limit_bytes=limit)
+    return VenvBackend(memory_limit_bytes=limit, find_links=options.find_links, offline=options.offline)
+
+
+def host_step(options: RunOptions, ui: UI) -> HostTorch | None:
+    """``--python``: what that interpreter's torch family is (said before anything is built)."""
+    if options.host_python is None:
+        return None
+    if options.backend != "venv":
+        raise UsageError("--python works with the venv backend (each image installs its own torch); "
+                         "leave out --backend docker")
+    host = probe_host_torch(options.host_python)
+    ui.info(f"host torch: {host.executable} (Python {host.python}) has torch {host.torch}; cells run with it "
+            "instead of their pinned torch, and say so in the results")
+    return host
 
 
 def run_cases(options: RunOptions, ui: UI) -> int:
     loaded = load_step(options.case_roots, ui)
     cases, cells = select_step(loaded, options.selection)
+    host = host_step(options, ui)
     recover_step(options.output.resolve(), ui)
     run_id, run_dir = new_run_dir(options.output)
     try:
@@ -153,13 +171,13 @@ def run_cases(options: RunOptions, ui: UI) -> int:
         raise
     folder = RunFolder(run_dir)
     try:
-        return _run(options, ui, (loaded, cases, cells), backend, run_id, folder)
+        return _run(options, ui, (loaded, cases, cells), backend, run_id, folder, host)
     finally:
         folder.close()
 
 
 def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[Cell]], backend: Backend,
-         run_id: str, folder: RunFolder) -> int:
+         run_id: str, folder: RunFolder, host: HostTorch | None = None) -> int:
     loaded, cases, cells = planned
     run_dir = folder.path
     record = RunRecord(
@@ -172,7 +190,7 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
     folder.write_json("results.json", record.serialize())
     executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
                         on_start=ui.cell_started, on_finish=ui.cell_finished, on_record=folder.append_cell,
-                        folder=folder)
+                        folder=folder, host=host)
     estimate_step(executor, cells, options, run_id, ui)
     interrupted = False
     try:
@@ -215,4 +233,6 @@ def _selection_record(options: RunOptions, cases: Sequence[Case]) -> dict[str, A
         "variants": list(selection.variants) or None, "backend": options.backend,
         "shard": f"{selection.shard[0]}/{selection.shard[1]}" if selection.shard else None,
         "jobs": options.jobs, "argv": list(options.argv), "cwd": os.getcwd(),
+        "host_python": str(options.host_python) if options.host_python else None,
+        "offline": options.offline,
     }

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,8 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError, UsageError
-from harness._process import run_helper
-from harness._sandbox import BuildSandbox
+from harness._wheelhouse import WHEEL_TIMEOUT_S, host_python, pip_wheel
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, find_image
@@ -36,7 +33,6 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 _STEP = re.compile(r"^Step \d+/\d+ : ")
 _LAYER = re.compile(r"^ ---> ([0-9a-f]{12})$")
-_WHEEL_TIMEOUT_S = 3600
 _TAIL_LINES = 25
 # Build output worth showing live; everything goes to the build log.
 _NOTEWORTHY = ("Successfully installed", "applying ", "ERROR", "error:")
@@ -130,54 +126,17 @@ def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Pa
 
 
 def fill_wheelhouse(plan: ImagePlan, wheels: Path, log_path: Path, say: Say) -> None:
-    """``pip wheel`` on the host runs code a case chose (a local folder's setup.py or build backend, any
-    sdist-only pin): sealed like the venv backend's build steps (harness/_sandbox.py), writing only
-    ``wheels``, copies of local requirement folders and a private /tmp (pip's cache included)."""
-    python = host_python(plan.python)
+    """The image's requirements as wheels, made by the host's pip (sealed: harness/_wheelhouse.py)."""
     say(f"resolving {len(plan.requirements)} requirement(s) into a wheelhouse with the host's pip")
-    with BuildSandbox(env_root=plan.image_dir, private=(), env=os.environ, uses=(Path(python).parent,),
-                      requires=plan.requirements) as sandbox:
-        requires = sandbox.local_copies(plan.requirements)  # in-tree builds write copies, not case folders
-        argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar",
-                "off", "--disable-pip-version-check", *requires]
-        with log_path.open("a") as log:
-            log.write(f"$ {' '.join(argv)}\n")
-        proc = run_helper(argv, env=os.environ, timeout=_WHEEL_TIMEOUT_S,
-                          confinement=sandbox.seal(wheels, sandbox.sources))
-    with log_path.open("a") as log:
-        log.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
-        if proc.notes:
-            log.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
+    proc = pip_wheel(host_python(plan.python), plan.requirements, wheels, log_path, root=plan.image_dir)
     if proc.timed_out:
-        raise ImageBuildError(f"pip wheel did not finish in {_WHEEL_TIMEOUT_S}s", log_path)
+        raise ImageBuildError(f"pip wheel did not finish in {WHEEL_TIMEOUT_S}s", log_path)
     if proc.returncode != 0:
         raise ImageBuildError(f"the host's pip could not resolve {' '.join(plan.requirements)} into wheels "
                               f"(exit {proc.returncode}):\n{log_tail(log_path)}", log_path)
     count = sum(1 for _ in wheels.glob("*.whl"))
     size = sum(p.stat().st_size for p in wheels.glob("*.whl"))
     say(f"wheelhouse: {count} wheels, {size / 1e6:.0f} MB")
-
-
-def host_python(version: str) -> str:
-    """An interpreter of the image's Python version that has pip, so pip picks wheels the image can install.
-
-    The harness's own interpreter first; a uv-made venv (nox sessions) has no pip, so then the interpreter
-    the venv was made from, then ``python<version>`` on PATH.
-    """
-    candidates = [sys.executable, getattr(sys, "_base_executable", ""), shutil.which(f"python{version}")]
-    for python in dict.fromkeys(c for c in candidates if c):
-        if _python_with_pip(python, version):
-            return python
-    raise EnvBuildError(f"the wheelhouse for a Python {version} image needs python{version} with pip on this "
-                        "host (or set REPRO_DOCKER_PIP_SOURCE=index to let pip run inside the build)")
-
-
-def _python_with_pip(python: str, version: str) -> bool:
-    code = f"import sys, pip; sys.exit(0 if '%d.%d' % sys.version_info[:2] == {version!r} else 1)"
-    try:
-        return subprocess.run([python, "-c", code], capture_output=True, timeout=60, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def _stream_build(client: docker.DockerClient, plan: ImagePlan, context: Path, labels: dict[str, str],

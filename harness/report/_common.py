@@ -233,3 +233,22 @@ def printable(value: Any, limit: int = 80) -> str:
 def clean_text(text: str) -> str:
     """Drop terminal colour codes and characters XML 1.0 cannot carry (a raw byte in a log breaks junit.xml)."""
     return _NOT_XML.sub("\ufffd", _ANSI.sub("", text))
+
+
+def host_torch_text(torch: Any) -> str | None:
+    """"host torch X instead of Y" for a cell that ran with an interpreter's own torch (cases --python)."""
+    if not isinstance(torch, Mapping) or torch.get("source") != "host":
+        return None
+    pinned = torch.get("pinned")
+    return clean_text(f"host torch {torch.get('version')}" + (f" instead of {pinned}" if pinned else " (none pinned)"))
+
+
+def host_torch_lines(results: Mapping[str, Any]) -> list[str]:
+    """One line per distinct host torch / pin pair of a run, with how many cells ran that way."""
+    seen: dict[str, int] = {}
+    for cell in results.get("cells") or []:
+        text = host_torch_text(cell.get("torch")) if isinstance(cell, Mapping) else None
+        if text:
+            seen[text] = seen.get(text, 0) + 1
+    return [f"ran with {text}: {n} cell(s); their verdicts hold for that torch, not the pinned one"
+            for text, n in seen.items()]

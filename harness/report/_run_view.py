@@ -30,6 +30,7 @@ from harness.report._common import (
     cuda_of_torch,
     duration_text,
     host_line,
+    host_torch_text,
     hosts_of,
     image_text,
     lanes_of,
@@ -100,6 +101,7 @@ class CellView:
     log_tail: str | None
     host: str | None
     compact: bool  # details left out: the page's budget was spent
+    host_torch: str | None = None  # "host torch X instead of Y": the cell did not run with its pinned torch
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +272,7 @@ def _cell_view(results: Mapping[str, Any], cell: Mapping[str, Any], page: _Page,
         patches=list(cell.get("patches") or []), shims=list(cell.get("shims") or []),
         image=image_text(cell.get("image")) or (image_text(env.get("image")) if env else None),
         log=log, log_note=log_note, log_tail=tail, host=host, compact=compact,
+        host_torch=host_torch_text(cell.get("torch")),
     )
 
 

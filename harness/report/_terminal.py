@@ -20,6 +20,7 @@ from harness.report._common import (
     clean_text,
     counts,
     host_line,
+    host_torch_lines,
     hosts_of,
     lanes_of,
     library_groups,
@@ -36,6 +37,7 @@ def terminal_summary(results: Mapping[str, Any]) -> Group:
                            for_terminal(f" · {run.get('status') or '?'} · exit code {run.get('exit_code')}"))
     parts: list[Any] = [header]
     parts += [Text(for_terminal(f"host {line}"), style="dim") for line in (host_line(h) for h in hosts_of(results))]
+    parts += [Text(for_terminal(line), style="bold yellow") for line in host_torch_lines(results)]
     table = Table(show_edge=True, header_style="bold", pad_edge=False)
     table.add_column("case", no_wrap=True)
     for lane in lanes:

@@ -58,6 +58,12 @@ def test_gpu_job_is_self_hosted_docker_and_switchable(workflow):
     assert "args=(--lane cuda --backend docker)" in _step(gpu, "Run the cases")["run"]
 
 
+def test_gpu_job_can_use_the_runners_own_torch(workflow):
+    step = _step(workflow["jobs"]["gpu"], "Run the cases")
+    assert step["env"]["HOST_TORCH"] == "${{ vars.REPRO_GPU_TORCH }}"
+    assert 'if [ -n "$HOST_TORCH" ]; then args=(--lane cuda --python "$HOST_TORCH"); fi' in step["run"]
+
+
 def test_results_are_uploaded_even_when_verdicts_fail(workflow):
     for name in ("cpu", "gpu"):
         (upload,) = _steps(workflow["jobs"][name], "actions/upload-artifact@")
