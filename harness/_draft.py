@@ -354,10 +354,11 @@ MAX_SIGNATURE = 1000
 # torch words a failed wrapper device check two ways: "... found at least two devices, cuda:0 and cpu! (when checking
 # argument for argument ARG in method M)" (torch 2.7 and older) and "... got ARG is on cpu, different from other
 # tensors on cuda:0 (when checking argument in method M)" (newer, e.g. 2.13). A case pins torch 2.13 whatever the
-# report ran, so its signature must match the wording of either.
+# report ran, so its signature must match the wording of either. torch 1.x spelt "arugment" and named the method
+# without its dispatch key ("wrapper_addmm" where 2.x says "wrapper_CUDA_addmm").
 _DEVICE_CHECK = (
     re.compile(r"Expected all tensors to be on the same device, but found at least two devices, \S+ and \S+! "
-               r"\(when checking argument for argument (?P<arg>\w+) in method (?P<method>\w+)\)"),
+               r"\(when checking ar(?:gu|ug)ment for argument (?P<arg>\w+) in method (?P<method>\w+)\)"),
     re.compile(r"Expected all tensors to be on the same device, but got (?P<arg>\w+) is on \S+, different from other "
                r"tensors on \S+ \(when checking argument in method (?P<method>\w+)\)"))
 
@@ -368,8 +369,10 @@ def device_check_signature(message: str) -> str | None:
     if match is None:
         return None
     arg, method = match["arg"], match["method"]
+    if method.startswith("wrapper_") and not method.startswith("wrapper_CUDA_"):
+        method = "wrapper_(?:CUDA_)?" + method.removeprefix("wrapper_")
     return (r"Expected all tensors to be on the same device, but (?:found at least two devices, \S+ and \S+!"
-            rf"|got {arg} is on \S+, different from other tensors on \S+) \(when checking argument "
+            rf"|got {arg} is on \S+, different from other tensors on \S+) \(when checking ar(?:gu|ug)ment "
             rf"(?:for argument {arg} )?in method {method}\)")
 
 

@@ -205,6 +205,19 @@ def test_device_check_signature_matches_both_torch_wordings(message):
     assert "2.7" in note and "2.13" in note
 
 
+def test_device_check_signature_from_torch_1x_matches_the_pinned_torch():
+    """torch 1.x spelt "arugment" and named the method without its dispatch key (torchinfo #63, a real paste):
+    the drafted signature matches both that line and the message torch 2.13 raises for the same addmm."""
+    line = next(line for line in (REPORTS.parent / "new-reports" / "torchinfo-summary-moves-cpu-model.txt")
+                .read_text().splitlines() if "arugment" in line)
+    message = line.split("RuntimeError: ", 1)[1]
+    signature, _ = make_signature(message)
+    now = ("Expected all tensors to be on the same device, but got mat1 is on cpu, different from other tensors on "
+           "cuda:0 (when checking argument in method wrapper_CUDA_addmm)")
+    assert re.search(signature, message) and re.search(signature, now), signature
+    assert not re.search(signature, now.replace("addmm", "mm"))
+
+
 def test_device_error_expectations_are_a_marked_guess(tmp_path):
     written = new("flux-ids", tmp_path, REPORTS / "ai-toolkit-212.txt")
     text = (written.folder / "case.yaml").read_text()
