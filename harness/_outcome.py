@@ -26,6 +26,9 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     if result.timed_out:
         return ChildOutcome("timeout", duration, result.returncode,
                             reason=f"no result after the {timeout:g}s timeout; the process group was killed")
+    if result.oom_killed:  # the cell's memory cgroup killed one of its processes: the cell ran out of memory
+        return ChildOutcome("oom", duration, result.returncode, signal_name(result.returncode),
+                            reason="the cell reached its memory limit (memory cgroup) and was killed")
     recorded = _read_record(outcome_path)
     if recorded is None:
         return _unrecorded(result, duration)

@@ -1,0 +1,212 @@
+"""A cell sealed by bubblewrap starts with nothing (issue 19): each attack a repro from a pull request tried
+on the hand-made layer, triggered for real. One harness run serves the attacks that need no second run:
+every variant is one attack, ``passes`` when the attack is refused; the log says how it was refused."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import pytest
+
+from harness._seal import bwrap
+from tests.faults.conftest import cell, results_of, run_harness, write_case
+from tests.faults.processes import new_token
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(bwrap()[0] is None, reason=f"no bubblewrap sandbox here: {bwrap()[1]}")]
+
+PASSES = {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}
+
+# Each variant tries one thing; ``refused`` prints how it was stopped, ``escaped`` fails the cell.
+ATTACKS = """
+    import argparse, ctypes, errno, json, os, pathlib, socket, sys, time
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    targets = json.loads((pathlib.Path(__file__).parent / "targets.json").read_text())
+
+    def refused(what, error):
+        print(f"REFUSED {a.variant} {what}: {type(error).__name__}: {error}")
+
+    def escaped(what):
+        raise AssertionError(f"ESCAPED {a.variant}: {what}")
+
+    def try_open(path, mode):
+        try:
+            with open(path, mode) as handle:
+                if "w" in mode:
+                    handle.write("repro-matrix-seal-test")
+        except OSError as error:
+            refused(path, error)
+        else:
+            escaped(f"opened {path} ({mode})")
+
+    if a.variant == "sysctl":
+        try_open("/proc/sys/kernel/domainname", "w")
+        try_open("/proc/sys/kernel/core_pattern", "w")
+    elif a.variant == "devices":
+        for device in ("/dev/kmsg", "/dev/loop0", "/dev/loop-control", "/dev/kvm", "/dev/fuse", "/dev/vda"):
+            try_open(device, "r+b")
+        try_open("/dev/tty", "r+b")  # a new session: no controlling terminal
+        others = [n for n in os.listdir("/dev/pts") if n != "ptmx"]
+        if others:
+            escaped(f"terminals of the host in /dev/pts: {others}")
+        print("REFUSED devices /dev/pts holds no terminal")
+    elif a.variant == "secrets":
+        leaked = {k: v for k, v in os.environ.items() if v.startswith("seal-secret-")}
+        if os.environ.get("CASE_VALUE") != "from-the-case":
+            escaped("the case's env: did not arrive")
+        # Everything the cell sees goes into the log, the results and the junit report.
+        raise RuntimeError(f"the cell's environment: {json.dumps(dict(os.environ))} leaked={sorted(leaked)}")
+    elif a.variant == "loopback":
+        try:
+            socket.create_connection(("127.0.0.1", targets["port"]), timeout=5)
+        except OSError as error:
+            refused("tcp 127.0.0.1", error)
+        else:
+            escaped("connected to the host's loopback listener")
+    elif a.variant == "abstract":
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect("\\0" + targets["abstract"])
+        except OSError as error:
+            refused("abstract unix socket", error)
+        else:
+            escaped("connected to the host's abstract unix socket")
+    elif a.variant == "ptrace":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.ptrace(16, 1, None, None) != 0:  # PTRACE_ATTACH to the namespace's init
+            refused("ptrace pid 1", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
+        else:
+            escaped("attached to pid 1")
+    elif a.variant == "mountinfo":
+        text = pathlib.Path("/proc/self/mountinfo").read_text()
+        print(text)
+        if targets["output"] in text:
+            escaped("mountinfo names the output folder")
+        refused("mountinfo", OSError("the output folder is not named"))
+    elif a.variant == "forkbomb":
+        children = 0
+        try:
+            while True:
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                children += 1
+                if children > 100_000:
+                    escaped("forked 100000 processes")
+        except OSError as error:
+            refused(f"fork after {children} children", error)
+            print(f"FORKED {children}")
+"""
+
+VARIANTS = ("sysctl", "devices", "secrets", "loopback", "abstract", "ptrace", "mountinfo", "forkbomb")
+SECRETS = {"GITHUB_TOKEN": "seal-secret-github", "AWS_SECRET_ACCESS_KEY": "seal-secret-aws",
+           "PYPI_API_TOKEN": "seal-secret-pypi"}
+PIDS = 200  # the cell's process bound for this run (REPRO_MATRIX_CELL_PIDS; 2048 by default)
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """One run of every attack, with a loopback listener and an abstract socket open on the host."""
+    root = tmp_path_factory.mktemp("sealed")
+    listener = socket.create_server(("127.0.0.1", 0))
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"repro-seal-{new_token()}"
+    abstract.bind("\0" + name)
+    abstract.listen()
+    accepted: list[str] = []
+
+    def accept(server: socket.socket, label: str) -> None:
+        try:
+            server.accept()
+            accepted.append(label)
+        except OSError:
+            pass
+
+    for server, label in ((listener, "tcp"), (abstract, "abstract")):
+        threading.Thread(target=accept, args=(server, label), daemon=True).start()
+    variants = {v: {"role": "fix", "expect": PASSES} for v in VARIANTS}
+    variants["secrets"] = {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces",
+                                                       "cuda-sim": "reproduces"}}
+    folder = write_case(root / "cases", "attacks", ATTACKS, variants=variants, env={"CASE_VALUE": "from-the-case"},
+                        signature="the cell's environment")
+    out = root / "out"
+    (folder / "targets.json").write_text(json.dumps({"port": listener.getsockname()[1], "abstract": name,
+                                                     "output": str(out)}))
+    proc = run_harness("cases", "--cases-dir", str(root / "cases"), "--lane", "cpu", "--output", str(out),
+                       env={**SECRETS, "REPRO_MATRIX_CELL_PIDS": str(PIDS)})
+    listener.close()
+    abstract.close()
+    results = results_of(out)[0]
+    run = out / results["run"]["id"]
+    return {"proc": proc, "results": results, "run": run, "accepted": accepted}
+
+
+def _refused(attacked: dict, variant: str) -> str:
+    record = cell(attacked["results"], "attacks", variant)
+    log = (attacked["run"] / record["log"]).read_text()
+    assert record["judgement"] == "confirmed", (record["reason"], log[-3000:])
+    assert f"REFUSED {variant}" in log, log[-3000:]
+    assert "containment bwrap" in log
+    return log
+
+
+def test_the_run_says_it_is_sealed(attacked):
+    assert "sandbox: cells sealed by bubblewrap" in attacked["proc"].stdout
+    assert attacked["results"]["run"]["host"]["sandbox"] == "bwrap"
+
+
+@pytest.mark.fault("a repro writes host kernel settings (/proc/sys)")
+def test_proc_sys_is_read_only(attacked):
+    log = _refused(attacked, "sysctl")
+    assert "Read-only file system" in log or "Permission denied" in log
+
+
+@pytest.mark.fault("a repro opens host devices or the harness's terminal")
+def test_host_devices_are_absent(attacked):
+    log = _refused(attacked, "devices")
+    for device in ("/dev/kmsg", "/dev/loop0", "/dev/kvm", "/dev/fuse"):
+        assert f"REFUSED devices {device}" in log
+
+
+@pytest.mark.fault("a repro reads and publishes the harness's secrets")
+def test_secrets_never_reach_a_cell_or_the_results(attacked):
+    record = cell(attacked["results"], "attacks", "secrets")
+    assert record["judgement"] == "confirmed", record["reason"]
+    assert "leaked=[]" in record["exception"]["message"] and "CASE_VALUE" in record["exception"]["message"]
+    for path in attacked["run"].rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert not [v for v in SECRETS.values() if v in text], f"a secret reached {path}"
+
+
+@pytest.mark.fault("a repro connects to host network services (loopback TCP)")
+def test_no_network_but_a_private_loopback(attacked):
+    _refused(attacked, "loopback")
+    assert "tcp" not in attacked["accepted"]
+
+
+@pytest.mark.fault("a repro connects to a host abstract unix socket")
+def test_no_abstract_unix_sockets_of_the_host(attacked):
+    _refused(attacked, "abstract")
+    assert "abstract" not in attacked["accepted"]
+
+
+@pytest.mark.fault("a repro ptraces the namespace's init")
+def test_ptrace_of_init_is_refused(attacked):
+    _refused(attacked, "ptrace")
+
+
+@pytest.mark.fault("a repro finds the hidden output folder in mountinfo")
+def test_mountinfo_does_not_name_the_output(attacked):
+    log = _refused(attacked, "mountinfo")
+    assert str(attacked["run"].parent) not in log
+
+
+@pytest.mark.fault("a fork bomb in a cell")
+def test_a_fork_bomb_is_bounded_per_cell(attacked):
+    log = _refused(attacked, "forkbomb")
+    forked = int(log.split("FORKED ")[1].split()[0])
+    assert 0 < forked <= PIDS, forked
+
