@@ -322,7 +322,7 @@ def _base_environment() -> dict[str, str]:
 def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> ChildOutcome:
     """A cell that left no result because the harness's machinery failed under it (its environment removed
     while it ran, the scratch filesystem full) is an infra-error, never a verdict against the case."""
-    if outcome.status not in ("exited", "crashed"):
+    if outcome.status in ("passed", "infra-error", "interrupted"):
         return outcome
     why = ""
     if not marker.is_file():

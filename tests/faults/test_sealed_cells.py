@@ -5,14 +5,18 @@ every variant is one attack, ``passes`` when the attack is refused; the log says
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
 import threading
 
 import pytest
 
 from harness._seal import bwrap
-from tests.faults.conftest import cell, results_of, run_harness, write_case
-from tests.faults.processes import new_token
+from harness._venv import default_env_root
+from tests.faults.conftest import cell, results_of, run_harness, start_harness, write_case
+from tests.faults.processes import new_token, wait_until
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bwrap()[0] is None, reason=f"no bubblewrap sandbox here: {bwrap()[1]}")]
@@ -210,3 +214,178 @@ def test_a_fork_bomb_is_bounded_per_cell(attacked):
     forked = int(log.split("FORKED ")[1].split()[0])
     assert 0 < forked <= PIDS, forked
 
+
+
+# -- bytecode a cell plants is never run by a later one --------------------------------------------
+PLANTER = """
+    import argparse, importlib.util, marshal, os, pathlib, struct, sys
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    module = importlib.util.find_spec("typing_extensions").origin  # in the environment: the harness compiled it
+    if a.variant == "buggy":
+        source = os.stat(module)
+        forged = compile("raise RuntimeError('Expected all tensors to be on the same device (planted)')", module, "exec")
+        header = importlib.util.MAGIC_NUMBER + struct.pack("<III", 0, int(source.st_mtime) & 0xFFFFFFFF,
+                                                          source.st_size & 0xFFFFFFFF)
+        environment = pathlib.Path(sys.prefix)
+        targets = [importlib.util.cache_from_source(module),  # where every cell's Python reads it
+                   environment / ".cell-caches" / "planter" / "pycache" / module.lstrip("/").replace(".py", ".pyc")]
+        for target in map(pathlib.Path, targets):
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(header + marshal.dumps(forged))
+            except OSError as error:
+                print(f"REFUSED plant {target}: {error}")
+            else:
+                print(f"PLANTED {target}")
+        raise RuntimeError("Expected all tensors to be on the same device (the planter ran)")
+    import typing_extensions
+    print("clean")
+"""
+
+
+@pytest.mark.fault("a repro plants bytecode in its case cache for later runs")
+def test_planted_bytecode_never_runs_in_a_later_run(tmp_path):
+    write_case(tmp_path / "cases", "planter", PLANTER)
+    for _ in range(2):
+        proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                           "--output", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = results_of(tmp_path / "out")
+    assert len(runs) == 2
+    for results in runs:
+        fixed = cell(results, "planter", "fixed")
+        assert fixed["judgement"] == "confirmed", fixed["reason"]
+        log = (tmp_path / "out" / results["run"]["id"] / cell(results, "planter", "buggy")["log"]).read_text()
+        assert log.count("REFUSED plant") == 2 and "PLANTED" not in log, log
+
+
+# -- resources: /dev/shm and forked children are bounded as a cell ----------------------------------
+HOGS = """
+    import argparse, os, time
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    if a.variant == "shm":
+        written, block = 0, b"x" * (1 << 20)
+        try:
+            with open("/dev/shm/fill", "wb") as handle:
+                while written < (8 << 30):
+                    handle.write(block)
+                    handle.flush()
+                    written += len(block)
+        except OSError as error:
+            print(f"REFUSED shm after {written >> 20} MiB: {error}")
+        else:
+            raise AssertionError(f"ESCAPED shm: wrote {written >> 20} MiB")
+    elif a.variant == "forked":  # each child stays under a per-process bound; together they exceed the cell's
+        children = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                block = bytearray(450 << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                time.sleep(2)
+                os._exit(0)
+            children.append(pid)
+        codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+        print("children ended with", codes)
+"""
+
+
+@pytest.mark.fault("a cell fills /dev/shm or escapes its memory bound by forking")
+def test_shm_and_forked_children_are_bounded_per_cell(tmp_path):
+    write_case(tmp_path / "cases", "hogs", HOGS, variants={
+        "shm": {"role": "buggy", "expect": PASSES}, "forked": {"role": "fix", "expect": PASSES}})
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                       "--memory-limit", "1", "--output", str(tmp_path / "out"))
+    results = results_of(tmp_path / "out")[0]
+    run = tmp_path / "out" / results["run"]["id"]
+    shm = cell(results, "hogs", "shm")
+    log = (run / shm["log"]).read_text()
+    assert shm["judgement"] == "confirmed", (shm["reason"], log[-2000:])
+    assert int(log.split("REFUSED shm after ")[1].split()[0]) <= 512 and "No space left" in log
+    forked = cell(results, "hogs", "forked")
+    log = (run / forked["log"]).read_text()
+    if "memory bound: cgroup" not in log:
+        assert "memory bound: RLIMIT_AS per process" in log  # said, and docs/security.md says what it misses
+        pytest.skip("no memory cgroup here (not root, or cgroup v2): forked children are bounded one by one")
+    assert (forked["status"], forked["judgement"]) == ("oom", "infra-error"), (forked["reason"], log[-2000:])
+    assert proc.returncode == 1
+
+
+# -- the harness's machinery fails under a cell: an infra-error, never a verdict -------------------
+FILLER = """
+    import argparse, os
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    if a.variant == "buggy":  # fills the scratch filesystem, then ends normally: the runner's own write fails
+        try:
+            with open("filler", "wb") as handle:
+                while True:
+                    handle.write(b"x" * 65536)
+                    handle.flush()
+        except OSError as error:
+            print("filled:", error)
+"""
+
+
+@pytest.mark.fault("the harness's own machinery fails under a cell (disk full, environment removed)")
+def test_a_full_scratch_filesystem_is_an_infra_error(tmp_path, small_scratch):
+    write_case(tmp_path / "cases", "filler", FILLER)
+    run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                "--output", str(tmp_path / "out"), env={"TMPDIR": str(small_scratch)})
+    results = results_of(tmp_path / "out")[0]
+    buggy = cell(results, "filler", "buggy")
+    assert (buggy["status"], buggy["judgement"]) == ("infra-error", "infra-error"), buggy["reason"]
+    assert "scratch filesystem" in buggy["reason"] and "is full" in buggy["reason"]
+    assert cell(results, "filler", "fixed")["judgement"] == "confirmed"
+
+
+@pytest.fixture
+def small_scratch(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("a small scratch filesystem needs root (a tmpfs mount)")
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=1777", "tmpfs", str(folder)], check=True)
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+VANISH = """
+    import argparse, os, pathlib, time
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    if a.variant == "buggy":
+        print("waiting", flush=True)
+        go = pathlib.Path(__file__).with_name("go")
+        for _ in range(600):
+            if go.exists():
+                break
+            time.sleep(0.1)
+        import typing_extensions  # from the environment, removed meanwhile
+"""
+
+
+@pytest.mark.fault("the harness's own machinery fails under a cell (disk full, environment removed)")
+def test_an_environment_removed_while_its_cell_runs_is_an_infra_error(tmp_path, monkeypatch):
+    """``clean`` (or a user) removes an environment while its cells run: they fail, and it is not the case's fault."""
+    folder = write_case(tmp_path / "cases", "vanish", VANISH)
+    envs = tmp_path / "envs"
+    warm = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--variant", "fixed",
+                       "--output", str(tmp_path / "warm"))
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    env_id = next(iter(results_of(tmp_path / "warm")[0]["environments"]))
+    envs.mkdir()  # a private copy of the shared environment (hard links: no second torch on disk)
+    subprocess.run(["cp", "-al", str(default_env_root() / env_id), str(envs / env_id)], check=True)
+    monkeypatch.setenv("REPRO_MATRIX_ENVS", str(envs))
+    harness = start_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--variant", "buggy",
+                            "--output", str(tmp_path / "out"))
+    try:
+        assert wait_until(lambda: any("waiting" in p.read_text() for p in (tmp_path / "out").rglob("buggy.log")),
+                          timeout=120), "the cell never started"
+        shutil.rmtree(envs / env_id)
+        (folder / "go").write_text("")
+        harness.communicate(timeout=300)
+    finally:
+        harness.kill()
+    buggy = cell(results_of(tmp_path / "out")[0], "vanish", "buggy")
+    assert (buggy["status"], buggy["judgement"]) == ("infra-error", "infra-error"), buggy["reason"]
+    assert "was removed while the cell ran" in buggy["reason"]
