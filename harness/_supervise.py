@@ -431,6 +431,8 @@ def _make_cgroups(config: dict[str, Any], notes: list[str]) -> dict[str, str]:
             _write(os.path.join(folder, knob), str(value))
         except OSError as error:
             notes.append(f"no {controller} cgroup ({error.strerror or error})")
+    if "pids" in made:
+        notes.append(f"pids bound: cgroup {config['pids']}")
     if "memory" in made:
         notes.append(f"memory bound: cgroup {config['memory_limit']} bytes for the whole cell")
     elif config.get("memory_limit"):
