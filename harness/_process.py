@@ -249,7 +249,12 @@ class _Supervised:
 
 def _returncode(status: dict[str, Any]) -> int | None:
     raw = status.get("status")
-    return os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
+    code = os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
+    # bwrap ends with 128 + N when its command died of signal N: read as the signal (a repro that exits with
+    # such a code itself is told apart by its outcome record, see _outcome._agrees).
+    if status.get("containment") == "bwrap" and code is not None and 128 < code < 128 + signal.NSIG:
+        return 128 - code
+    return code
 
 
 class RunningProcess:

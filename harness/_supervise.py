@@ -430,7 +430,11 @@ def _make_cgroups(config: dict[str, Any], notes: list[str]) -> dict[str, str]:
             made[controller] = folder
             _write(os.path.join(folder, knob), str(value))
         except OSError as error:
-            notes.append(f"no {controller} cgroup ({error.strerror or error})")
+            if controller == "pids":  # the child runner's RLIMIT_NPROC in the cell's user namespace still holds
+                notes.append(f"pids bound: RLIMIT_NPROC in the cell's user namespace only (no pids cgroup: "
+                             f"{error.strerror or error})")
+            else:
+                notes.append(f"no {controller} cgroup ({error.strerror or error})")
     if "pids" in made:
         notes.append(f"pids bound: cgroup {config['pids']}")
     if "memory" in made:

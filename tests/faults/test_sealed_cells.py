@@ -15,7 +15,7 @@ import pytest
 
 from harness._seal import bwrap
 from harness._venv import default_env_root
-from tests.faults.conftest import cell, results_of, run_harness, start_harness, write_case
+from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, write_case
 from tests.faults.processes import new_token, wait_until
 
 pytestmark = [pytest.mark.slow,
@@ -46,6 +46,8 @@ ATTACKS = """
             escaped(f"opened {path} ({mode})")
 
     if a.variant == "sysctl":
+        status = pathlib.Path("/proc/self/status").read_text()
+        print("STATUS", [line for line in status.splitlines() if line.startswith(("NoNewPrivs", "CapEff", "Uid"))])
         try_open("/proc/sys/kernel/domainname", "w")
         try_open("/proc/sys/kernel/core_pattern", "w")
     elif a.variant == "devices":
@@ -165,6 +167,10 @@ def test_the_run_says_it_is_sealed(attacked):
 def test_proc_sys_is_read_only(attacked):
     log = _refused(attacked, "sysctl")
     assert "Read-only file system" in log or "Permission denied" in log
+    status = log.split("STATUS ")[1].splitlines()[0]
+    assert "'NoNewPrivs:\\t1'" in status and "'CapEff:\\t0000000000000000'" in status, status
+    if os.geteuid() == 0:  # not root on the host: a private uid, inside and out
+        assert "'Uid:\\t0" not in status, status
 
 
 @pytest.mark.fault("a repro opens host devices or the harness's terminal")
@@ -389,3 +395,15 @@ def test_an_environment_removed_while_its_cell_runs_is_an_infra_error(tmp_path, 
     buggy = cell(results_of(tmp_path / "out")[0], "vanish", "buggy")
     assert (buggy["status"], buggy["judgement"]) == ("infra-error", "infra-error"), buggy["reason"]
     assert "was removed while the cell ran" in buggy["reason"]
+
+
+def test_the_fallback_is_said_loudly_and_recorded(tmp_path):
+    write_case(tmp_path / "cases", "plain", SIGNATURE_SCRIPT)
+    proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output", str(tmp_path / "out"),
+                       env={"REPRO_MATRIX_BWRAP": "0"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING: sandbox: cells are NOT sealed by bubblewrap (REPRO_MATRIX_BWRAP=0)" in proc.stdout
+    results = results_of(tmp_path / "out")[0]
+    assert results["run"]["host"]["sandbox"] == "fallback"
+    log = (tmp_path / "out" / results["run"]["id"] / cell(results, "plain", "buggy")["log"]).read_text()
+    assert "containment bwrap" not in log
