@@ -79,6 +79,7 @@ FAULT_CATALOGUE = (
     "a repro reads and publishes the harness's secrets",
     "a repro connects to host network services (loopback TCP)",
     "a repro connects to a host abstract unix socket",
+    "a repro reads host SysV shared memory",
     "a repro ptraces the namespace's init",
     "a repro finds the hidden output folder in mountinfo",
     "a repro plants bytecode in its case cache for later runs",

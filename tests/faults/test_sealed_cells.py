@@ -4,6 +4,7 @@ every variant is one attack, ``passes`` when the attack is refused; the log says
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -79,6 +80,12 @@ ATTACKS = """
             refused("abstract unix socket", error)
         else:
             escaped("connected to the host's abstract unix socket")
+    elif a.variant == "sysv":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.shmget(targets["shm_key"], 0, 0) < 0:  # the host's segment, by its key
+            refused("SysV shared memory of the host", OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno())))
+        else:
+            escaped("found the host's SysV shared memory segment")
     elif a.variant == "ptrace":
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.ptrace(16, 1, None, None) != 0:  # PTRACE_ATTACH to the namespace's init
@@ -106,7 +113,7 @@ ATTACKS = """
             print(f"FORKED {children}")
 """
 
-VARIANTS = ("sysctl", "devices", "secrets", "loopback", "abstract", "ptrace", "mountinfo", "forkbomb")
+VARIANTS = ("sysctl", "devices", "secrets", "loopback", "abstract", "sysv", "ptrace", "mountinfo", "forkbomb")
 SECRETS = {"GITHUB_TOKEN": "seal-secret-github", "AWS_SECRET_ACCESS_KEY": "seal-secret-aws",
            "PYPI_API_TOKEN": "seal-secret-pypi"}
 PIDS = 200  # the cell's process bound for this run (REPRO_MATRIX_CELL_PIDS; 2048 by default)
@@ -132,6 +139,10 @@ def attacked(tmp_path_factory):
 
     for server, label in ((listener, "tcp"), (abstract, "abstract")):
         threading.Thread(target=accept, args=(server, label), daemon=True).start()
+    libc = ctypes.CDLL(None, use_errno=True)
+    shm_key = 0x5EA10000 + os.getpid() % 0xFFFF
+    segment = libc.shmget(shm_key, 4096, 0o1000 | 0o600)  # IPC_CREAT
+    assert segment >= 0, os.strerror(ctypes.get_errno())
     variants = {v: {"role": "fix", "expect": PASSES} for v in VARIANTS}
     variants["secrets"] = {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces",
                                                        "cuda-sim": "reproduces"}}
@@ -139,11 +150,12 @@ def attacked(tmp_path_factory):
                         signature="the cell's environment")
     out = root / "out"
     (folder / "targets.json").write_text(json.dumps({"port": listener.getsockname()[1], "abstract": name,
-                                                     "output": str(out)}))
+                                                     "output": str(out), "shm_key": shm_key}))
     proc = run_harness("cases", "--cases-dir", str(root / "cases"), "--lane", "cpu", "--output", str(out),
                        env={**SECRETS, "REPRO_MATRIX_CELL_PIDS": str(PIDS)})
     listener.close()
     abstract.close()
+    libc.shmctl(segment, 0, None)  # IPC_RMID
     results = results_of(out)[0]
     run = out / results["run"]["id"]
     return {"proc": proc, "results": results, "run": run, "accepted": accepted}
@@ -201,6 +213,11 @@ def test_no_network_but_a_private_loopback(attacked):
 def test_no_abstract_unix_sockets_of_the_host(attacked):
     _refused(attacked, "abstract")
     assert "abstract" not in attacked["accepted"]
+
+
+@pytest.mark.fault("a repro reads host SysV shared memory")
+def test_no_sysv_ipc_of_the_host(attacked):
+    _refused(attacked, "sysv")
 
 
 @pytest.mark.fault("a repro ptraces the namespace's init")
