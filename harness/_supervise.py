@@ -363,6 +363,14 @@ def _spawn(config: dict[str, Any]) -> int:
     os._exit(127)
 
 
+def _chown_tree(path: str, uid: int) -> None:
+    """Give a folder the harness made for the cell (and what the harness put in it) to the cell's uid."""
+    os.chown(path, uid, uid, follow_symlinks=False)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+
+
 _STAGES = ("/mnt", "/run", "/media", "/srv")  # an existing folder to stage binds under (root only)
 
 
@@ -541,7 +549,7 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     if sealed and os.geteuid() == 0:  # bwrap runs as a private uid: the folders the cell writes are its own
         config["uid"] = config["uid_base"] + os.getpid()
         for path in config.get("chown", ()):
-            os.chown(path, config["uid"], config["uid"], follow_symlinks=False)
+            _chown_tree(path, config["uid"])
         notes.append(f"runs as uid {config['uid']} (private to this cell)")
         _stage(config)
     cgroups = _make_cgroups(config, notes) if sealed else {}

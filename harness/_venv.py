@@ -48,6 +48,7 @@ _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
 _OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
 _CELL_CACHES = ".cell-caches"  # per-case caches that cells wrote before issue 19; only `clean` removes them
+_EXTENSIONS = ".torch-extensions"  # in the run's scratch folder: see _CaseExtensions
 _BYTECODE = ".bytecode"  # the environment's bytecode was compiled by the harness (cells write none)
 _MIN_FREE_BYTES = 1 << 20
 _INSTALL_TIMEOUT_S = 3600
@@ -255,17 +256,22 @@ class VenvBackend:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         folder = Path(env.python_path).parent.parent
-        # Cells write no cache another cell or a later run reads: the environment's bytecode is compiled by
-        # the harness (see prepare) and read-only to cells; JIT-built torch extensions stay in the cell's
-        # own folder. A planted .pyc or extension would otherwise forge verdicts, in this run and later ones.
+        # Cells write no cache another case or a later run reads: the environment's bytecode is compiled by
+        # the harness (see prepare) and read-only to cells; JIT-built torch extensions are built in the cell's
+        # own folder and carried to the next cell of the same case and environment in this run only
+        # (_CaseExtensions). A planted .pyc or extension would otherwise forge other verdicts, now and later.
         confinement = self._confinement(request, folder)
+        extensions = _CaseExtensions(request.cell_dir.parent / _EXTENSIONS / f"{env.id}-{request.case_dir.name}",
+                                     request.cell_dir / "torch_extensions")
+        extensions.lend()
         # Sealed by bwrap, the cell is its own user namespace: a process bound there counts the cell only.
         spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS),
                                          "pids": cell_pids() if confinement.by_bwrap else None}))
-        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(request.cell_dir / "torch_extensions"),
-                     **request.env}
-        # Nothing names the run's folder to the cell: not its cwd, argv or environment.
+        child_env = {**_base_environment(), **request.env}
+        # Nothing names the run's folder to the cell: not its cwd, argv or environment (its own folder, in the
+        # hidden scratch folder, it knows anyway).
         child_env = {k: v for k, v in child_env.items() if not any(str(p) in v for p in confinement.hide)}
+        child_env.setdefault("TORCH_EXTENSIONS_DIR", str(extensions.own))
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
                                  cwd=request.cell_dir, log_path=request.log_path, timeout=request.timeout,
                                  memory_limit_bytes=self.memory_limit_bytes, confinement=confinement,
@@ -277,6 +283,7 @@ class VenvBackend:
         finally:
             with self._lock:
                 self._running.discard(process)
+            extensions.keep()
         outcome = outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
         return machinery_check(outcome, folder / _MARKER, request.cell_dir)
 
@@ -317,6 +324,38 @@ def _base_environment() -> dict[str, str]:
                 "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONHASHSEED": "0",
                 "HOME": str(Path.home()), "TMPDIR": tempfile.gettempdir()})
     return env
+
+
+_EXTENSION_LOCKS: dict[Path, threading.Lock] = {}
+_EXTENSION_GUARD = threading.Lock()
+
+
+class _CaseExtensions:
+    """JIT-built torch extensions of one case in one environment, for this run only: copied into a cell's
+    folder before it runs and back after it, so the case's next cell need not build them again. They live
+    in the run's scratch folder (removed with it): no other case and no later run ever loads them."""
+
+    def __init__(self, shared: Path, own: Path) -> None:
+        self.shared, self.own = shared, own
+        with _EXTENSION_GUARD:
+            self.lock = _EXTENSION_LOCKS.setdefault(shared, threading.Lock())
+
+    def lend(self) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            if self.shared.is_dir():
+                shutil.copytree(self.shared, self.own, symlinks=True)
+        self.own.mkdir(exist_ok=True)
+
+    def keep(self) -> None:
+        """What the cell built, for the case's next cell (symlinks copied as links, never followed)."""
+        with self.lock, contextlib.suppress(OSError):
+            if not self.own.is_dir() or self.own.is_symlink() or not any(self.own.iterdir()):
+                return
+            fresh = self.shared.with_name(f"{self.shared.name}.tmp{os.getpid()}")
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.copytree(self.own, fresh, symlinks=True)
+            shutil.rmtree(self.shared, ignore_errors=True)
+            os.rename(fresh, self.shared)
 
 
 def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> ChildOutcome:

@@ -424,3 +424,31 @@ def test_the_fallback_is_said_loudly_and_recorded(tmp_path):
     assert results["run"]["host"]["sandbox"] == "fallback"
     log = (tmp_path / "out" / results["run"]["id"] / cell(results, "plain", "buggy")["log"]).read_text()
     assert "containment bwrap" not in log
+
+
+EXTENSIONS = """
+    import argparse, os, pathlib
+    p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device"); a = p.parse_args()
+    folder = pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"])
+    print("FOUND", sorted(p.name for p in folder.iterdir()))
+    (folder / f"built-by-{a.variant}").write_text("an extension")
+    if a.variant == "buggy":
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!")
+"""
+
+
+def test_jit_extensions_carry_to_the_same_case_in_this_run_only(tmp_path):
+    """A case's later cells reuse what its earlier ones built (DeepSpeed ops take minutes); another case and a
+    later run never see it."""
+    write_case(tmp_path / "cases", "builder", EXTENSIONS)
+    write_case(tmp_path / "cases", "other", EXTENSIONS)
+    for _ in range(2):
+        proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
+                           "--output", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    for results in results_of(tmp_path / "out"):
+        run = tmp_path / "out" / results["run"]["id"]
+        for case in ("builder", "other"):
+            first, second = ((run / cell(results, case, v)["log"]).read_text() for v in ("buggy", "fixed"))
+            assert "FOUND []" in first, first
+            assert "FOUND ['built-by-buggy']" in second, second
