@@ -205,13 +205,21 @@ def main() -> None:
         print(json.dumps(owners_record()))
         return
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    if spec.get("pids"):  # the cell's process bound (its own user namespace: this counts the cell only)
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NPROC, (spec["pids"], spec["pids"]))
     started = time.perf_counter()
     outcome = _run(spec)
     outcome["duration_s"] = round(time.perf_counter() - started, 4)
     outcome["imported"] = _imported_versions(spec.get("owners"))
     sys.stdout.flush()
     sys.stderr.flush()
-    _write_atomic(spec["outcome"], outcome)
+    try:
+        _write_atomic(spec["outcome"], outcome)
+    except OSError as error:  # the harness's machinery failed (a full disk): said, and judged by the harness
+        print(f"repro-matrix child runner: could not write the outcome: {error}", file=sys.stderr)
+        os._exit(3)
     # Exit without interpreter teardown: library threads (process groups, gloo, dataloaders) must not
     # be able to hang or change the result after it is recorded.
     os._exit(outcome["exit_code"] if isinstance(outcome["exit_code"], int) else 1)

@@ -7,7 +7,6 @@ and marks the rest ``interrupted`` so the finished ones are still written.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
@@ -101,8 +100,8 @@ class Executor:
         try:
             return self._run_all(cells, on_done)
         finally:
-            with contextlib.suppress(OSError):
-                self._scratch.rmdir()  # empty once every cell removed its own (made again if run() is called again)
+            # Every cell removed its own folder; what is left is the run's (a case's JIT-built extensions).
+            shutil.rmtree(self._scratch, ignore_errors=True)  # made again if run() is called again
 
     def _run_all(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         records: list[CellRecord | None] = [None] * len(cells)

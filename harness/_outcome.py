@@ -26,6 +26,9 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     if result.timed_out:
         return ChildOutcome("timeout", duration, result.returncode,
                             reason=f"no result after the {timeout:g}s timeout; the process group was killed")
+    if result.oom_killed:  # the cell's memory cgroup killed one of its processes: the cell ran out of memory
+        return ChildOutcome("oom", duration, result.returncode, signal_name(result.returncode),
+                            reason="the cell reached its memory limit (memory cgroup) and was killed")
     recorded = _read_record(outcome_path)
     if recorded is None:
         return _unrecorded(result, duration)
@@ -49,9 +52,11 @@ def _agrees(recorded: dict, returncode: int | None) -> bool:
     """The child runner ends with the exit code it recorded (``os._exit``): 0 after ``passed``, 1 after
     ``raised``. A record the process's end contradicts (a signal, another code) was not written by a
     runner that finished: a repro forged it, or died after writing it."""
-    if returncode is None or returncode < 0:
+    if returncode is None:
         return False
     expected = {"passed": 0, "raised": 1}.get(recorded["status"], recorded["exit_code"])
+    if returncode < 0:  # under bwrap, an exit code of 128 + N reads as signal N: the runner's own exit agrees
+        return recorded["status"] == "exited" and isinstance(expected, int) and expected % 256 == 128 - returncode
     return isinstance(expected, int) and expected % 256 == returncode
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness import _seal
+
 LOG_HEAD_BYTES = 2 * 1024 * 1024
 LOG_TAIL_BYTES = 1024 * 1024
 _GRACE_S = 5.0
@@ -41,8 +43,9 @@ class ProcessResult:
     duration_s: float
     dropped_bytes: int
     error: str = ""  # the supervisor could not run the command (an infra-error, never the repro's fault)
-    containment: str = ""  # "namespaces" or "subreaper" (see _supervise.py)
+    containment: str = ""  # "bwrap", "namespaces" or "subreaper" (see _supervise.py)
     notes: tuple[str, ...] = ()
+    oom_killed: bool = False  # the cell's memory cgroup killed a process of it
 
 
 class _BoundedLog:
@@ -114,6 +117,20 @@ class Confinement:
     # False (environment builds): HOME stays, read-only, so uv finds its configuration and credentials;
     # XDG_CACHE_HOME then points into the private /tmp for what a build backend caches.
     private_home: bool = True
+    gpu: bool = False  # a GPU lane: sealed by bwrap, the cell gets the NVIDIA devices
+
+    @property
+    def by_bwrap(self) -> bool:
+        """Sealed by bubblewrap (cells only: environment builds keep the fallback layer and the network)."""
+        return (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0] is not None
+                and not _seal.unreachable(self.readonly))
+
+    def not_sealed_because(self) -> list[str]:
+        """Why a cell that bwrap would seal runs in the fallback layer (said in its log)."""
+        if not (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0]):
+            return []
+        return [f"NOT sealed by bwrap: {folder} is not readable by other users, and bwrap runs as a private "
+                f"uid (chmod o+rx {folder})" for folder in _seal.unreachable(self.readonly)]
 
     def usable(self, needed: Sequence[Path]) -> Confinement:
         """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
@@ -158,7 +175,12 @@ class _Supervised:
         if confinement is not None:
             config.update(hide=[str(p) for p in confinement.hide], readonly=[str(p) for p in confinement.readonly],
                           writable=[str(p) for p in confinement.writable])
-        if confinement is not None and confinement.sealed and config["namespaces"]:
+        if confinement is not None and confinement.by_bwrap:
+            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
+                                                     dir=confinement.scratch or cwd.parent))
+            self._seal(config, confinement, cwd, memory_limit_bytes)
+        elif confinement is not None and confinement.sealed and config["namespaces"]:
+            config["notes"] = confinement.not_sealed_because()
             # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
                                                      dir=confinement.scratch or cwd.parent))
@@ -182,6 +204,16 @@ class _Supervised:
             self.proc.stdin.write(json.dumps(config).encode())
         self.proc.stdin.close()
         self.proc.stdin = None  # communicate() must not touch it again
+
+    def _seal(self, config: dict[str, Any], confinement: Confinement, cwd: Path, memory_limit: int | None) -> None:
+        assert self.private_tmp is not None
+        # Half the cell's memory at most: tmpfs pages count against the memory cgroup too.
+        shm = min(_seal.SHM_BYTES, memory_limit // 2) if memory_limit else _seal.SHM_BYTES
+        plan = _seal.plan(readonly=confinement.readonly, writable=confinement.writable, hide=confinement.hide,
+                          tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm)
+        config.update(bwrap={"binary": _seal.bwrap()[0], **plan}, pids=_seal.cell_pids(), uid_base=_seal.UID_BASE,
+                      chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False)
+        config["env"].update(HOME="/tmp", TMPDIR="/tmp")
 
     def interrupt(self) -> None:
         self._interrupted.set()
@@ -217,7 +249,12 @@ class _Supervised:
 
 def _returncode(status: dict[str, Any]) -> int | None:
     raw = status.get("status")
-    return os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
+    code = os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
+    # bwrap ends with 128 + N when its command died of signal N: read as the signal (a repro that exits with
+    # such a code itself is told apart by its outcome record, see _outcome._agrees).
+    if status.get("containment") == "bwrap" and code is not None and 128 < code < 128 + signal.NSIG:
+        return 128 - code
+    return code
 
 
 class RunningProcess:
@@ -276,7 +313,8 @@ class RunningProcess:
                              supervised._interrupted.is_set() or bool(status.get("interrupted")), float(duration),
                              self._log.dropped, error=str(status.get("error") or ""),
                              containment=str(status.get("containment") or ""),
-                             notes=tuple(str(n) for n in status.get("notes") or ()))
+                             notes=tuple(str(n) for n in status.get("notes") or ()),
+                             oom_killed=bool(status.get("oom_killed")))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,11 @@ STATUS_FD receives one JSON object when everything is over. Standard library onl
 
 Containment, strongest first:
 
+* bwrap (``harness._seal`` decided the cell gets it): the command is bubblewrap, started here as a
+  subreaped child; bwrap builds the cell's namespaces and filesystem from the steps in the configuration.
+  When this process is root, bwrap runs as a private uid, and every host folder bwrap binds is staged
+  first where that uid can reach it (see _stage). Per-cell cgroups
+  (memory, pids; cgroup v1, when root and writable) bound the cell as a whole.
 * namespaces (root, or unprivileged user namespaces): the command runs as pid 2 of a private pid
   namespace whose init is a fork of this supervisor. When that init exits or is killed, the kernel
   kills every process of the namespace, daemons that called setsid included. The namespace gets its
@@ -339,16 +344,134 @@ def _spawn(config: dict[str, Any]) -> int:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
         os.setsid()
-        if config.get("memory_limit"):
+        for path in config.get("cgroups", ()):  # joined while still root: the cell cannot leave them
+            _write(os.path.join(path, "cgroup.procs"), "0")
+        if config.get("memory_limit") and not config.get("memory_cgroup"):
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (config["memory_limit"], config["memory_limit"]))
-        os.chdir(config["cwd"])
+        os.chdir(config["cwd"] if not config.get("bwrap") else "/")
         os.closerange(3, 1 << 16)
-        os.execvpe(config["argv"][0], config["argv"], config["env"])
+        argv = _bwrap_argv(config) if config.get("bwrap") else config["argv"]
+        if config.get("uid") is not None:
+            os.setgroups([])
+            os.setresgid(config["uid"], config["uid"], config["uid"])
+            os.setresuid(config["uid"], config["uid"], config["uid"])
+        os.execvpe(argv[0], argv, config["env"])
     except BaseException as error:  # report any failure to start, then leave
         os.write(2, f"repro-matrix: could not start {config['argv'][0]}: {error}\n".encode())
     os._exit(127)
+
+
+def _chown_tree(path: str, uid: int) -> None:
+    """Give a folder the harness made for the cell (and what the harness put in it) to the cell's uid."""
+    os.chown(path, uid, uid, follow_symlinks=False)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+
+
+_STAGES = ("/mnt", "/run", "/media", "/srv")  # an existing folder to stage binds under (root only)
+
+
+def _bwrap_argv(config: dict[str, Any]) -> list[str]:
+    """bwrap's command line; its seccomp program (ptrace refused) is handed over in a memfd."""
+    plan = config["bwrap"]
+    argv = [plan["binary"], *plan["options"], *(arg for step in plan["steps"] for arg in step)]
+    if plan.get("seccomp"):
+        fd = os.memfd_create("repro-matrix-seccomp", 0)
+        os.set_inheritable(fd, True)  # bwrap reads it
+        os.write(fd, bytes.fromhex(plan["seccomp"]))
+        os.lseek(fd, 0, os.SEEK_SET)
+        argv += ["--seccomp", str(fd)]
+    return [*argv, "--", *config["argv"]]
+
+
+def _stage(config: dict[str, Any]) -> None:
+    """Root only: bwrap runs as a private uid that could not traverse to folders under /root or a 0700
+    scratch folder. In a private mount namespace of this supervisor, each host folder bwrap binds is bound
+    first under a fresh tmpfs it can traverse, and bwrap binds it from there (bwrap resolves every source
+    path as the uid it runs as, so a file descriptor would not do)."""
+    _unshare(CLONE_NEWNS)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    base = next(folder for folder in _STAGES if os.path.isdir(folder))
+    _mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+    for index, step in enumerate(config["bwrap"]["steps"]):
+        if step[0] in ("--ro-bind", "--bind") and step[1] not in config["bwrap"]["system"]:
+            target = f"{base}/{index}"
+            os.mkdir(target)
+            _mount(step[1], target, None, MS_BIND | MS_REC)
+            step[1] = target
+
+
+# -- cgroups (v1, root): one per cell, so the bounds hold for the cell as a whole ----------------------
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup folder for a v1 controller, when it is mounted and writable here."""
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, names, path = line.split(":", 2)
+        folder = f"/sys/fs/cgroup/{controller}{path}"
+        if controller in names.split(",") and os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+def _make_cgroups(config: dict[str, Any], notes: list[str]) -> dict[str, str]:
+    """A memory cgroup (when a limit is asked for) and a pids cgroup for the cell; what is missing is said."""
+    made: dict[str, str] = {}
+    wanted = {"pids": ("pids.max", config.get("pids"))}
+    if config.get("memory_limit"):
+        wanted["memory"] = ("memory.limit_in_bytes", config["memory_limit"])
+    for controller, (knob, value) in wanted.items():
+        if not value:
+            continue
+        parent = _own_cgroup(controller) if os.geteuid() == 0 else None
+        folder = parent and os.path.join(parent, f"repro-cell-{os.getpid()}")
+        try:
+            if folder is None:
+                raise OSError(1, "no writable cgroup v1 controller (not root, or cgroup v2)")
+            os.mkdir(folder)
+            made[controller] = folder
+            _write(os.path.join(folder, knob), str(value))
+        except OSError as error:
+            if controller == "pids":  # the child runner's RLIMIT_NPROC in the cell's user namespace still holds
+                notes.append(f"pids bound: RLIMIT_NPROC in the cell's user namespace only (no pids cgroup: "
+                             f"{error.strerror or error})")
+            else:
+                notes.append(f"no {controller} cgroup ({error.strerror or error})")
+    if "pids" in made:
+        notes.append(f"pids bound: cgroup {config['pids']}")
+    if "memory" in made:
+        notes.append(f"memory bound: cgroup {config['memory_limit']} bytes for the whole cell")
+    elif config.get("memory_limit"):
+        notes.append("memory bound: RLIMIT_AS per process (no memory cgroup)")
+    return made
+
+
+def _remove_cgroups(cgroups: dict[str, str]) -> bool:
+    """Kill what is left in the cell's cgroups and remove them; True when the memory cgroup OOM-killed."""
+    oom = False
+    with contextlib.suppress(OSError):
+        if "memory" in cgroups:
+            with open(os.path.join(cgroups["memory"], "memory.oom_control"), encoding="ascii") as handle:
+                oom = any(line.split()[:1] == ["oom_kill"] and line.split()[1] != "0" for line in handle)
+    for folder in cgroups.values():
+        for _ in range(200):
+            try:
+                with open(os.path.join(folder, "cgroup.procs"), encoding="ascii") as handle:
+                    pids = [int(p) for p in handle.read().split()]
+                for pid in pids:
+                    _kill_quietly(pid, signal.SIGKILL)
+                os.rmdir(folder)
+                break
+            except OSError:
+                _reap()
+                time.sleep(0.01)
+    return oom
 
 
 def _descendants(root: int) -> list[int]:
@@ -418,19 +541,31 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # also covered by the lifeline, which no thread can outlive
     if os.getppid() != config["parent"]:
         return {"error": "the harness exited before the command started"}
-    notes: list[str] = []
-    namespaced = config.get("namespaces") and _enter_namespaces(notes)
+    notes: list[str] = list(config.get("notes") or ())
+    sealed = bool(config.get("bwrap"))
+    namespaced = not sealed and config.get("namespaces") and _enter_namespaces(notes)
     if namespaced:
         _confine(config, notes)
+    if sealed and os.geteuid() == 0:  # bwrap runs as a private uid: the folders the cell writes are its own
+        config["uid"] = config["uid_base"] + os.getpid()
+        for path in config.get("chown", ()):
+            _chown_tree(path, config["uid"])
+        notes.append(f"runs as uid {config['uid']} (private to this cell)")
+        _stage(config)
+    cgroups = _make_cgroups(config, notes) if sealed else {}
+    config["cgroups"], config["memory_cgroup"] = list(cgroups.values()), "memory" in cgroups
     started = time.monotonic()
-    box: _Namespaced | _Subreaped = _Namespaced(config, notes) if namespaced else _Subreaped(config)
-    result = _loop(config, box, wake_r)
+    try:
+        box: _Namespaced | _Subreaped = _Namespaced(config, notes) if namespaced else _Subreaped(config)
+        result = _loop(config, box, wake_r)
+    finally:
+        oom = _remove_cgroups(cgroups) if cgroups else False
     result["duration_s"] = time.monotonic() - started
     # Nothing survives the command. In a namespace its init's end already saw to that: the kernel kills the
     # namespace's processes before the init can be reaped. Otherwise: every descendant, found via /proc.
     killed = 0 if namespaced else _kill_tree()
-    return {**result, "containment": "namespaces" if namespaced else "subreaper", "notes": notes,
-            "swept": killed}
+    containment = "bwrap" if sealed else "namespaces" if namespaced else "subreaper"
+    return {**result, "containment": containment, "notes": notes, "swept": killed, "oom_killed": oom}
 
 
 def _loop(config: dict[str, Any], box: _Namespaced | _Subreaped, wake_r: int) -> dict[str, Any]:

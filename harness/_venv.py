@@ -18,6 +18,7 @@ import re
 import secrets
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -28,7 +29,6 @@ from filelock import FileLock
 
 from harness._backend import (
     CHILD_RUNNER,
-    REPO_ROOT,
     CellRequest,
     ChildOutcome,
     EnvSpec,
@@ -42,18 +42,23 @@ from harness._index import uv_index_environment
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness._seal import cell_environment as seal_environment
+from harness._seal import cell_pids
 from harness._wheelhouse import link_folders
-from harness.sim._startup import ENV as SIM_ENV
 from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
-from harness.sim._startup import ROOT_ENV as SIM_ROOT_ENV
 
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
 _OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
-_CELL_CACHES = ".cell-caches"  # <case id>/pycache and <case id>/torch_extensions: written by that case's cells only
+_CELL_CACHES = ".cell-caches"  # per-case caches that cells wrote before issue 19; only `clean` removes them
+_EXTENSIONS = ".torch-extensions"  # in the run's scratch folder: see _CaseExtensions
+_BYTECODE = ".bytecode"  # the environment's bytecode was compiled by the harness (cells write none)
+_MIN_FREE_BYTES = 1 << 20
 _INSTALL_TIMEOUT_S = 3600
 _FREEZE = ("import json, importlib.metadata as m; "
            "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+_COMPILE = ("import compileall, sys; "  # best effort: a file that does not compile is imported from source
+            "compileall.compile_dir(sys.argv[1], quiet=2, workers=0)")
 _CUDA_PROBE = (
     "import json, torch\n"
     "ok = torch.cuda.is_available()\n"
@@ -119,6 +124,7 @@ class VenvBackend:
                     self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private,
                                        spec.host)
                 _link_simulation(folder)  # environments built before the line existed get it too
+                self._compile_bytecode(folder, folder.with_suffix(".build.log"), private)
                 return self._prepared(env_id, spec, folder, meta, reused=True)
             self._remove_unfinished(env_id, folder, progress)
             progress(f"{env_id}: creating ({spec.summary()})")
@@ -137,6 +143,7 @@ class VenvBackend:
                 shutil.rmtree(building, ignore_errors=True)
             self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **self.index_environment()},
                                private, spec.host)
+            self._compile_bytecode(folder, folder.with_suffix(".build.log"), private)
             progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
             return self._prepared(env_id, spec, folder, meta, reused=False)
 
@@ -235,6 +242,18 @@ class VenvBackend:
             tmp.write_text(json.dumps(record))
             os.replace(tmp, folder / _OWNERS)
 
+    def _compile_bytecode(self, folder: Path, log: Path, private: Sequence[Path]) -> None:
+        """Compile the environment's bytecode once, as the harness (sealed like a build step, writing the
+        environment only). Cells then read it and write none: no cell can plant bytecode another runs."""
+        if (folder / _BYTECODE).is_file():
+            return
+        python = str(folder / "bin" / "python")
+        env = dict(os.environ)
+        env.pop("PYTHONPYCACHEPREFIX", None)
+        with BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
+            self._step(log, [python, "-I", "-c", _COMPILE, str(folder / "lib")], env, sandbox.seal(folder))
+        (folder / _BYTECODE).write_text("")
+
     def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:
         return self._step(log, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           env, sandbox.seal()).strip()
@@ -284,22 +303,22 @@ class VenvBackend:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         folder = Path(env.python_path).parent.parent
-        spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS)}))
-        # JIT-built torch extensions (e.g. DeepSpeed ops) are cached per environment: a shared cache is
-        # rebuilt whenever a different library version compiles into it.
-        # Bytecode too: uv installs without .pyc files, and recompiling torch/transformers on every cell
-        # cost about half the suite's CPU (benchmarks/README.md). The cache stays inside the environment,
-        # one per case: code a cell can write must never run in another case's cells (a planted .pyc or
-        # extension would forge their verdicts, in this run and every later one).
-        own = folder / _CELL_CACHES / request.case_dir.name
-        caches = (own / "torch_extensions", own / "pycache")
-        for cache in caches:
-            cache.mkdir(parents=True, exist_ok=True)
-        confinement = self._confinement(request, caches, env.spec.host)
-        child_env = {**_base_environment(), "TORCH_EXTENSIONS_DIR": str(caches[0]),
-                     "PYTHONPYCACHEPREFIX": str(caches[1]), **request.env}
-        # Nothing names the run's folder to the cell: not its cwd, argv or environment.
+        # Cells write no cache another case or a later run reads: the environment's bytecode is compiled by
+        # the harness (see prepare) and read-only to cells; JIT-built torch extensions are built in the cell's
+        # own folder and carried to the next cell of the same case and environment in this run only
+        # (_CaseExtensions). A planted .pyc or extension would otherwise forge other verdicts, now and later.
+        confinement = self._confinement(request, folder, env.spec.host)
+        extensions = _CaseExtensions(request.cell_dir.parent / _EXTENSIONS / f"{env.id}-{request.case_dir.name}",
+                                     request.cell_dir / "torch_extensions")
+        extensions.lend()
+        # Sealed by bwrap, the cell is its own user namespace: a process bound there counts the cell only.
+        spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS),
+                                         "pids": cell_pids() if confinement.by_bwrap else None}))
+        child_env = {**_base_environment(), **request.env}
+        # Nothing names the run's folder to the cell: not its cwd, argv or environment (its own folder, in the
+        # hidden scratch folder, it knows anyway).
         child_env = {k: v for k, v in child_env.items() if not any(str(p) in v for p in confinement.hide)}
+        child_env.setdefault("TORCH_EXTENSIONS_DIR", str(extensions.own))
         process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
                                  cwd=request.cell_dir, log_path=request.log_path, timeout=request.timeout,
                                  memory_limit_bytes=self.memory_limit_bytes, confinement=confinement,
@@ -311,21 +330,21 @@ class VenvBackend:
         finally:
             with self._lock:
                 self._running.discard(process)
-        return outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
+            extensions.keep()
+        outcome = outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
+        return machinery_check(outcome, folder / _MARKER, request.cell_dir)
 
-    def _confinement(self, request: CellRequest, caches: tuple[Path, ...],
-                     host: HostTorch | None = None) -> Confinement:
-        """The repository, the case folders and the environments read-only (a repro must not change the
-        harness, another case or a shared environment), the output hidden; only the caches stay writable.
-        A host torch is read-only too: a cell must not change what every later host-torch cell imports."""
-        environment = caches[0].parents[2]
+    def _confinement(self, request: CellRequest, environment: Path, host: HostTorch | None = None) -> Confinement:
+        """What a cell reads (the harness package, the case folders, its environment and interpreters), all
+        read-only, the output hidden; only its own folder is writable. A host torch is read-only too: a cell
+        must not change what every later host-torch cell imports."""
         interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
         hosted = _host_uses(host)
-        readonly = tuple(dict.fromkeys((REPO_ROOT, request.case_dir.parent, self.root.resolve(),
+        readonly = tuple(dict.fromkeys((CHILD_RUNNER.parent, request.case_dir.parent, environment,
                                         *(python.parents[1] for python in interpreters), *hosted)))
         needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
-        return Confinement(hide=request.private, readonly=readonly, writable=(*caches, request.cell_dir),
-                           sealed=True).usable(needed)
+        return Confinement(hide=request.private, readonly=readonly, writable=(request.cell_dir,),
+                           sealed=True, gpu=request.gpu).usable(needed)
 
     def cancel(self) -> None:
         with self._lock:
@@ -366,11 +385,61 @@ def _link_simulation(folder: Path) -> None:
 
 
 def _base_environment() -> dict[str, str]:
-    """The parent's environment minus what would leak the harness's own interpreter into the child
-    (and a simulation the harness itself runs in: a cuda-sim cell exports its own, a cpu cell none)."""
-    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PYTHONINSPECT", SIM_ENV, SIM_ROOT_ENV}
-    env = {k: v for k, v in os.environ.items() if k not in drop}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update({"PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONHASHSEED": "0"})
+    """A cell's environment before the case's own: the allow-list of the harness's (harness/_seal.py: never a
+    token or a key) and the harness's settings. HOME and TMPDIR are the cell's own where it is sealed."""
+    env = seal_environment(os.environ)
+    env.update({"PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONHASHSEED": "0",
+                "HOME": str(Path.home()), "TMPDIR": tempfile.gettempdir()})
     return env
+
+
+_EXTENSION_LOCKS: dict[Path, threading.Lock] = {}
+_EXTENSION_GUARD = threading.Lock()
+
+
+class _CaseExtensions:
+    """JIT-built torch extensions of one case in one environment, for this run only: copied into a cell's
+    folder before it runs and back after it, so the case's next cell need not build them again. They live
+    in the run's scratch folder (removed with it): no other case and no later run ever loads them."""
+
+    def __init__(self, shared: Path, own: Path) -> None:
+        self.shared, self.own = shared, own
+        with _EXTENSION_GUARD:
+            self.lock = _EXTENSION_LOCKS.setdefault(shared, threading.Lock())
+
+    def lend(self) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            if self.shared.is_dir():
+                shutil.copytree(self.shared, self.own, symlinks=True)
+        self.own.mkdir(exist_ok=True)
+
+    def keep(self) -> None:
+        """What the cell built, for the case's next cell (symlinks copied as links, never followed)."""
+        with self.lock, contextlib.suppress(OSError):
+            if not self.own.is_dir() or self.own.is_symlink() or not any(self.own.iterdir()):
+                return
+            fresh = self.shared.with_name(f"{self.shared.name}.tmp{os.getpid()}")
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.copytree(self.own, fresh, symlinks=True)
+            shutil.rmtree(self.shared, ignore_errors=True)
+            os.rename(fresh, self.shared)
+
+
+def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> ChildOutcome:
+    """A cell that left no result because the harness's machinery failed under it (its environment removed
+    while it ran, the scratch filesystem full) is an infra-error, never a verdict against the case."""
+    if outcome.status in ("passed", "infra-error", "interrupted"):
+        return outcome
+    why = ""
+    if not marker.is_file():
+        why = f"its environment {marker.parent} was removed while the cell ran"
+    else:
+        with contextlib.suppress(OSError):
+            space = os.statvfs(cell_dir)
+            if space.f_bavail * space.f_frsize < _MIN_FREE_BYTES or space.f_favail == 0:
+                why = f"the scratch filesystem of {cell_dir.parent} is full"
+    if why:
+        outcome.status = "infra-error"
+        outcome.reason = f"{why}: the cell could not record its result ({outcome.reason})"
+    return outcome

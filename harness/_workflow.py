@@ -21,7 +21,9 @@ from harness._host import describe_host
 from harness._hosttorch import HostTorch, probe_host_torch
 from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
+from harness._process import namespaces_wanted
 from harness._results import CellRecord, RunFolder, RunRecord, new_run_dir, recover_dead_run, utc_now
+from harness._seal import mode_line, sandbox_mode
 from harness._text import for_terminal
 from harness._verdicts import Verdict, lane_verdicts
 
@@ -187,6 +189,9 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
     )
     ui.info(f"run {record.id}: {len(cases)} case(s), {len(cells)} cell(s), backend {backend.name}, "
             f"{options.jobs} job(s) -> {run_dir}")
+    if backend.name == "venv":  # the docker backend's containers are its sandbox (docs/docker.md)
+        record.host["sandbox"] = sandbox_mode(namespaces_wanted())
+        ui.info(mode_line(namespaces_wanted()))
     folder.write_json("results.json", record.serialize())
     executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
                         on_start=ui.cell_started, on_finish=ui.cell_finished, on_record=folder.append_cell,

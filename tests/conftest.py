@@ -73,6 +73,19 @@ FAULT_CATALOGUE = (
     "a repro plants code that other cells or later runs execute",
     "an image folder whose symlinks name host files",
     "a package build writes outside its environment",
+    # sealed by construction (issue 19): a cell starts with nothing and gets an allow-list
+    "a repro writes host kernel settings (/proc/sys)",
+    "a repro opens host devices or the harness's terminal",
+    "a repro reads and publishes the harness's secrets",
+    "a repro connects to host network services (loopback TCP)",
+    "a repro connects to a host abstract unix socket",
+    "a repro reads host SysV shared memory",
+    "a repro ptraces the namespace's init",
+    "a repro finds the hidden output folder in mountinfo",
+    "a repro plants bytecode in its case cache for later runs",
+    "a fork bomb in a cell",
+    "a cell fills /dev/shm or escapes its memory bound by forking",
+    "the harness's own machinery fails under a cell (disk full, environment removed)",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

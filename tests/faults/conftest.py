@@ -60,15 +60,21 @@ SIGNATURE_SCRIPT = """
 """
 
 
+# Cells get an allow-listed environment (harness/_seal.py): the token fault tests hand their repros is
+# passed on purpose, the documented way.
+PASS_TOKEN = {"REPRO_MATRIX_PASS_ENV": "FAULT_TOKEN"}
+
+
 def run_harness(*args: str, timeout: float = 600, **popen) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200", **popen.pop("env", {})}
+    env = {**os.environ, "COLUMNS": "200", **PASS_TOKEN, **popen.pop("env", {})}
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=timeout, env=env, **popen)
 
 
 def start_harness(*args: str, **popen) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}, **popen)
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200", **PASS_TOKEN},
+                            **popen)
 
 
 def results_of(output: Path) -> list[dict]:

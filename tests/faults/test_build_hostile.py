@@ -27,8 +27,8 @@ here = pathlib.Path(__file__).resolve().parent
 results = {{}}
 for name, target in TARGETS.items():
     path = pathlib.Path(target)
-    if name == "victim-cache":  # another case's bytecode cache, in the environment its cells used
-        found = sorted(path.glob("venv-*/.cell-caches/aa-victim/pycache"))
+    if name == "victim-cache":  # another case's bytecode, in the environment its cells used
+        found = sorted(path.glob("venv-*/lib/python3*/site-packages/__pycache__"))
         if not found:
             results[name] = "no victim cache found"
             continue
@@ -137,7 +137,7 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
         assert [name for name, outcome in attempts.items() if outcome == "done"] == [], attempts
         assert not (out / "20990101T000000Z-forged").exists(), "a build forged a run in --output"
         assert len(results_of(out)) == 1
-        assert list(envs.glob("venv-*/.cell-caches/aa-victim/pycache/planted.pyc")) == []
+        assert list(envs.glob("venv-*/lib/python3*/site-packages/__pycache__/planted.pyc")) == []
         for name in ("home", "checkout", "python"):
             assert not Path(targets[name]).exists(), f"a build wrote {name}: {targets[name]}"
         # in-tree builds wrote into a copy: the case folder is as the test made it

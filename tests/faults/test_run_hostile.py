@@ -215,11 +215,14 @@ PLANTER = """
     module = importlib.util.find_spec("colorsys").origin  # a module only the victim's repro imports
     source = os.stat(module)
     forged = compile("raise RuntimeError('Expected all tensors to be on the same device (planted)')", module, "exec")
-    pyc = importlib.util.cache_from_source(module)  # in this cell's PYTHONPYCACHEPREFIX
-    os.makedirs(os.path.dirname(pyc), exist_ok=True)
-    with open(pyc, "wb") as handle:  # a valid header: the source's mtime and size
-        handle.write(importlib.util.MAGIC_NUMBER + struct.pack("<III", 0, int(source.st_mtime) & 0xFFFFFFFF,
-                     source.st_size & 0xFFFFFFFF) + marshal.dumps(forged))
+    pyc = importlib.util.cache_from_source(module)  # where this cell's Python reads bytecode for it
+    try:
+        os.makedirs(os.path.dirname(pyc), exist_ok=True)
+        with open(pyc, "wb") as handle:  # a valid header: the source's mtime and size
+            handle.write(importlib.util.MAGIC_NUMBER + struct.pack("<III", 0, int(source.st_mtime) & 0xFFFFFFFF,
+                         source.st_size & 0xFFFFFFFF) + marshal.dumps(forged))
+    except OSError as error:
+        print("plant refused:", error)
     for target in (here / "targets.txt").read_text().split():  # beyond the cell: HOME, the output's parent
         try:
             pathlib.Path(target).write_text("planted")
