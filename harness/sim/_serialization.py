@@ -19,6 +19,7 @@ from harness.sim._patch import Patcher
 from harness.sim._placement import CPU, CUDA, cuda_device, parse_device, storage_device, tag_storage
 
 _PRIORITY = 1
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 
 
 def _tagger(storage: Any) -> str | None:
@@ -49,7 +50,7 @@ def _is_cuda(self: Any) -> bool:
 
 
 def _copy_storage(self: Any, device: torch.device) -> Any:
-    with torch._C.DisableTorchFunction():
+    with _NoTorchFunction():
         fresh = torch.UntypedStorage(self.nbytes())
         fresh.copy_(self)
     tag_storage(fresh, device)
@@ -62,7 +63,7 @@ def _storage_copy(original: Any) -> Any:
     Each storage keeps its own device, as a copy between GPU and host memory does."""
 
     def copy_(self: Any, src: Any, non_blocking: Any = None) -> Any:
-        with _disable_current_modes(), torch._C.DisableTorchFunction():
+        with _disable_current_modes(), _NoTorchFunction():
             return original(self, src, non_blocking) if non_blocking is not None else original(self, src)
 
     return copy_

@@ -402,6 +402,35 @@ META_SCENARIOS = [
     Scenario("cuda tensor .to('meta')", "[DOC]", lambda: cuda(2).to("meta"), device="meta"),
 ]
 
+class Wrapped:
+    """A non-tensor with its own ``__torch_function__`` (a small vector/scalar wrapper class)."""
+
+    def __init__(self, data: torch.Tensor) -> None:
+        self.data = data
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        unwrap = [a.data if isinstance(a, Wrapped) else a for a in args]
+        return func(*unwrap, **(kwargs or {}))
+
+
+class Marked(torch.Tensor):
+    """A subclass with torch's default handler: results keep the subclass."""
+
+
+class PlainRun(torch.Tensor):
+    """An index-like subclass whose handler runs the plain operator with torch function off."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        with torch._C.DisableTorchFunction():
+            return func(*args, **(kwargs or {}))
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
 # programs that never touch cuda: the simulation must be invisible (run plain and simulated)
 WITHOUT_CUDA = {
     "meta + cpu": lambda: meta(2) + cpu(2),
@@ -428,6 +457,13 @@ WITHOUT_CUDA = {
     "torch.device('cpu', 0)": lambda: torch.device("cpu", 0),
     "torch.load(map_location=0)": lambda: _load_to(0),
     "torch.load(map_location={'cpu': 0})": lambda: _load_to({"cpu": 0}),
+    "add(wrapper object, cpu)": lambda: torch.add(Wrapped(cpu(2)), cpu(2)),
+    "mul(cpu, wrapper object)": lambda: torch.mul(cpu(2), Wrapped(cpu(2))),
+    "F.relu(wrapper object)": lambda: F.relu(Wrapped(cpu(2))),
+    "subclass + 1 keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked) + 1),
+    "subclass.to(float64) keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked).to(torch.float64)),
+    "cpu[subclass index] keeps the subclass": lambda: _type_name(cpu(3)[torch.tensor([0]).as_subclass(Marked)]),
+    "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -645,7 +681,30 @@ DEVICE_INDEX_SCENARIOS = [
              lambda: cuda(2) + cpu(2).to(torch.device(0)).cpu(), error=RuntimeError, message=TI),
 ]
 
-SCENARIOS += (STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+def _disable_torch_function_cuda() -> torch.Tensor:
+    return torch.ones(2, device="cuda").as_subclass(PlainRun).cuda()
+
+
+OVERRIDE_SCENARIOS = [
+    Scenario("cpu.type_as(cuda)", "[DOC] native type_as: self.to(other.options())",
+             lambda: cpu(2).type_as(cuda(1)), device="cuda:0"),
+    Scenario("cuda.type_as(cpu double)", "[DOC]", lambda: cuda(2).type_as(torch.ones(1, dtype=torch.float64)),
+             device="cpu", dtype=torch.float64),
+    Scenario("cpu.type_as(cuda) + cuda", "[DOC] [TI]", lambda: cpu(2).type_as(cuda(1)) + cuda(2), device="cuda:0"),
+    Scenario("add(wrapper of cuda, cuda)", "[DOC] torch/overrides.py: a non-tensor's __torch_function__ runs",
+             lambda: torch.add(Wrapped(cuda(2)), cuda(2)), device="cuda:0"),
+    Scenario("add(wrapper of cuda, cpu)", "[TI]", lambda: torch.add(Wrapped(cuda(2)), cpu(2)), error=RuntimeError,
+             message=TI),
+    Scenario("cuda[subclass index on cuda]", "[IDX]", lambda: cuda(3)[torch.tensor([0], device="cuda").as_subclass(
+        Marked)], device="cuda:0"),
+    Scenario("subclass on cuda [0]", "[DOC]", lambda: cuda(3).as_subclass(Marked)[0], device="cuda:0"),
+    Scenario("subclass running with DisableTorchFunction: .cuda()", "[DOC] torch._C.DisableTorchFunction",
+             _disable_torch_function_cuda, device="cuda:0"),
+    Scenario("subclass running with DisableTorchFunction: new_zeros", "[DOC]",
+             lambda: cuda(2).as_subclass(PlainRun).new_zeros(2), device="cuda:0"),
+]
+
+SCENARIOS += (OVERRIDE_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
               + DEVICE_INDEX_SCENARIOS)
 
 
