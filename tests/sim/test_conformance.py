@@ -427,6 +427,12 @@ class PlainRun(torch.Tensor):
             return func(*args, **(kwargs or {}))
 
 
+def _dynamo_reset() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()  # imports torch._inductor.cudagraph_trees when cuda is available
+
+
 def _type_name(value: object) -> str:
     return type(value).__name__
 
@@ -463,6 +469,7 @@ WITHOUT_CUDA = {
     "subclass + 1 keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked) + 1),
     "subclass.to(float64) keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked).to(torch.float64)),
     "cpu[subclass index] keeps the subclass": lambda: _type_name(cpu(3)[torch.tensor([0]).as_subclass(Marked)]),
+    "torch._dynamo.reset()": _dynamo_reset,
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
