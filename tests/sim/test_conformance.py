@@ -632,7 +632,28 @@ def _checkpointed_dropout_masks_agree() -> torch.Tensor:
     return x.grad
 
 
+def _cuda_is_shared() -> torch.Tensor:
+    t = cuda(2)
+    assert t.is_shared() and t.untyped_storage().is_shared() and not cpu(2).is_shared()
+    return t
+
+
+def _cuda_storage_values() -> torch.Tensor:
+    t = torch.arange(3, dtype=torch.uint8, device="cuda")
+    assert t.untyped_storage().tolist() == [0, 1, 2] == list(t.untyped_storage())
+    assert t.storage().tolist() == [0, 1, 2]
+    part = t.untyped_storage()[1:3]
+    assert part.device == torch.device("cuda", 0) and part.tolist() == [1, 2]
+    t.untyped_storage()[0] = 7
+    assert t.tolist() == [7, 1, 2]
+    return t
+
+
 STORAGE_SCENARIOS = [
+    Scenario("cuda is_shared() is True", "torch/csrc/StorageMethods.cpp THPStorage_isShared", _cuda_is_shared,
+             device="cuda:0"),
+    Scenario("cuda storage tolist(), iteration, slices, item assignment", "torch/csrc/StorageMethods.cpp",
+             _cuda_storage_values, device="cuda:0"),
     Scenario("item() under set_sync_debug_mode('error')", "[SYNC]", _item_under_sync_error, error=RuntimeError,
              message="called a synchronizing CUDA operation"),
     Scenario("checkpoint recompute replays the cuda RNG (dropout masks agree)",
