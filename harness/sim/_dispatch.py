@@ -79,6 +79,8 @@ class DeviceMode(TorchDispatchMode):
                 if other is not device and other != device:
                     if state.explicit is None and any(d.type not in _SIMULATED for d in devices):
                         return _run_foreign(func, args, kwargs, tensors, devices)
+                    if state.out_watch is not None and func is _COPY:
+                        state.out_watch.check_copy(args[0], args[1])  # type: ignore[attr-defined]
                     mixed = _mixed_device(func, args, kwargs)
                     if mixed is None:
                         return self._decompose(func, args, kwargs)
@@ -131,6 +133,7 @@ class DeviceMode(TorchDispatchMode):
 
 
 _SIMULATED = ("cpu", "cuda")
+_COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
 

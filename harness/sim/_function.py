@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _composite, _devices_api, _rng, _serialization
+from harness.sim import _autograd, _composite, _devices_api, _out, _rng, _serialization
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -53,19 +53,37 @@ class PlacementMode(TorchFunctionMode):
                 overloaded = torch.overrides._get_overloaded_args(_relevant(args, kwargs or {}))
                 if overloaded:
                     return self._delegate(overloaded, func, types_, args, kwargs or {})
-            plain = _PLAIN.get(func)
-            if plain is None:
-                plain = _is_plain(func)
-                if not isinstance(func, _PYTHON_FUNCS):  # bound methods would keep their objects alive
-                    _PLAIN[func] = plain
-            if plain and (not kwargs or (kwargs.get("device") is None and kwargs.get("generator") is None
-                                         and not kwargs.get("pin_memory"))):
-                return self._builtin(func, types_, args, kwargs or {})
-            return self._handle(func, types_, args, kwargs or {})
+            if kwargs and kwargs.get("out") is not None and not isinstance(func, _PYTHON_FUNCS):
+                return self._with_out(func, types_, args, kwargs)
+            return self._route(func, types_, args, kwargs)
         except Exception as error:
             if take_mark(error):
                 raise error.with_traceback(None)  # noqa: B904 - the same error, minus the simulation's frames
             raise
+
+    def _route(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+               kwargs: dict[str, object] | None) -> Any:
+        plain = _PLAIN.get(func)
+        if plain is None:
+            plain = _is_plain(func)
+            if not isinstance(func, _PYTHON_FUNCS):  # bound methods would keep their objects alive
+                _PLAIN[func] = plain
+        if plain and (not kwargs or (kwargs.get("device") is None and kwargs.get("generator") is None
+                                     and not kwargs.get("pin_memory"))):
+            return self._builtin(func, types_, args, kwargs or {})
+        return self._handle(func, types_, args, kwargs or {})
+
+    def _with_out(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+                  kwargs: dict[str, object]) -> Any:
+        found = _out.watch(func, args, kwargs)
+        if found is None:
+            return self._route(func, types_, args, kwargs)
+        saved = local.out_watch
+        local.out_watch = found
+        try:
+            return self._route(func, types_, args, kwargs)
+        finally:
+            local.out_watch = saved
 
     def _delegate(self, overloaded: list[Any], func: Callable[..., Any], types_: Sequence[type],
                   args: Sequence[object], kwargs: dict[str, object]) -> Any:

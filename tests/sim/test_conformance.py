@@ -47,6 +47,10 @@ Sources, cited per scenario:
           ``gradient_helper``/``max_unary_out``, GridSamplerUtils.h, WeightNorm.cpp, Distance.cpp
           ``cdist_impl``, transformers/sdp_utils_cpp.h ``validate_sdpa_input``, TensorCompare.cpp
           ``mode_out``, Blas.cpp ``dot_out``.
+  [LA]    aten/src/ATen/native/BatchLinearAlgebra.cpp, LinearAlgebra.cpp: composite linalg ``*_out``
+          kernels that copy a temporary into ``out`` start with LinearAlgebraUtils.h ``checkSameDevice``
+          ("FN: Expected result and input tensors to be on the same device, but got result on D and
+          input on E"); other composite copies raise NotSimulatedError (harness/sim/_out.py).
   [OUT]   torchgen/dest/register_dispatch_key.py: a structured out= wrapper's ``resize_out``
           ("Expected out tensor to have device D, but got E instead") for reductions and scans,
           whose meta functions build no TensorIterator.
@@ -470,6 +474,8 @@ WITHOUT_CUDA = {
     "subclass.to(float64) keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked).to(torch.float64)),
     "cpu[subclass index] keeps the subclass": lambda: _type_name(cpu(3)[torch.tensor([0]).as_subclass(Marked)]),
     "torch._dynamo.reset()": _dynamo_reset,
+    "linalg.pinv(cpu, out=cpu)": lambda: torch.linalg.pinv(torch.eye(2), out=cpu(2, 2)),
+    "linalg.matrix_norm(cpu, out=cpu)": lambda: torch.linalg.matrix_norm(torch.eye(2), out=cpu(())),
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
@@ -584,6 +590,48 @@ COMPOSITE_SCENARIOS = [
     Scenario("_foreach_addcmul with cuda scalars", "[FE]",
              lambda: torch._foreach_addcmul([cuda(2)], [cuda(2)], [cuda(2)], torch.tensor([1.0], device="cuda")),
              error=RuntimeError, message="Expected scalars to be on CPU, got cuda:0 instead."),
+]
+
+def _same_device(label: str) -> str:
+    return f"{label}: Expected result and input tensors to be on the same device, but got result on cpu and input on cuda:0"
+
+
+def _square() -> torch.Tensor:
+    return torch.eye(3, device="cuda") * 2
+
+
+OUT_SCENARIOS = [
+    Scenario("linalg.pinv(cuda, out=cpu)", "[LA] BatchLinearAlgebra.cpp linalg_pinv_out checkSameDevice",
+             lambda: torch.linalg.pinv(_square(), out=cpu(1)), error=RuntimeError, message=_same_device("linalg.pinv")),
+    Scenario("linalg.cond(cuda, out=cpu)", "[LA]", lambda: torch.linalg.cond(_square(), out=cpu(1)),
+             error=RuntimeError, message=_same_device("linalg.cond")),
+    Scenario("linalg.matrix_rank(cuda, out=cpu)", "[LA]",
+             lambda: torch.linalg.matrix_rank(_square(), out=cpu(1).long()), error=RuntimeError,
+             message=_same_device("torch.linalg.matrix_rank")),
+    Scenario("linalg.tensorinv(cuda, out=cpu)", "[LA]", lambda: torch.linalg.tensorinv(_square(), ind=1, out=cpu(1)),
+             error=RuntimeError, message=_same_device("tensorinv")),
+    Scenario("linalg.tensorsolve(cuda, out=cpu)", "[LA]",
+             lambda: torch.linalg.tensorsolve(_square(), cuda(3), out=cpu(1)), error=RuntimeError,
+             message=_same_device("tensorsolve")),
+    Scenario("cholesky_solve(cuda, out=cpu)", "[LA]",
+             lambda: torch.cholesky_solve(cuda(3, 2), _square(), out=cpu(1)), error=RuntimeError,
+             message=_same_device("cholesky_solve")),
+    Scenario("linalg.cholesky(cuda, out=cpu): structured cholesky_ex.L", "[CG]",
+             lambda: torch.linalg.cholesky(_square(), out=cpu(1)), error=RuntimeError,
+             message=cg("info", "cuda:0", "cpu", "wrapper_CUDA_linalg_cholesky_ex_out_L")),
+    Scenario("linalg.eigvals(cuda, out=cpu)", "[CG]",
+             lambda: torch.linalg.eigvals(_square(), out=cpu(1).cfloat()), error=RuntimeError,
+             message=cg("self", "cuda:0", "cpu", "wrapper_CUDA_out_linalg_eigvals_out")),
+    Scenario("triangular_solve(cuda, out=cpu)", "[CG]",
+             lambda: torch.triangular_solve(cuda(3, 2), _square(), out=(cpu(1), cpu(1))), error=RuntimeError,
+             message=cg("self", "cuda:0", "cpu", "wrapper_CUDA_triangular_solve_out_X")),
+    Scenario("linalg.matrix_norm(cuda, out=cpu): a composite copy", "[OUT] not simulated",
+             lambda: torch.linalg.matrix_norm(_square(), out=cpu(1)), error=NotSimulatedError,
+             message="not simulated: linalg_matrix_norm(..., out=...) with inputs on cuda:0 and an out= tensor on "
+             "cpu: its composite kernel copies the result into out, and whether a GPU checks the device first "
+             "depends on that kernel (PyTorch's own out= tests expect an error)"),
+    Scenario("linalg.pinv(cuda, out=cuda) of the wrong shape", "[DOC] resize_output",
+             lambda: torch.linalg.pinv(_square(), out=cuda(1)), device="cuda:0"),
 ]
 
 ACCEPTS_CPU_SCENARIOS = [
@@ -732,7 +780,7 @@ OVERRIDE_SCENARIOS = [
              lambda: cuda(2).as_subclass(PlainRun).new_zeros(2), device="cuda:0"),
 ]
 
-SCENARIOS += (OVERRIDE_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
               + DEVICE_INDEX_SCENARIOS)
 
 
@@ -793,6 +841,11 @@ def test_without_cuda_the_simulation_is_plain_torch(name: str):
     with simulate():
         simulated = _outcome(WITHOUT_CUDA[name])
     assert simulated == plain
+
+
+def test_out_of_the_wrong_shape_still_warns_that_it_was_resized():
+    with simulate(), pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        assert torch.linalg.pinv(_square(), out=cuda(1)).shape == (3, 3)
 
 
 def test_at_least_forty_scenarios():

@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 
-from harness.sim import _composite, _kernels
+from harness.sim import _composite, _kernels, _out
 
 FRAGMENTS = (
     # _composite.py
@@ -39,7 +39,14 @@ FRAGMENTS = (
     "Expected out tensor to have device ", "Expected scalars to be on CPU, got ",
     "'lengths' argument should be a 1D CPU int64 tensor, but got ",
     "Attempted to set the storage of a tensor on device \"", "\" to a storage on different device \"",
+    # _out.py (LinearAlgebraUtils.h checkSameDevice)
+    ": Expected ", " and input tensors to be on the same device, but got ", " and input on ",
 )
+
+
+@pytest.mark.parametrize("name", sorted(_out.SAME_DEVICE_NAMES.values()))
+def test_same_device_check_name_is_in_libtorch(libtorch: bytes, name: str):
+    assert name.encode() + b"\0" in libtorch
 
 
 @pytest.fixture(scope="module")
