@@ -476,6 +476,7 @@ WITHOUT_CUDA = {
     "torch._dynamo.reset()": _dynamo_reset,
     "linalg.pinv(cpu, out=cpu)": lambda: torch.linalg.pinv(torch.eye(2), out=cpu(2, 2)),
     "linalg.matrix_norm(cpu, out=cpu)": lambda: torch.linalg.matrix_norm(torch.eye(2), out=cpu(())),
+    "linalg.lstsq(cpu, driver='gelsd')": lambda: torch.linalg.lstsq(torch.eye(2), cpu(2, 1), driver="gelsd").solution,
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
@@ -634,6 +635,21 @@ OUT_SCENARIOS = [
              lambda: torch.linalg.pinv(_square(), out=cuda(1)), device="cuda:0"),
 ]
 
+CUDA_ONLY_CHECK_SCENARIOS = [
+    Scenario("linalg.lstsq(cuda, driver='gelsd')", "[COMP] BatchLinearAlgebra.cpp get_and_check_lstsq_driver",
+             lambda: torch.linalg.lstsq(_square(), cuda(3, 1), driver="gelsd"), error=RuntimeError,
+             message="torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA"),
+    Scenario("linalg.lstsq(cuda, driver='gels')", "[COMP]",
+             lambda: torch.linalg.lstsq(_square(), cuda(3, 1), driver="gels").solution, device="cuda:0"),
+    Scenario("linalg.lstsq(cuda, driver='gelsd') of mismatched shapes: the shape first", "[COMP]",
+             lambda: torch.linalg.lstsq(_square(), cuda(2, 1), driver="gelsd"), error=RuntimeError,
+             message="torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    Scenario("grid_sample cpu input, cuda grid, 5-d, align_corners", "[COMP]",
+             lambda: F.grid_sample(cpu(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3, device="cuda"), align_corners=True),
+             error=RuntimeError, message="grid_sampler(): expected input and grid to be on same device, but input is "
+             "on cpu and grid is on cuda:0"),
+]
+
 ACCEPTS_CPU_SCENARIOS = [
     Scenario("ctc_loss backward, cpu targets and list lengths", "[CTC]", lambda: _ctc(False), device="cuda:0"),
     Scenario("ctc_loss backward, cpu targets and tensor lengths", "[CTC]", lambda: _ctc(True), device="cuda:0"),
@@ -780,7 +796,7 @@ OVERRIDE_SCENARIOS = [
              lambda: cuda(2).as_subclass(PlainRun).new_zeros(2), device="cuda:0"),
 ]
 
-SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + CUDA_ONLY_CHECK_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
               + DEVICE_INDEX_SCENARIOS)
 
 

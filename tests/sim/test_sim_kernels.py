@@ -72,3 +72,16 @@ def test_structured_out_operators_are_read_from_the_op_table():
 def test_every_composite_check_names_a_torch_function():
     names = {getattr(func, "__name__", "") for func in _composite.CHECKS}
     assert {"take_along_dim", "quantile", "stft", "linalg_multi_dot", "scaled_dot_product_attention"} <= names
+
+
+def test_cuda_only_messages_are_in_libtorch_cuda_where_there_is_one():
+    # a CPU build has no libtorch_cuda*; a CUDA build (torch 2.14.1 from PyPI) does
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    paths = [os.path.join(lib, name) for name in os.listdir(lib) if name.startswith("libtorch_cuda")]
+    if not paths:
+        pytest.skip("a CPU build: CUDA-only messages cannot be read back here")
+    found = False
+    for path in paths:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            found = found or data.find(b"`driver` other than `gels` is not supported on CUDA") >= 0
+    assert found
