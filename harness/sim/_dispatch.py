@@ -110,6 +110,11 @@ class DeviceMode(TorchDispatchMode):
         if type(result) is torch.Tensor or isinstance(result, torch.Tensor):
             if on_gpu:
                 _place_one(result, device, tensors, storages, guess)
+            elif guess and kwargs.get("device") is not None and state.python is None:
+                # a factory C++ called with a device it read itself, no Python call in flight:
+                # TorchScript's ``torch.zeros(n, device=x.device)`` reads a simulated tensor's
+                # real device, the CPU. A guess: it takes the device of the first tensor it meets
+                place_guess(result, CPU)
         elif isinstance(result, list) and info.name.startswith("_foreach_") and len(set(devices)) > 1:
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)

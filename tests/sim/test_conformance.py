@@ -85,6 +85,7 @@ import io
 import mmap
 import os
 import pickle
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -477,6 +478,7 @@ WITHOUT_CUDA = {
     "linalg.pinv(cpu, out=cpu)": lambda: torch.linalg.pinv(torch.eye(2), out=cpu(2, 2)),
     "linalg.matrix_norm(cpu, out=cpu)": lambda: torch.linalg.matrix_norm(torch.eye(2), out=cpu(())),
     "linalg.lstsq(cpu, driver='gelsd')": lambda: torch.linalg.lstsq(torch.eye(2), cpu(2, 1), driver="gelsd").solution,
+    "scripted x @ zeros(device=x.device) on cpu": lambda: _scripted_zeros_matmul(cpu(3, 3)),
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
@@ -633,6 +635,31 @@ OUT_SCENARIOS = [
              "depends on that kernel (PyTorch's own out= tests expect an error)"),
     Scenario("linalg.pinv(cuda, out=cuda) of the wrong shape", "[DOC] resize_output",
              lambda: torch.linalg.pinv(_square(), out=cuda(1)), device="cuda:0"),
+]
+
+def _script(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.script is deprecated in 2.13
+        return torch.jit.script(fn)
+
+
+def _zeros_matmul(x: torch.Tensor) -> torch.Tensor:
+    return x @ torch.zeros(x.shape[1], 2, device=x.device, dtype=x.dtype)
+
+
+def _arange_add(x: torch.Tensor) -> torch.Tensor:
+    return torch.arange(x.shape[-1], device=x.device).to(x.dtype) + x
+
+
+_scripted_zeros_matmul = _script(_zeros_matmul)
+_scripted_arange_add = _script(_arange_add)
+
+
+SCRIPT_SCENARIOS = [
+    Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",
+             lambda: _scripted_zeros_matmul(cuda(3, 3)), device="cuda:0"),
+    Scenario("scripted arange(device=x.device) + x", "[DOC]", lambda: _scripted_arange_add(cuda(2, 3)),
+             device="cuda:0"),
 ]
 
 CUDA_ONLY_CHECK_SCENARIOS = [
@@ -796,7 +823,7 @@ OVERRIDE_SCENARIOS = [
              lambda: cuda(2).as_subclass(PlainRun).new_zeros(2), device="cuda:0"),
 ]
 
-SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + CUDA_ONLY_CHECK_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + CUDA_ONLY_CHECK_SCENARIOS + SCRIPT_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
               + DEVICE_INDEX_SCENARIOS)
 
 
