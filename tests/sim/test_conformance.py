@@ -640,6 +640,7 @@ OUT_SCENARIOS = [
 def _script(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.script is deprecated in 2.13
+        warnings.simplefilter("ignore", FutureWarning)  # and in 2.14
         return torch.jit.script(fn)
 
 
