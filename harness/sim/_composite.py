@@ -191,8 +191,8 @@ def _attention(func: Callable[..., Any], args: Sequence[object], kwargs: dict[st
 
 def _lstsq_driver(func: Callable[..., Any], args: Sequence[object], kwargs: dict[str, object]) -> None:
     """BatchLinearAlgebra.cpp ``get_and_check_lstsq_driver``: on a CUDA input only ``gels`` (after the
-    shape and dtype checks, which the CPU run with the default driver makes). CUDA-only text: it is in
-    libtorch_cuda, not in a CPU build's libraries."""
+    shape and dtype checks, which the CPU run with the default driver makes). CUDA-only text: a CUDA build's
+    libtorch_cpu has it (test_sim_kernels reads it there), a CPU build does not."""
     bound = _bind(("self", "b", "rcond"), args, kwargs)
     source, driver = _tensor(bound.get("self")), bound.get("driver")
     if source is None or driver is None or driver == "gels" or device_of(source).type != "cuda":

@@ -217,7 +217,7 @@ def _refused_class(name: str) -> type:
     def __init__(self: object, *args: Any, **kwargs: Any) -> None:
         raise NotSimulatedError(f"torch._C.{name} ({_ALLOCATOR})")
 
-    return type(name, (), {"__init__": __init__, "__module__": "torch._C"})
+    return type(name, (), {"__init__": __init__, "__module__": "torch._C", "cuda_sim": True})
 
 
 class _CudaRT:
