@@ -19,6 +19,7 @@ from harness.sim._errors import cuda_error
 from harness.sim._placement import device_of, place
 
 _HOOKED = "cuda_sim_device_hook"
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 
 
 def fix_devices(result: object, args: Sequence[object], kwargs: dict[str, object]) -> None:
@@ -29,7 +30,7 @@ def fix_devices(result: object, args: Sequence[object], kwargs: dict[str, object
 def _hook_outputs(result: object, args: Sequence[object], kwargs: dict[str, object], *, strict: bool) -> None:
     if not torch.is_grad_enabled():
         return
-    with torch._C.DisableTorchFunction():
+    with _NoTorchFunction():
         inputs = [(t, device_of(t)) for t in _tensors((args, kwargs))]
         for out in _tensors(result):
             if out.grad_fn is not None:
@@ -82,7 +83,7 @@ def _input_device(edge: object, inputs: list[tuple[torch.Tensor, torch.device]])
 
 def _make_hook(expected: list[torch.device | None], strict_name: str | None):  # noqa: ANN202
     def hook(grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: object) -> tuple[object, ...] | None:
-        with torch._C.DisableTorchFunction():
+        with _NoTorchFunction():
             fixed = list(grad_inputs)
             changed = False
             for i, (grad, device) in enumerate(zip(grad_inputs, expected, strict=False)):

@@ -189,11 +189,24 @@ def _attention(func: Callable[..., Any], args: Sequence[object], kwargs: dict[st
                          f"{devices[0]} key.device: {devices[1]} and value.device: {devices[2]} instead.")
 
 
+def _lstsq_driver(func: Callable[..., Any], args: Sequence[object], kwargs: dict[str, object]) -> None:
+    """BatchLinearAlgebra.cpp ``get_and_check_lstsq_driver``: on a CUDA input only ``gels`` (after the
+    shape and dtype checks, which the CPU run with the default driver makes). CUDA-only text: a CUDA build's
+    libtorch_cpu has it (test_sim_kernels reads it there), a CPU build does not."""
+    bound = _bind(("self", "b", "rcond"), args, kwargs)
+    source, driver = _tensor(bound.get("self")), bound.get("driver")
+    if source is None or driver is None or driver == "gels" or device_of(source).type != "cuda":
+        return
+    raise_earlier_call_error(func, args, {**kwargs, "driver": None})
+    raise cuda_error("torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA")
+
+
 _BY_NAME: dict[str, Check] = {
     "take_along_dim": _take_along_dim, "quantile": _quantile, "nanquantile": _quantile,
     "stft": _window("stft"), "istft": _window("istft"), "linalg_multi_dot": _multi_dot, "chain_matmul": _multi_dot,
     "tensordot": _tensordot, "meshgrid": _meshgrid, "gradient": _gradient, "grid_sampler": _grid_sampler,
     "_weight_norm": _weight_norm, "cdist": _cdist, "scaled_dot_product_attention": _attention,
+    "linalg_lstsq": _lstsq_driver,
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from types import CodeType, TracebackType
 
-from harness.sim._errors import NotSimulatedError
+from harness.sim._errors import EMULATED, NotSimulatedError
 
 _SIM_DIR = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(os.path.dirname(_SIM_DIR))
@@ -34,6 +34,24 @@ def internal_error(error: BaseException) -> str | None:
             return site
         current = current.__cause__
     return None
+
+
+def simulator_site(error: BaseException) -> str | None:
+    """Where the simulator raised ``error``: ``"emulated CUDA error"`` for a device error it
+    makes on purpose (their tracebacks end at the user's call), else its innermost frame when
+    that frame is the simulator's code (``"harness/sim/_rules.py:120 in resolve"``); None for
+    errors the program or torch raised."""
+    if isinstance(error, NotSimulatedError):
+        return None
+    if getattr(error, EMULATED, False):
+        return "emulated CUDA error"
+    if error.__traceback__ is None:
+        return None
+    code = _innermost(error.__traceback__).tb_frame.f_code
+    if not os.path.abspath(code.co_filename).startswith(_SIM_DIR + os.sep):
+        return None
+    last = _innermost(error.__traceback__)
+    return f"{os.path.relpath(code.co_filename, _ROOT)}:{last.tb_lineno} in {code.co_name}"
 
 
 def _crash_site(error: BaseException) -> str | None:

@@ -197,15 +197,27 @@ def _functions(settings: _Settings) -> dict[str, Any]:
 
 
 @functools.cache
-def names() -> tuple[str, ...]:
-    """Every ``torch._C._cuda_*`` function a CUDA build of this torch has (its type stubs)."""
+def names(kind: str = "def") -> tuple[str, ...]:
+    """Every ``torch._C._cuda_*`` function (``kind="class"``: class) a CUDA build of this torch
+    has (its type stubs)."""
     stub = os.path.join(os.path.dirname(torch.__file__), "_C", "__init__.pyi")
     try:
         with open(stub, encoding="utf-8") as handle:
             text = handle.read()
     except OSError:
         return ()
-    return tuple(sorted(set(re.findall(r"^def (_cuda_\w+)\(", text, re.MULTILINE))))
+    return tuple(sorted(set(re.findall(rf"^{kind} (_cuda_\w+)\b", text, re.MULTILINE))))
+
+
+def _refused_class(name: str) -> type:
+    """A CUDA build's C++ class (``_cuda_CUDAAllocator_AllocatorState``, which
+    torch._inductor.cudagraph_trees imports whenever ``torch.backends.cuda.is_built()``):
+    importable, but making one needs the real allocator."""
+
+    def __init__(self: object, *args: Any, **kwargs: Any) -> None:
+        raise NotSimulatedError(f"torch._C.{name} ({_ALLOCATOR})")
+
+    return type(name, (), {"__init__": __init__, "__module__": "torch._C", "cuda_sim": True})
 
 
 class _CudaRT:
@@ -271,11 +283,15 @@ def patch(p: Patcher) -> None:
     provided = _functions(settings)
     for name in set(names()) | set(provided):
         p.set(torch._C, name, provided.get(name) or _refuse(f"torch._C.{name}"))
+    for name in names("class"):
+        if not hasattr(torch._C, name):
+            p.set(torch._C, name, _refused_class(name))
     p.set(torch._C, "_CudaDeviceProperties", _cuda_api.DeviceProperties)
     p.set(torch.cuda, "_CudaDeviceProperties", _cuda_api.DeviceProperties)
     p.set(torch.cuda, "_initialized", True)
     cudart = _CudaRT()
     p.set(torch.cuda, "_cudart", cudart)
+    p.set(torch._C, "_cudart", cudart)  # torch.cuda imports it from there on a CUDA build
     p.set(torch.cuda, "cudart", lambda: cudart)
     p.set(torch.cuda, "has_magma", True)
     p.set(torch.cuda, "has_half", True)

@@ -16,6 +16,8 @@ from harness.sim._errors import NotSimulatedError
 from harness.sim._patch import Patcher
 from harness.sim._placement import CPU, CUDA, cuda_device, device_of, parse_device
 
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
+
 _STEP_MESSAGE = ("Tensors of the same index must be on the same device and the same dtype except `step` "
                  "tensors that can be CPU and float32/64, and optimizer states that can be bfloat16 for "
                  "mixed-precision training")
@@ -25,7 +27,7 @@ def group_tensors_by_device_and_dtype(tensorlistlist: list[list[torch.Tensor | N
                                       with_indices: bool = False) -> dict[Any, Any]:
     """``torch._C._group_tensors_by_device_and_dtype`` keyed by the simulated device: optimizers
     and ``clip_grad_norm_`` group per device before calling foreach / fused kernels."""
-    with torch._C.DisableTorchFunction():
+    with _NoTorchFunction():
         groups: dict[tuple[torch.device, torch.dtype], tuple[list[list[Any]], list[int]]] = {}
         first = tensorlistlist[0]
         for index, anchor in enumerate(first):

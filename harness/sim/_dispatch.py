@@ -79,6 +79,8 @@ class DeviceMode(TorchDispatchMode):
                 if other is not device and other != device:
                     if state.explicit is None and any(d.type not in _SIMULATED for d in devices):
                         return _run_foreign(func, args, kwargs, tensors, devices)
+                    if state.out_watch is not None and func is _COPY:
+                        state.out_watch.check_copy(args[0], args[1])  # type: ignore[attr-defined]
                     mixed = _mixed_device(func, args, kwargs)
                     if mixed is None:
                         return self._decompose(func, args, kwargs)
@@ -108,6 +110,11 @@ class DeviceMode(TorchDispatchMode):
         if type(result) is torch.Tensor or isinstance(result, torch.Tensor):
             if on_gpu:
                 _place_one(result, device, tensors, storages, guess)
+            elif guess and kwargs.get("device") is not None and state.python is None:
+                # a factory C++ called with a device it read itself, no Python call in flight:
+                # TorchScript's ``torch.zeros(n, device=x.device)`` reads a simulated tensor's
+                # real device, the CPU. A guess: it takes the device of the first tensor it meets
+                place_guess(result, CPU)
         elif isinstance(result, list) and info.name.startswith("_foreach_") and len(set(devices)) > 1:
             for item, item_device in zip(result, foreach_devices(func, args, kwargs), strict=False):
                 _place_outputs(item, item_device, tensors, storages, guess)
@@ -131,6 +138,7 @@ class DeviceMode(TorchDispatchMode):
 
 
 _SIMULATED = ("cpu", "cuda")
+_COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
 

@@ -14,6 +14,7 @@ class NotSimulatedError(RuntimeError):
 
 
 _MARK = "_cuda_sim_raised"
+EMULATED = "cuda_sim_emulated"  # stays on the error: the pytest plugin counts the failures the simulator raised
 
 
 def cuda_error(message: str, kind: type[Exception] = RuntimeError) -> Exception:
@@ -21,6 +22,7 @@ def cuda_error(message: str, kind: type[Exception] = RuntimeError) -> Exception:
     simulation's own frames from its traceback (a real CUDA error ends at the user's call)."""
     error = kind(message)
     setattr(error, _MARK, True)
+    setattr(error, EMULATED, True)
     return error
 
 

@@ -17,7 +17,7 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _composite, _devices_api, _rng, _serialization
+from harness.sim import _autograd, _composite, _devices_api, _out, _rng, _serialization
 from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
 from harness.sim._placement import (
     CPU,
@@ -45,22 +45,62 @@ class PlacementMode(TorchFunctionMode):
         try:
             if type(func) is _MethodWrapper:  # an attribute of a tensor (``x.shape``, ``x.device``)
                 getter = _GETTERS.get(func.__self__)
-                if getter is not None:
+                if getter is not None:  # the simulated device, whatever a subclass's handler would add
                     return getter(args[0])
-                return func(*args, **(kwargs or {}))  # nothing to simulate, no operator to re-enter
-            plain = _PLAIN.get(func)
-            if plain is None:
-                plain = _is_plain(func)
-                if not isinstance(func, _PYTHON_FUNCS):  # bound methods would keep their objects alive
-                    _PLAIN[func] = plain
-            if plain and (not kwargs or (kwargs.get("device") is None and kwargs.get("generator") is None
-                                         and not kwargs.get("pin_memory"))):
-                return self._builtin(func, types_, args, kwargs or {})
-            return self._handle(func, types_, args, kwargs or {})
+                if not types_:
+                    return func(*args, **(kwargs or {}))  # nothing to simulate, no operator to re-enter
+            if types_ and _overriding(types_):  # an argument with its own __torch_function__
+                overloaded = torch.overrides._get_overloaded_args(_relevant(args, kwargs or {}))
+                if overloaded:
+                    return self._delegate(overloaded, func, types_, args, kwargs or {})
+            if kwargs and kwargs.get("out") is not None and not isinstance(func, _PYTHON_FUNCS):
+                return self._with_out(func, types_, args, kwargs)
+            return self._route(func, types_, args, kwargs)
         except Exception as error:
             if take_mark(error):
                 raise error.with_traceback(None)  # noqa: B904 - the same error, minus the simulation's frames
             raise
+
+    def _route(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+               kwargs: dict[str, object] | None) -> Any:
+        plain = _PLAIN.get(func)
+        if plain is None:
+            plain = _is_plain(func)
+            if not isinstance(func, _PYTHON_FUNCS):  # bound methods would keep their objects alive
+                _PLAIN[func] = plain
+        if plain and (not kwargs or (kwargs.get("device") is None and kwargs.get("generator") is None
+                                     and not kwargs.get("pin_memory"))):
+            return self._builtin(func, types_, args, kwargs or {})
+        return self._handle(func, types_, args, kwargs or {})
+
+    def _with_out(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
+                  kwargs: dict[str, object]) -> Any:
+        found = _out.watch(func, args, kwargs)
+        if found is None:
+            return self._route(func, types_, args, kwargs)
+        saved = local.out_watch
+        local.out_watch = found
+        try:
+            return self._route(func, types_, args, kwargs)
+        finally:
+            local.out_watch = saved
+
+    def _delegate(self, overloaded: list[Any], func: Callable[..., Any], types_: Sequence[type],
+                  args: Sequence[object], kwargs: dict[str, object]) -> Any:
+        """What torch does below a mode that calls ``func(*args)``: each overriding argument's
+        ``__torch_function__`` in torch's precedence order, until one does not return
+        NotImplemented. They run with this mode on, so the plain tensors they unwrap to and the
+        calls they make are simulated (the skip-one-hop redispatch would skip them: a non-tensor
+        wrapper would reach C++ as is, a subclass would lose its type)."""
+        _push_mode(self)
+        try:
+            for arg in overloaded:
+                result = arg.__torch_function__(func, types_, args, kwargs)
+                if result is not NotImplemented:
+                    return result
+        finally:
+            _pop_mode()
+        return func(*args, **kwargs)  # all declined: torch's own TypeError names them
 
     def _builtin(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
                  kwargs: dict[str, object]) -> Any:
@@ -161,6 +201,64 @@ class PlacementMode(TorchFunctionMode):
 
 
 _MethodWrapper = type(torch.Tensor.device.__get__)
+_DisableAll = torch._C.DisableTorchFunction
+
+
+class KeepSimulation:
+    """``torch._C.DisableTorchFunction`` while the simulation runs (patched in by the session).
+
+    Subclass handlers use it to run the plain operator (``with DisableTorchFunction(): return
+    func(*args)``). Taken literally it also turns this mode off, and C++ would then meet
+    ``device="cuda"`` ("PyTorch is not linked with support for cuda devices"); on a GPU the
+    same call just runs. So it disables every ``__torch_function__`` but this mode's: subclass
+    handlers (as the real one does) and the modes above this one (stashed until exit)."""
+
+    def __init__(self) -> None:
+        self._stashed: list[object] = []
+        self._inner: Any = None
+
+    def __enter__(self) -> KeepSimulation:
+        stack = torch.overrides._get_current_function_mode_stack()
+        ours = next((i for i, mode in enumerate(stack) if isinstance(mode, PlacementMode)), None)
+        if ours is None:
+            self._inner = _DisableAll()
+        else:
+            for _ in range(len(stack) - ours - 1):
+                self._stashed.append(_pop_mode())
+            self._inner = torch._C.DisableTorchFunctionSubclass()
+        self._inner.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.__exit__(*exc)
+        while self._stashed:
+            _push_mode(self._stashed.pop())
+
+
+def _overriding(types_: Sequence[type]) -> bool:
+    """A subclass or another type with a ``__torch_function__`` of its own (``torch.Tensor``'s
+    default handler only converts the result to ``torch.Tensor``)."""
+    found = _OVERRIDING.get(types_)
+    if found is None:
+        found = _OVERRIDING[tuple(types_)] = any(
+            t is not torch.Tensor and getattr(t, "__torch_function__", _disabled) is not _disabled for t in types_)
+    return found
+
+
+_disabled = torch._C._disabled_torch_function_impl
+_OVERRIDING: dict[object, bool] = {}
+
+
+def _relevant(args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
+    """The arguments torch's argument parser looks at for overrides: each one, and the items of
+    a list or tuple (a TensorList), positional first."""
+    found: list[object] = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            found.extend(value)
+        else:
+            found.append(value)
+    return found
 _NEW_METHODS = frozenset(getattr(_Base, name) for name in (
     "new", "new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"))
 _FACTORIES = frozenset(_device_module._device_constructors()) | _NEW_METHODS
@@ -322,6 +420,15 @@ def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
     target = (source if source.type == "cuda" else cuda_device(None)) if on_cuda else (
         source if source.type != "cuda" else CPU)
     return converted if target == source else move(converted, target, non_blocking=non_blocking)
+
+
+def _type_as(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+    """native ``type_as``: ``self.to(other.options())``, so the other's device and dtype (C++
+    reads the other's real device: the CPU)."""
+    other = args[1] if len(args) > 1 else kwargs.get("other")
+    if len(args) + len(kwargs) != 2 or not isinstance(args[0], torch.Tensor) or not isinstance(other, torch.Tensor):
+        return _Base.type_as(*args, **kwargs)  # torch's own argument error
+    return move(args[0], device_of(other), dtype=other.dtype)
 
 
 def _type_name(wanted: object) -> str:
@@ -486,7 +593,8 @@ _GETTERS: dict[object, Callable[[torch.Tensor], object]] = {
 }
 _Handler = Callable[[PlacementMode, Sequence[object], dict[str, object]], object]
 _METHODS: dict[object, _Handler] = {
-    _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.get_device: _get_device,
+    _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.type_as: _type_as,
+    _Base.get_device: _get_device,
     _Base.numpy: _numpy, _Base.pin_memory: _pin_memory, _Base.is_pinned: _is_pinned,
     _Base.record_stream: _record_stream, torch._C._nn._parse_to: _parse_to, torch.Tensor.__repr__: _repr,
 }

@@ -8,6 +8,8 @@ import torch
 
 from harness.sim._placement import CUDA, device_of
 
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
+
 _TYPES = {
     "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
     "BFloat16Tensor": torch.bfloat16, "LongTensor": torch.int64, "IntTensor": torch.int32,
@@ -21,7 +23,7 @@ class _LegacyCudaType(type):
     def __instancecheck__(cls, obj: object) -> bool:
         if not isinstance(obj, torch.Tensor):
             return False
-        with torch._C.DisableTorchFunction():
+        with _NoTorchFunction():
             return obj.dtype == cls.dtype and device_of(obj).type == "cuda"
 
     def __call__(cls, *args: Any, **kwargs: Any) -> torch.Tensor:

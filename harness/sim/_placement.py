@@ -22,11 +22,16 @@ CUDA = torch.device("cuda", 0)
 _TAG = "_cuda_sim_device"
 _GUESS = "_cuda_sim_guess"
 _PINNED = "_cuda_sim_pinned"
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_NoSubclassHandlers = torch._C.DisableTorchFunctionSubclass
 
 
 def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
     try:
-        return t.untyped_storage()
+        if type(t) in _PLAIN:
+            return t.untyped_storage()
+        with _NoSubclassHandlers():  # a subclass's __torch_function__ should not see the simulator's reads
+            return t.untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
         pass
     layout = t.layout

@@ -17,6 +17,8 @@ from torch.utils._python_dispatch import _disable_current_modes
 
 from harness.sim._errors import cuda_error
 
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
+
 
 def raise_earlier_error(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
                         allowed: Callable[[BaseException], bool] | None = None) -> None:
@@ -32,7 +34,7 @@ def raise_earlier_call_error(func: Callable[..., Any], args: Sequence[object], k
                              allowed: Callable[[BaseException], bool] | None = None) -> None:
     """For any callable whose written arguments the caller has shadowed already (``out=``)."""
     try:
-        with _disable_current_modes(), torch._C.DisableTorchFunction():
+        with _disable_current_modes(), _NoTorchFunction():
             func(*args, **kwargs)
     except RuntimeError as error:
         if allowed is not None and allowed(error):

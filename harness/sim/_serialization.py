@@ -19,6 +19,7 @@ from harness.sim._patch import Patcher
 from harness.sim._placement import CPU, CUDA, cuda_device, parse_device, storage_device, tag_storage
 
 _PRIORITY = 1
+_NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 
 
 def _tagger(storage: Any) -> str | None:
@@ -48,8 +49,35 @@ def _is_cuda(self: Any) -> bool:
     return storage_device(self).type == "cuda"
 
 
+def _is_shared(original: Any) -> Any:
+    def is_shared(self: Any) -> bool:
+        # THPStorage_isShared: a CUDA storage is always shared (CUDA IPC can hand it out)
+        return storage_device(self).type == "cuda" or original(self)
+
+    return is_shared
+
+
+def _element_access(original: Any) -> Any:
+    """``storage[i]`` / ``storage[i:j]`` / ``storage[i] = v`` (``tolist()``, iteration): C++ views
+    the storage through a tensor it makes on the storage's real device (the CPU), which the
+    simulation would refuse to ``set_`` to a simulated-CUDA storage. A CUDA build reads and
+    writes the device memory; here the host values are that memory. Slices stay on the device."""
+
+    def access(self: Any, *args: Any, **kwargs: Any) -> Any:
+        device = storage_device(self)
+        if device.type == "cpu":
+            return original(self, *args, **kwargs)
+        with _disable_current_modes(), _NoTorchFunction():
+            result = original(self, *args, **kwargs)
+        if isinstance(result, torch.UntypedStorage):
+            tag_storage(result, device)
+        return result
+
+    return access
+
+
 def _copy_storage(self: Any, device: torch.device) -> Any:
-    with torch._C.DisableTorchFunction():
+    with _NoTorchFunction():
         fresh = torch.UntypedStorage(self.nbytes())
         fresh.copy_(self)
     tag_storage(fresh, device)
@@ -62,7 +90,7 @@ def _storage_copy(original: Any) -> Any:
     Each storage keeps its own device, as a copy between GPU and host memory does."""
 
     def copy_(self: Any, src: Any, non_blocking: Any = None) -> Any:
-        with _disable_current_modes(), torch._C.DisableTorchFunction():
+        with _disable_current_modes(), _NoTorchFunction():
             return original(self, src, non_blocking) if non_blocking is not None else original(self, src)
 
     return copy_
@@ -120,6 +148,9 @@ def patch_storages(patcher: Patcher) -> None:
     patcher.set(cls, "cuda", _cuda)
     patcher.set(cls, "cpu", _cpu)
     patcher.set(cls, "_share_cuda_", _share_cuda)
+    patcher.set(cls, "is_shared", _is_shared(cls.is_shared))
+    patcher.set(cls, "__getitem__", _element_access(cls.__getitem__))
+    patcher.set(cls, "__setitem__", _element_access(cls.__setitem__))
 
 
 def register() -> tuple[int, Any, Any]:

@@ -13,7 +13,7 @@ import torch
 from harness.sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
 from harness.sim._compile import EagerCompile
 from harness.sim._dispatch import DeviceMode
-from harness.sim._function import PlacementMode
+from harness.sim._function import KeepSimulation, PlacementMode
 from harness.sim._patch import Patcher
 from harness.sim._toolkit import Toolkit
 
@@ -70,6 +70,7 @@ class Session:
         for name, value in _legacy.legacy_types().items():
             p.set(torch.cuda, name, value)
         p.set(torch, "Generator", _rng.SimGenerator)
+        p.set(torch._C, "DisableTorchFunction", KeepSimulation)
         _devices_api.patch(p)
         _amp.patch(p)
         _serialization.patch_storages(p)

@@ -22,6 +22,9 @@ class _Local(threading.local):
         self.mixed: list[tuple[list[torch.device], list[torch.Tensor]]] | None = None
         # the Python-level torch function being run (function, self) by redispatch
         self.python: tuple[object, object] | None = None
+        # the out= tensors of the builtin running now, where they sit on another device than
+        # its inputs (harness.sim._out.Watch)
+        self.out_watch: object = None
 
 
 local = _Local()

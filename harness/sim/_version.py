@@ -13,10 +13,11 @@ import re
 import sys
 import warnings
 
-# Minor releases the simulation is measured with: its tests run under torch 2.13 (docs/cuda-sim.md,
-# "Supported torch versions", says what was tried with other releases).
-TESTED = ((2, 13),)
-TESTED_TEXT = "torch 2.13"
+# Minor releases the simulation is measured with: its tests run under torch 2.13 (the CPU build) and
+# 2.14 (PyPI's CUDA build on a host without a GPU); docs/cuda-sim.md, "Supported torch versions",
+# says what was run with each.
+TESTED = ((2, 13), (2, 14))
+TESTED_TEXT = "torch 2.13 and 2.14"
 
 
 class UnsupportedTorchError(RuntimeError):

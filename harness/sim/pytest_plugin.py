@@ -5,14 +5,18 @@ Importing this module imports neither torch nor the simulation, and a session th
 on only gets a header-less, summary-less plugin object; ``-p no:cuda_sim`` removes it altogether.
 
 - ``--cuda-sim`` (``cuda_sim = true`` in the ini file, ``PYTEST_CUDA_SIM=1``): the simulation starts in
-  ``pytest_configure``, before collection, so module-level ``torch.cuda.is_available()`` checks,
-  ``skipif`` markers and device-parametrised test generators all see one CUDA device. Refused on a
+  ``pytest_load_initial_conftests``, before pytest imports the root ``conftest.py`` files (a suite
+  whose conftest builds ``DEVICES`` at import sees CUDA), or in ``pytest_configure`` where the plugin
+  was registered too late for that hook; the header says which. Module-level
+  ``torch.cuda.is_available()`` checks, ``skipif`` markers and device-parametrised test generators all
+  see one CUDA device. Refused on a
   host with a real GPU unless ``--cuda-sim-force``: the simulation must never hide a real device.
 - A test that reaches something the simulation cannot follow (NotSimulatedError) is reported as
   ``NOT SIMULATED`` (a skip whose reason starts with ``not simulated:``), counted apart from real
   skips; ``--cuda-sim-strict`` (``cuda_sim_strict = true``, ``PYTEST_CUDA_SIM=strict``) fails it.
 - A crash of the simulator's own code stays a failure, with a ``cuda-sim internal error`` section
-  naming the simulator frame.
+  naming the simulator frame. Every failure the simulator raised (a CUDA error it emulates, or any
+  error whose innermost frame is its code) is counted and listed in the summary.
 - The ``cuda_sim`` fixture and ``@pytest.mark.cuda_sim`` simulate one test without the flag.
 - Child Python processes the tests start (``subprocess``, ``accelerate launch``, ``torchrun``) join
   the simulation where repro-matrix is installed: the session exports ``CUDA_SIM_SUBPROCESS=1``
@@ -33,7 +37,7 @@ from typing import Any
 import pytest
 
 from harness.sim import _activity
-from harness.sim._crash import internal_error
+from harness.sim._crash import internal_error, simulator_site
 from harness.sim._errors import NotSimulatedError
 from harness.sim._version import UnsupportedTorchError
 
@@ -41,6 +45,9 @@ ENV = "PYTEST_CUDA_SIM"
 _NAME = "cuda-sim-session"
 _WORKER_KEY = "cuda_sim"
 _START = pytest.StashKey[int]()
+_EARLY = pytest.StashKey["Decision"]()
+_EARLY_WHEN = "before the initial conftests were imported (pytest_load_initial_conftests)"
+_LATE_WHEN = "at pytest_configure (the plugin was registered after the initial conftests)"
 _ON = {"1", "true", "yes", "on", "strict"}
 _OFF = {"", "0", "false", "no", "off"}
 
@@ -54,6 +61,18 @@ class Decision:
     force: bool = False
     gpu: str = ""  # the real GPU seen (only when forced)
     torch: str = ""
+    when: str = ""  # when the simulation was switched on
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Entry-point and ``-p`` plugins get this hook before pytest imports the initial conftests."""
+    decision = dataclasses.replace(_decide(early_config), when=_EARLY_WHEN)
+    early_config.stash[_EARLY] = decision
+    if decision.enabled:
+        import harness.sim
+
+        harness.sim.install()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None and _WORKER_KEY in workerinput:
         decision = Decision(**workerinput[_WORKER_KEY])
     else:
-        decision = _decide(config)
+        decision = config.stash.get(_EARLY, None) or dataclasses.replace(_decide(config), when=_LATE_WHEN)
     session = CudaSimSession(config, decision)
     config.pluginmanager.register(session, _NAME)
     if decision.enabled:
@@ -90,11 +109,11 @@ def _decide(config: pytest.Config) -> Decision:
     env = os.environ.get(ENV, "").strip().lower()
     if env not in _ON | _OFF:
         raise pytest.UsageError(f"{ENV}={env!r}: expected 1, strict or 0")
-    option = config.getoption("cuda_sim")
+    option = _option(config, "cuda_sim")
     enabled = bool(option) if option is not None else (env in _ON if env else bool(config.getini("cuda_sim")))
-    strict_option = config.getoption("cuda_sim_strict")
+    strict_option = _option(config, "cuda_sim_strict")
     strict = bool(strict_option) or env == "strict" or bool(config.getini("cuda_sim_strict"))
-    force = bool(config.getoption("cuda_sim_force"))
+    force = bool(_option(config, "cuda_sim_force"))
     if not enabled:
         return Decision(False, strict, force)
     from harness.sim._version import check_torch
@@ -109,6 +128,14 @@ def _decide(config: pytest.Config) -> Decision:
             f"--cuda-sim refuses to run on a host with a real GPU ({gpu}): the simulation would hide it. "
             "Run the tests on the GPU without --cuda-sim, or pass --cuda-sim-force to simulate anyway.")
     return Decision(True, strict, force, gpu, version)
+
+
+def _option(config: pytest.Config, name: str) -> object:
+    """A command-line option, also before pytest has parsed them all (``known_args_namespace``)."""
+    early = getattr(config, "known_args_namespace", None)
+    if early is not None and hasattr(early, name):
+        return getattr(early, name)
+    return getattr(config.option, name, None)
 
 
 def real_gpu() -> str:
@@ -143,6 +170,7 @@ class CudaSimSession:
         self.used: set[str] = set()
         self.not_simulated: dict[str, str] = {}
         self.internal: dict[str, str] = {}
+        self.raised: dict[str, str] = {}  # failures the simulator raised (emulated or in its frames)
 
     def propagate(self) -> None:
         """Child Python processes of the tests join the simulation (harness/sim/_startup.py)."""
@@ -171,7 +199,7 @@ class CudaSimSession:
         forced = f"; FORCED over a real GPU, which the tests cannot see: {d.gpu}" if d.force and d.gpu else ""
         return [f"cuda-sim: on, one simulated CUDA device (cuda:0) over the CPU; torch {d.torch}; "
                 f"not-simulated tests {'fail (strict)' if d.strict else 'are skipped'}; "
-                f"child Python processes join (CUDA_SIM_SUBPROCESS=1){forced}"]
+                f"child Python processes join (CUDA_SIM_SUBPROCESS=1); switched on {d.when}{forced}"]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -193,6 +221,9 @@ class CudaSimSession:
         site = getattr(report, "cuda_sim_internal", None)
         if site:
             self.internal[report.nodeid] = site
+        raised = getattr(report, "cuda_sim_raised", None)
+        if raised:
+            self.raised[report.nodeid] = raised
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, Any] | None:
         if report.skipped and getattr(report, "cuda_sim_not_simulated", None):
@@ -207,11 +238,15 @@ class CudaSimSession:
         failing = "failed: --cuda-sim-strict" if self.decision.strict else "skipped; --cuda-sim-strict fails them"
         tr.write_line(f"{len(self.used)} test(s) ran on simulated CUDA (placed or computed a tensor on cuda:0); "
                       f"{len(self.not_simulated)} not simulated ({failing}); "
-                      f"{len(self.internal)} cuda-sim internal error(s)")
+                      f"{len(self.internal)} cuda-sim internal error(s); {len(self.raised)} failure(s) raised by "
+                      "cuda-sim (a CUDA error it emulates, or an error in its own frames: a placement bug the "
+                      "simulation found, or a simulator gap; a GPU run tells them apart)")
         for nodeid, reason in sorted(self.not_simulated.items()):
             tr.write_line(f"NOT SIMULATED {nodeid} - {reason}")
         for nodeid, site in sorted(self.internal.items()):
             tr.write_line(f"CUDA-SIM INTERNAL ERROR {nodeid} - at {site}", red=True)
+        for nodeid, site in sorted(self.raised.items()):
+            tr.write_line(f"RAISED BY CUDA-SIM {nodeid} - {site}")
 
 
 class _Watch:
@@ -243,6 +278,9 @@ class _Watch:
                 report.longrepr = (str(item.path), item.location[1] + 1 if item.location[1] is not None else None,
                                    str(missing))  # type: ignore[assignment]
             return report
+        raised = simulator_site(call.excinfo.value)
+        if raised is not None:
+            report.cuda_sim_raised = raised  # type: ignore[attr-defined]
         site = internal_error(call.excinfo.value)
         if site is not None:
             report.cuda_sim_internal = site  # type: ignore[attr-defined]

@@ -47,6 +47,10 @@ Sources, cited per scenario:
           ``gradient_helper``/``max_unary_out``, GridSamplerUtils.h, WeightNorm.cpp, Distance.cpp
           ``cdist_impl``, transformers/sdp_utils_cpp.h ``validate_sdpa_input``, TensorCompare.cpp
           ``mode_out``, Blas.cpp ``dot_out``.
+  [LA]    aten/src/ATen/native/BatchLinearAlgebra.cpp, LinearAlgebra.cpp: composite linalg ``*_out``
+          kernels that copy a temporary into ``out`` start with LinearAlgebraUtils.h ``checkSameDevice``
+          ("FN: Expected result and input tensors to be on the same device, but got result on D and
+          input on E"); other composite copies raise NotSimulatedError (harness/sim/_out.py).
   [OUT]   torchgen/dest/register_dispatch_key.py: a structured out= wrapper's ``resize_out``
           ("Expected out tensor to have device D, but got E instead") for reductions and scans,
           whose meta functions build no TensorIterator.
@@ -81,6 +85,7 @@ import io
 import mmap
 import os
 import pickle
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -402,6 +407,41 @@ META_SCENARIOS = [
     Scenario("cuda tensor .to('meta')", "[DOC]", lambda: cuda(2).to("meta"), device="meta"),
 ]
 
+class Wrapped:
+    """A non-tensor with its own ``__torch_function__`` (a small vector/scalar wrapper class)."""
+
+    def __init__(self, data: torch.Tensor) -> None:
+        self.data = data
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        unwrap = [a.data if isinstance(a, Wrapped) else a for a in args]
+        return func(*unwrap, **(kwargs or {}))
+
+
+class Marked(torch.Tensor):
+    """A subclass with torch's default handler: results keep the subclass."""
+
+
+class PlainRun(torch.Tensor):
+    """An index-like subclass whose handler runs the plain operator with torch function off."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        with torch._C.DisableTorchFunction():
+            return func(*args, **(kwargs or {}))
+
+
+def _dynamo_reset() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()  # imports torch._inductor.cudagraph_trees when cuda is available
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
 # programs that never touch cuda: the simulation must be invisible (run plain and simulated)
 WITHOUT_CUDA = {
     "meta + cpu": lambda: meta(2) + cpu(2),
@@ -428,6 +468,18 @@ WITHOUT_CUDA = {
     "torch.device('cpu', 0)": lambda: torch.device("cpu", 0),
     "torch.load(map_location=0)": lambda: _load_to(0),
     "torch.load(map_location={'cpu': 0})": lambda: _load_to({"cpu": 0}),
+    "add(wrapper object, cpu)": lambda: torch.add(Wrapped(cpu(2)), cpu(2)),
+    "mul(cpu, wrapper object)": lambda: torch.mul(cpu(2), Wrapped(cpu(2))),
+    "F.relu(wrapper object)": lambda: F.relu(Wrapped(cpu(2))),
+    "subclass + 1 keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked) + 1),
+    "subclass.to(float64) keeps the subclass": lambda: _type_name(cpu(2).as_subclass(Marked).to(torch.float64)),
+    "cpu[subclass index] keeps the subclass": lambda: _type_name(cpu(3)[torch.tensor([0]).as_subclass(Marked)]),
+    "torch._dynamo.reset()": _dynamo_reset,
+    "linalg.pinv(cpu, out=cpu)": lambda: torch.linalg.pinv(torch.eye(2), out=cpu(2, 2)),
+    "linalg.matrix_norm(cpu, out=cpu)": lambda: torch.linalg.matrix_norm(torch.eye(2), out=cpu(())),
+    "linalg.lstsq(cpu, driver='gelsd')": lambda: torch.linalg.lstsq(torch.eye(2), cpu(2, 1), driver="gelsd").solution,
+    "scripted x @ zeros(device=x.device) on cpu": lambda: _scripted_zeros_matmul(cpu(3, 3)),
+    "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -543,6 +595,89 @@ COMPOSITE_SCENARIOS = [
              error=RuntimeError, message="Expected scalars to be on CPU, got cuda:0 instead."),
 ]
 
+def _same_device(label: str) -> str:
+    return f"{label}: Expected result and input tensors to be on the same device, but got result on cpu and input on cuda:0"
+
+
+def _square() -> torch.Tensor:
+    return torch.eye(3, device="cuda") * 2
+
+
+OUT_SCENARIOS = [
+    Scenario("linalg.pinv(cuda, out=cpu)", "[LA] BatchLinearAlgebra.cpp linalg_pinv_out checkSameDevice",
+             lambda: torch.linalg.pinv(_square(), out=cpu(1)), error=RuntimeError, message=_same_device("linalg.pinv")),
+    Scenario("linalg.cond(cuda, out=cpu)", "[LA]", lambda: torch.linalg.cond(_square(), out=cpu(1)),
+             error=RuntimeError, message=_same_device("linalg.cond")),
+    Scenario("linalg.matrix_rank(cuda, out=cpu)", "[LA]",
+             lambda: torch.linalg.matrix_rank(_square(), out=cpu(1).long()), error=RuntimeError,
+             message=_same_device("torch.linalg.matrix_rank")),
+    Scenario("linalg.tensorinv(cuda, out=cpu)", "[LA]", lambda: torch.linalg.tensorinv(_square(), ind=1, out=cpu(1)),
+             error=RuntimeError, message=_same_device("tensorinv")),
+    Scenario("linalg.tensorsolve(cuda, out=cpu)", "[LA]",
+             lambda: torch.linalg.tensorsolve(_square(), cuda(3), out=cpu(1)), error=RuntimeError,
+             message=_same_device("tensorsolve")),
+    Scenario("cholesky_solve(cuda, out=cpu)", "[LA]",
+             lambda: torch.cholesky_solve(cuda(3, 2), _square(), out=cpu(1)), error=RuntimeError,
+             message=_same_device("cholesky_solve")),
+    Scenario("linalg.cholesky(cuda, out=cpu): structured cholesky_ex.L", "[CG]",
+             lambda: torch.linalg.cholesky(_square(), out=cpu(1)), error=RuntimeError,
+             message=cg("info", "cuda:0", "cpu", "wrapper_CUDA_linalg_cholesky_ex_out_L")),
+    Scenario("linalg.eigvals(cuda, out=cpu)", "[CG]",
+             lambda: torch.linalg.eigvals(_square(), out=cpu(1).cfloat()), error=RuntimeError,
+             message=cg("self", "cuda:0", "cpu", "wrapper_CUDA_out_linalg_eigvals_out")),
+    Scenario("triangular_solve(cuda, out=cpu)", "[CG]",
+             lambda: torch.triangular_solve(cuda(3, 2), _square(), out=(cpu(1), cpu(1))), error=RuntimeError,
+             message=cg("self", "cuda:0", "cpu", "wrapper_CUDA_triangular_solve_out_X")),
+    Scenario("linalg.matrix_norm(cuda, out=cpu): a composite copy", "[OUT] not simulated",
+             lambda: torch.linalg.matrix_norm(_square(), out=cpu(1)), error=NotSimulatedError,
+             message="not simulated: linalg_matrix_norm(..., out=...) with inputs on cuda:0 and an out= tensor on "
+             "cpu: its composite kernel copies the result into out, and whether a GPU checks the device first "
+             "depends on that kernel (PyTorch's own out= tests expect an error)"),
+    Scenario("linalg.pinv(cuda, out=cuda) of the wrong shape", "[DOC] resize_output",
+             lambda: torch.linalg.pinv(_square(), out=cuda(1)), device="cuda:0"),
+]
+
+def _script(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.script is deprecated in 2.13
+        warnings.simplefilter("ignore", FutureWarning)  # and in 2.14
+        return torch.jit.script(fn)
+
+
+def _zeros_matmul(x: torch.Tensor) -> torch.Tensor:
+    return x @ torch.zeros(x.shape[1], 2, device=x.device, dtype=x.dtype)
+
+
+def _arange_add(x: torch.Tensor) -> torch.Tensor:
+    return torch.arange(x.shape[-1], device=x.device).to(x.dtype) + x
+
+
+_scripted_zeros_matmul = _script(_zeros_matmul)
+_scripted_arange_add = _script(_arange_add)
+
+
+SCRIPT_SCENARIOS = [
+    Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",
+             lambda: _scripted_zeros_matmul(cuda(3, 3)), device="cuda:0"),
+    Scenario("scripted arange(device=x.device) + x", "[DOC]", lambda: _scripted_arange_add(cuda(2, 3)),
+             device="cuda:0"),
+]
+
+CUDA_ONLY_CHECK_SCENARIOS = [
+    Scenario("linalg.lstsq(cuda, driver='gelsd')", "[COMP] BatchLinearAlgebra.cpp get_and_check_lstsq_driver",
+             lambda: torch.linalg.lstsq(_square(), cuda(3, 1), driver="gelsd"), error=RuntimeError,
+             message="torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA"),
+    Scenario("linalg.lstsq(cuda, driver='gels')", "[COMP]",
+             lambda: torch.linalg.lstsq(_square(), cuda(3, 1), driver="gels").solution, device="cuda:0"),
+    Scenario("linalg.lstsq(cuda, driver='gelsd') of mismatched shapes: the shape first", "[COMP]",
+             lambda: torch.linalg.lstsq(_square(), cuda(2, 1), driver="gelsd"), error=RuntimeError,
+             message="torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    Scenario("grid_sample cpu input, cuda grid, 5-d, align_corners", "[COMP]",
+             lambda: F.grid_sample(cpu(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3, device="cuda"), align_corners=True),
+             error=RuntimeError, message="grid_sampler(): expected input and grid to be on same device, but input is "
+             "on cpu and grid is on cuda:0"),
+]
+
 ACCEPTS_CPU_SCENARIOS = [
     Scenario("ctc_loss backward, cpu targets and list lengths", "[CTC]", lambda: _ctc(False), device="cuda:0"),
     Scenario("ctc_loss backward, cpu targets and tensor lengths", "[CTC]", lambda: _ctc(True), device="cuda:0"),
@@ -589,7 +724,28 @@ def _checkpointed_dropout_masks_agree() -> torch.Tensor:
     return x.grad
 
 
+def _cuda_is_shared() -> torch.Tensor:
+    t = cuda(2)
+    assert t.is_shared() and t.untyped_storage().is_shared() and not cpu(2).is_shared()
+    return t
+
+
+def _cuda_storage_values() -> torch.Tensor:
+    t = torch.arange(3, dtype=torch.uint8, device="cuda")
+    assert t.untyped_storage().tolist() == [0, 1, 2] == list(t.untyped_storage())
+    assert t.storage().tolist() == [0, 1, 2]
+    part = t.untyped_storage()[1:3]
+    assert part.device == torch.device("cuda", 0) and part.tolist() == [1, 2]
+    t.untyped_storage()[0] = 7
+    assert t.tolist() == [7, 1, 2]
+    return t
+
+
 STORAGE_SCENARIOS = [
+    Scenario("cuda is_shared() is True", "torch/csrc/StorageMethods.cpp THPStorage_isShared", _cuda_is_shared,
+             device="cuda:0"),
+    Scenario("cuda storage tolist(), iteration, slices, item assignment", "torch/csrc/StorageMethods.cpp",
+             _cuda_storage_values, device="cuda:0"),
     Scenario("item() under set_sync_debug_mode('error')", "[SYNC]", _item_under_sync_error, error=RuntimeError,
              message="called a synchronizing CUDA operation"),
     Scenario("checkpoint recompute replays the cuda RNG (dropout masks agree)",
@@ -645,7 +801,30 @@ DEVICE_INDEX_SCENARIOS = [
              lambda: cuda(2) + cpu(2).to(torch.device(0)).cpu(), error=RuntimeError, message=TI),
 ]
 
-SCENARIOS += (STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
+def _disable_torch_function_cuda() -> torch.Tensor:
+    return torch.ones(2, device="cuda").as_subclass(PlainRun).cuda()
+
+
+OVERRIDE_SCENARIOS = [
+    Scenario("cpu.type_as(cuda)", "[DOC] native type_as: self.to(other.options())",
+             lambda: cpu(2).type_as(cuda(1)), device="cuda:0"),
+    Scenario("cuda.type_as(cpu double)", "[DOC]", lambda: cuda(2).type_as(torch.ones(1, dtype=torch.float64)),
+             device="cpu", dtype=torch.float64),
+    Scenario("cpu.type_as(cuda) + cuda", "[DOC] [TI]", lambda: cpu(2).type_as(cuda(1)) + cuda(2), device="cuda:0"),
+    Scenario("add(wrapper of cuda, cuda)", "[DOC] torch/overrides.py: a non-tensor's __torch_function__ runs",
+             lambda: torch.add(Wrapped(cuda(2)), cuda(2)), device="cuda:0"),
+    Scenario("add(wrapper of cuda, cpu)", "[TI]", lambda: torch.add(Wrapped(cuda(2)), cpu(2)), error=RuntimeError,
+             message=TI),
+    Scenario("cuda[subclass index on cuda]", "[IDX]", lambda: cuda(3)[torch.tensor([0], device="cuda").as_subclass(
+        Marked)], device="cuda:0"),
+    Scenario("subclass on cuda [0]", "[DOC]", lambda: cuda(3).as_subclass(Marked)[0], device="cuda:0"),
+    Scenario("subclass running with DisableTorchFunction: .cuda()", "[DOC] torch._C.DisableTorchFunction",
+             _disable_torch_function_cuda, device="cuda:0"),
+    Scenario("subclass running with DisableTorchFunction: new_zeros", "[DOC]",
+             lambda: cuda(2).as_subclass(PlainRun).new_zeros(2), device="cuda:0"),
+]
+
+SCENARIOS += (OVERRIDE_SCENARIOS + OUT_SCENARIOS + CUDA_ONLY_CHECK_SCENARIOS + SCRIPT_SCENARIOS + STORAGE_SCENARIOS + TYPE_SCENARIOS + META_SCENARIOS + COMPOSITE_SCENARIOS + ACCEPTS_CPU_SCENARIOS
               + DEVICE_INDEX_SCENARIOS)
 
 
@@ -706,6 +885,11 @@ def test_without_cuda_the_simulation_is_plain_torch(name: str):
     with simulate():
         simulated = _outcome(WITHOUT_CUDA[name])
     assert simulated == plain
+
+
+def test_out_of_the_wrong_shape_still_warns_that_it_was_resized():
+    with simulate(), pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        assert torch.linalg.pinv(_square(), out=cuda(1)).shape == (3, 3)
 
 
 def test_at_least_forty_scenarios():

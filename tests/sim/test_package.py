@@ -110,7 +110,7 @@ def test_installed_outside_the_repo(venv, tmp_path):
     # no torch yet: one clear line each, no traceback
     no_torch = _run([str(bin_dir / "cuda-sim"), "train.py", "--lr", "1e-4"], project, env)
     assert no_torch.returncode == 2 and "Traceback" not in no_torch.stderr
-    assert "cuda-sim: cuda-sim needs torch (tested with torch 2.13), but this Python" in no_torch.stderr
+    assert "cuda-sim: cuda-sim needs torch (tested with torch 2.13 and 2.14), but this Python" in no_torch.stderr
     bare = tmp_path / "no-conftest"  # the project's conftest imports torch itself
     bare.mkdir()
     (bare / "test_x.py").write_text("def test_x():\n    pass\n")

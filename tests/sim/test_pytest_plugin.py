@@ -139,3 +139,55 @@ def test_xdist_workers_follow_the_controller(project):
     assert "1 failed, 7 passed, 1 not simulated in" in proc.stdout  # workers deselect: not in the count
     assert "6 test(s) ran on simulated CUDA" in proc.stdout
 
+
+
+CONFTEST_DEVICES = {
+    "conftest.py": """
+        import pytest
+        import torch
+
+        DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])  # built at import
+
+
+        def pytest_addoption(parser):
+            parser.addoption("--device", action="append", default=None)
+
+
+        def pytest_generate_tests(metafunc):
+            if "device" in metafunc.fixturenames:
+                wanted = metafunc.config.getoption("device") or DEVICES
+                for device in wanted:
+                    if device not in DEVICES:
+                        pytest.skip(f"Device {device!r} is not available")
+                metafunc.parametrize("device", wanted)
+    """,
+    "test_on_devices.py": """
+        import torch
+
+
+        def test_ones(device):
+            assert torch.ones(2, device=device).device.type == device
+
+
+        def test_mix(device):
+            torch.ones(2, device=device) + torch.ones(2)
+
+
+        def test_assertion(device):
+            assert device == "nowhere"
+    """,
+}
+
+
+def test_a_root_conftest_that_lists_devices_at_import_sees_cuda(tmp_path):
+    for name, text in CONFTEST_DEVICES.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    proc, outcomes = _run(tmp_path, "--cuda-sim", "--device", "cuda")
+    assert outcomes["test_on_devices.test_ones[cuda]"] == ("passed", ""), proc.stdout + proc.stderr
+    assert outcomes["test_on_devices.test_mix[cuda]"] == ("failed", f"RuntimeError: {MIX_MESSAGE}")
+    assert outcomes["test_on_devices.test_assertion[cuda]"][0] == "failed"
+    assert "switched on before the initial conftests were imported (pytest_load_initial_conftests)" in proc.stdout
+    # the emulated device error is the simulator's; the plain assertion is not
+    assert "1 failure(s) raised by cuda-sim" in proc.stdout
+    assert "RAISED BY CUDA-SIM test_on_devices.py::test_mix[cuda] - emulated CUDA error" in proc.stdout
+    assert "RAISED BY CUDA-SIM test_on_devices.py::test_assertion" not in proc.stdout

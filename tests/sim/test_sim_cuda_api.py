@@ -211,6 +211,7 @@ def test_default_device_and_new_tensors(sim):
     assert torch.zeros(2).device.type == "cpu"
     with torch.device("cuda"):
         assert torch.randn(2).device.type == "cuda"
+    torch.set_default_device(None)  # "cpu" leaves a DeviceContext on: torch.tensor(cuda_t) would then copy to the cpu
 
 
 def test_foreach_per_index(sim):

@@ -68,6 +68,7 @@ def test_every_public_function_works_or_is_refused():
 def test_every_cuda_c_binding_exists_and_answers():
     names = _cuda_c.names()
     assert len(names) > 60 and "_cuda_setStream" in names
+    native = hasattr(torch._C, "_cuda_setStream")  # a CUDA build (torch 2.14.1 from PyPI) has them itself
     with simulate():
         for name in names:
             func = getattr(torch._C, name)
@@ -75,7 +76,7 @@ def test_every_cuda_c_binding_exists_and_answers():
                 continue
             with contextlib.suppress(NotSimulatedError):
                 func()
-    assert not hasattr(torch._C, "_cuda_setStream")  # a CPU build again
+    assert hasattr(torch._C, "_cuda_setStream") == native  # restored: a CPU build has none again
 
 
 def test_streams_through_the_c_layer(sim):
@@ -150,3 +151,35 @@ def test_checkpoint_recompute_replays_the_cuda_rng(sim, reentrant):
                      use_reentrant=reentrant, preserve_rng_state=True)
     out.sum().backward()
     assert torch.equal((out != 0).cpu(), (x.grad != 0).cpu())  # the recomputed mask is the forward's
+
+
+def _cuda_names_torch_imports() -> set[str]:
+    """Every ``_cuda*`` name torch's own Python imports from ``torch._C`` (guarded by
+    ``torch.backends.cuda.is_built()`` or ``is_available()``, which the simulation makes true)."""
+    import ast
+    import pathlib
+
+    found: set[str] = set()
+    for path in pathlib.Path(torch.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "from torch._C import" not in text or "_cuda" not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module == "torch._C":
+                found.update(alias.name for alias in node.names if alias.name.startswith("_cuda"))
+    return found
+
+
+def test_every_cuda_name_torch_imports_from_its_c_module_exists(sim):
+    names = _cuda_names_torch_imports()
+    assert "_cuda_CUDAAllocator_AllocatorState" in names  # torch._inductor.cudagraph_trees
+    assert sorted(name for name in names if not hasattr(torch._C, name)) == []
+    if getattr(torch._C._cuda_CUDAAllocator_AllocatorState, "cuda_sim", False):  # the simulator's, on a CPU build
+        with pytest.raises(NotSimulatedError):
+            torch._C._cuda_CUDAAllocator_AllocatorState()
+
+
+def test_dynamo_reset_under_the_simulation(sim):
+    import torch._dynamo
+
+    torch._dynamo.reset()  # imports torch._inductor.cudagraph_trees when cuda "is available"

@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 
-from harness.sim import _composite, _kernels
+from harness.sim import _composite, _kernels, _out
 
 FRAGMENTS = (
     # _composite.py
@@ -39,7 +39,14 @@ FRAGMENTS = (
     "Expected out tensor to have device ", "Expected scalars to be on CPU, got ",
     "'lengths' argument should be a 1D CPU int64 tensor, but got ",
     "Attempted to set the storage of a tensor on device \"", "\" to a storage on different device \"",
+    # _out.py (LinearAlgebraUtils.h checkSameDevice)
+    ": Expected ", " and input tensors to be on the same device, but got ", " and input on ",
 )
+
+
+@pytest.mark.parametrize("name", sorted(_out.SAME_DEVICE_NAMES.values()))
+def test_same_device_check_name_is_in_libtorch(libtorch: bytes, name: str):
+    assert name.encode() + b"\0" in libtorch
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +72,18 @@ def test_structured_out_operators_are_read_from_the_op_table():
 def test_every_composite_check_names_a_torch_function():
     names = {getattr(func, "__name__", "") for func in _composite.CHECKS}
     assert {"take_along_dim", "quantile", "stft", "linalg_multi_dot", "scaled_dot_product_attention"} <= names
+
+
+def test_cuda_only_messages_are_in_a_cuda_build():
+    # a CPU build does not carry them; a CUDA build (torch 2.14.1 from PyPI) has them in libtorch_cpu
+    if torch.version.cuda is None:
+        pytest.skip("a CPU build: CUDA-only messages cannot be read back here")
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    found = False
+    for name in sorted(os.listdir(lib)):
+        if name.startswith("libtorch") and name.endswith(".so"):
+            with open(os.path.join(lib, name), "rb") as handle, mmap.mmap(handle.fileno(), 0,
+                                                                          access=mmap.ACCESS_READ) as data:
+                found = found or data.find(b"torch.linalg.lstsq: `driver` other than `gels` is not supported on "
+                                           b"CUDA") >= 0
+    assert found

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 import torch
 from torch.utils._pytree import tree_map
@@ -54,3 +56,26 @@ def test_fake_tensor_mode_inside_the_simulation(sim):
     converted = mode.from_tensor(torch.ones(2, device="cuda"))
     with mode:
         assert (converted * 2).device == torch.device("cuda", 0)
+
+
+class Recording(torch.Tensor):
+    calls: ClassVar[list[str]] = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def _recorded(device: str) -> tuple[list[str], str, str]:
+    Recording.calls = []
+    index = torch.arange(3, device=device).as_subclass(Recording)
+    result = torch.ones(3, device=device)[index] + index
+    return Recording.calls, type(result).__name__, str(result.device)
+
+
+def test_a_subclass_handler_sees_the_same_calls_as_on_a_gpu(sim):
+    # its handler runs (as below any mode), sees no call of the simulator's own, and the result keeps the subclass
+    on_cpu, on_cuda = _recorded("cpu"), _recorded("cuda")
+    assert on_cuda[0] == on_cpu[0] and "add" in on_cuda[0]
+    assert on_cuda[1:] == ("Recording", "cuda:0") and on_cpu[1:] == ("Recording", "cpu")
