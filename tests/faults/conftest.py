@@ -42,7 +42,9 @@ def write_case(root: Path, case_id: str, script: str, variants: dict | None = No
         "requires": ["torch==2.13.0"], "timeout": 60,
         "variants": variants or {
             "buggy": {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}},
-            "fixed": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
+            # validate refuses a fix variant that runs exactly what the buggy one runs: this one differs by env
+            "fixed": {"role": "fix", "env": {"FAULT_FIXTURE": "fixed"},
+                      "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
         },
         **extra,
     }
