@@ -73,6 +73,13 @@ FAULT_CATALOGUE = (
     "a repro plants code that other cells or later runs execute",
     "an image folder whose symlinks name host files",
     "a package build writes outside its environment",
+    # issue 19 section 3-4: the site tells one story; nothing the tools read hangs or crashes them
+    "a results.json or history run dated in the future",
+    "two verdicts for one (case, lane) in a run",
+    "a hard-link backup of a run",
+    "a killed report build's temporary files",
+    "two report builds into one output",
+    "a results.json of 20,000 cases",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -11,12 +11,14 @@ Output layout::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import gc
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,10 +94,53 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
+        with _locked(output):
+            _remove_leftovers(output)
+            return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+LOCK_NAME = ".repro-matrix-build.lock"
+# What a killed build leaves: temp folders and files (tempfile's 8 random characters) and a swapped-out report.
+_LEFTOVER = re.compile(r"\.[^/]+\.(?:[a-z0-9_]{8}|old)")
+
+
+@contextlib.contextmanager
+def _locked(output: Path) -> Iterator[None]:
+    """Hold the output's build lock: two builds into one folder would mix their pages and histories."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        fd = os.open(output / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise ReportWriteError(f"could not write the site into {output}: {error.strerror or error}; check that "
+                               "the folder is writable") from error
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another report build is writing into {output} (it holds {output / LOCK_NAME}); "
+                             "wait for it to finish, or give another --output") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _remove_leftovers(output: Path) -> None:
+    """Remove what a killed build left half-written, so that it is never published."""
+    for folder in (output, output / "runs", output / "cases"):
+        try:
+            with os.scandir(folder) as scan:
+                entries = [e for e in scan if _LEFTOVER.fullmatch(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
 
 def check_output(inputs: list[Path], output: Path) -> None:
@@ -153,7 +198,7 @@ def _read_history(site: Path, problems: list[str]) -> History:
     """A site's history.json; one that cannot be read at all stops the build (its history would be lost)."""
     path = site / "history.json"
     try:
-        raw = read_inside(site, "history.json", limit=MAX_HISTORY_BYTES)
+        raw = read_inside(site, "history.json", limit=MAX_HISTORY_BYTES, allow_links=True)
     except UnsafePath as error:
         raise ReportInputError(f"{path}: not read: {error}") from error
     return History.from_dict(parse_json(raw, path), str(path), problems)
