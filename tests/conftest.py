@@ -80,6 +80,7 @@ FAULT_CATALOGUE = (
     "a killed report build's temporary files",
     "two report builds into one output",
     "a results.json of 20,000 cases",
+    "a FIFO or deeply nested results.json in the output folder",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -417,3 +417,50 @@ def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
     linked.symlink_to(folder, target_is_directory=True)
     with pytest.raises(UsageError, match="is a symlink"):
         plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=linked, settings=settings)
+
+
+def _dead_running_run(folder: Path, tail: str) -> Path:
+    """A results.json of a run "running" under a harness process of this host that is gone, then ``tail``."""
+    import os
+    import subprocess
+    import sys
+
+    from harness._results import harness_process
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    process = {**harness_process(), "pid": int(gone.stdout), "start_ticks": 1}
+    folder.mkdir(parents=True)
+    head = json.dumps({"version": 1, "run": {"id": folder.name, "status": "running", "harness_process": process}})
+    (folder / "results.json").write_text(head[:-1] + f', "cases": {{"c": {tail}}}}}')
+    assert os.path.getsize(folder / "results.json") > 0
+    return folder
+
+
+@pytest.mark.fault("a FIFO or deeply nested results.json in the output folder")
+def test_a_fifo_or_a_deeply_nested_results_json_in_the_output_does_not_stop_later_runs(tmp_path):
+    import os
+    import threading
+
+    from harness._workflow import UI, recover_step
+
+    output = tmp_path / "reports"
+    fifo_run = output / "fifo-run"
+    fifo_run.mkdir(parents=True)
+    os.mkfifo(fifo_run / "results.json")  # nobody ever writes it: a blocking open would wait forever
+    _dead_running_run(output / "deep-run", "[" * 200_000 + "]" * 200_000)  # too deep for the parser
+    _dead_running_run(output / "almost-run", "[" * 990 + "]" * 990)  # parses; too deep to write back
+    linked = output / "linked-run"
+    linked.mkdir()
+    (linked / "results.json").symlink_to(fifo_run / "results.json")
+    messages: list[str] = []
+    done = threading.Event()
+
+    def step() -> None:
+        recover_step(output, UI(info=messages.append, error=messages.append))
+        done.set()
+    worker = threading.Thread(target=step, daemon=True)
+    worker.start()
+    assert done.wait(30), "the recovery step blocked on the output folder"
+    assert messages == []  # none of them is a run it can finalise, and none stops the step
+    assert b'"status": "running"' in (output / "almost-run" / "results.json").read_bytes()[:200]
