@@ -102,17 +102,17 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
             gc.enable()
 
 
-LOCK_NAME = ".repro-matrix-build.lock"
 # What a killed build leaves: temp folders and files (tempfile's 8 random characters) and a swapped-out report.
 _LEFTOVER = re.compile(r"\.[^/]+\.(?:[a-z0-9_]{8}|old)")
 
 
 @contextlib.contextmanager
 def _locked(output: Path) -> Iterator[None]:
-    """Hold the output's build lock: two builds into one folder would mix their pages and histories."""
+    """Hold a lock on the output folder itself (flock of its descriptor: no lock file to publish or to leave
+    behind): two builds into one folder would mix their pages and histories."""
     try:
         output.mkdir(parents=True, exist_ok=True)
-        fd = os.open(output / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = os.open(output, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
         raise ReportWriteError(f"could not write the site into {output}: {error.strerror or error}; check that "
                                "the folder is writable") from error
@@ -120,7 +120,7 @@ def _locked(output: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"another report build is writing into {output} (it holds {output / LOCK_NAME}); "
+            raise UsageError(f"another report build is writing into {output} (it holds a lock on the folder); "
                              "wait for it to finish, or give another --output") from None
         yield
     finally:

@@ -377,17 +377,19 @@ def test_a_second_build_into_the_same_output_is_refused_while_one_runs(tmp_path)
     import fcntl
 
     from harness._exceptions import UsageError
-    from harness.report._site import LOCK_NAME
     runs = tmp_path / "runs"
     make_run(runs, "one-run")
     site = tmp_path / "site"
     site.mkdir()
-    with open(site / LOCK_NAME, "w") as held:  # the lock a running build holds
-        fcntl.flock(held, fcntl.LOCK_EX)
+    held = os.open(site, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the lock a running build holds
         with pytest.raises(UsageError, match="another report build is writing into"):
             build_site([runs], site)
         proc = run_harness("report", "--input", str(runs), "--output", str(site))
         assert proc.returncode == 2 and "another report build" in proc.stdout + proc.stderr, proc.stdout
+    finally:
+        os.close(held)
     assert not (site / "index.html").exists()
     assert build_site([runs], site).runs == 1  # released: the next build goes ahead
 
