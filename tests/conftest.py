@@ -81,6 +81,7 @@ FAULT_CATALOGUE = (
     "two report builds into one output",
     "a results.json of 20,000 cases",
     "a FIFO or deeply nested results.json in the output folder",
+    "bisect against a hostile package index",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -464,3 +465,98 @@ def test_a_fifo_or_a_deeply_nested_results_json_in_the_output_does_not_stop_late
     assert done.wait(30), "the recovery step blocked on the output folder"
     assert messages == []  # none of them is a run it can finalise, and none stops the step
     assert b'"status": "running"' in (output / "almost-run" / "results.json").read_bytes()[:200]
+
+
+_GOOD_PAGE = {"meta": {"api-version": "1.0"}, "name": "demo", "files": [
+    {"filename": "demo-1.0.0-py3-none-any.whl", "requires-python": 3},  # not a string: ignored, file counts
+    {"filename": "demo-1.1.0-py3-none-any.whl", "requires-python": {"min": "3.9"}},
+    {"filename": 7}]}
+_HOSTILE_PAGES = {
+    "list": b"[1, 2, 3]",
+    "deep": b"[" * 200_000 + b"]" * 200_000,
+    "files-not-a-list": b'{"files": {"a": 1}}',
+    "good": json.dumps(_GOOD_PAGE).encode(),
+}
+
+
+class _HostileIndex:
+    """A loopback index whose /<kind>/demo/ answers with a hostile page: one of _HOSTILE_PAGES, a server that
+    drips one byte every 5 s, or a page of 200 MB (sent as it is read, never held)."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        pages = _HOSTILE_PAGES
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                import time
+                kind = self.path.strip("/").split("/")[0]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+                self.end_headers()
+                try:
+                    if kind == "drip":
+                        for byte in b'{"files": []}':
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(5)
+                    elif kind == "huge":
+                        chunk = b" " * 2**20
+                        for _ in range(200):
+                            self.wfile.write(chunk)
+                    else:
+                        self.wfile.write(pages[kind])
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def hostile_index():
+    index = _HostileIndex()
+    yield index
+    index.server.shutdown()
+    index.server.server_close()
+
+
+@pytest.mark.fault("bisect against a hostile package index")
+def test_bisect_skips_each_hostile_index_with_a_message_and_lists_the_good_one(hostile_index, monkeypatch):
+    import time
+
+    from harness import _releases
+    from harness._releases import list_releases
+
+    monkeypatch.setattr(_releases, "MAX_PAGE_BYTES", 8 * 2**20)  # the 200 MB page is cut off at 8 MB
+    kinds = ["list", "deep", "files-not-a-list", "drip", "huge", "good"]
+    environ = {"UV_DEFAULT_INDEX": f"{hostile_index.url}/{kinds[0]}",
+               "UV_INDEX": " ".join(f"{hostile_index.url}/{kind}" for kind in kinds[1:])}
+    started = time.monotonic()
+    listing = list_releases("demo", environ, "3.12", timeout=30, deadline=8)
+    elapsed = time.monotonic() - started
+    assert listing.versions == ["1.0.0", "1.1.0"]
+    assert listing.sources == [f"{hostile_index.url}/good"]
+    errors = dict(error.split(": ", 1) for error in listing.errors)
+    assert set(errors) == {f"{hostile_index.url}/{kind}" for kind in kinds[:-1]}, listing.errors
+    assert "not a PEP 691" in errors[f"{hostile_index.url}/list"]
+    assert "nested too deeply" in errors[f"{hostile_index.url}/deep"]
+    assert "no complete answer in 8 s" in errors[f"{hostile_index.url}/drip"]
+    assert "8 MB bound" in errors[f"{hostile_index.url}/huge"]
+    assert elapsed < 25, elapsed  # the drip alone would hold it 65 s; a read timeout never fires on it
+
+
+@pytest.mark.fault("bisect against a hostile package index")
+@pytest.mark.parametrize("versions", ["1.0,,2.0", "1.0,banana", "../../x", " , "])
+def test_bisect_bad_versions_are_a_usage_error(versions):
+    from harness._bisect import select_range
+    from harness._exceptions import UsageError
+
+    with pytest.raises(UsageError, match=r"--versions: .* is not a version"):
+        select_range(versions.split(","), None, None)
