@@ -25,6 +25,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_CASES = REPO / "tests" / "fixtures" / "cases"
+# The report's record of checked inputs (harness/report/_checked.py) is off unless a test turns it on: every
+# other test sees every check run, and nothing is written into the user's cache folder.
+os.environ.setdefault("REPRO_MATRIX_REPORT_CACHE", "")
 
 
 @pytest.fixture

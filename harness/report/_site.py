@@ -26,6 +26,7 @@ from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
 from harness._results import recovered_results
+from harness.report._checked import remembered
 from harness.report._history import History
 from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results
 from harness.report._io import ReportInputError, copy_logs, write_json_atomic
@@ -94,7 +95,7 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        with _locked(output):
+        with _locked(output), remembered():
             _remove_leftovers(output)
             return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
     finally:

@@ -144,3 +144,38 @@ def test_attention_and_skip_lists_are_bounded_on_the_page(single_run):
     assert html.count('<li><span class="badge v-infra-error">') <= 300
     assert "list at most 300 entries" in html and "4,004 cases: the first 1,000 are shown" in html
     assert len(html) < 4 * 2**20
+
+
+def test_a_rebuild_skips_the_checks_of_contents_already_checked_and_only_those(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from harness.report import _inputs
+    from harness.report._checked import checks_version
+
+    cache = tmp_path / "cache" / "report-checked"
+    monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(cache))
+    calls: list[str] = []
+    real = _inputs.check_results
+    monkeypatch.setattr(_inputs, "check_results", lambda data, path: calls.append(str(path)) or real(data, path))
+    runs = tmp_path / "runs"
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    build_site([runs], tmp_path / "site1")
+    assert len(calls) == 1 and cache.read_text().splitlines()[0] == checks_version()
+    build_site([runs], tmp_path / "site2")
+    assert len(calls) == 1  # the same bytes: not checked again
+    assert (tmp_path / "site2" / "runs" / SINGLE.name / "index.html").read_text() == \
+        (tmp_path / "site1" / "runs" / SINGLE.name / "index.html").read_text()
+    # Other bytes are checked again, and a bad file is refused even though its run id was seen before.
+    results = runs / SINGLE.name / "results.json"
+    data = json.loads(results.read_text())
+    data["cases"]["../../x"] = data["cases"].pop(next(iter(data["cases"])))
+    results.write_text(json.dumps(data))
+    summary = build_site([runs], tmp_path / "site3")
+    assert len(calls) == 2 and summary.runs == 0 and "'../../x'" in summary.problems[0]
+    # A record written by other checks (another version of the schema or code) is not trusted.
+    cache.write_text("repro-matrix report-checked 0000\n" + "\n".join(cache.read_text().splitlines()[1:]) + "\n")
+    shutil.rmtree(runs / SINGLE.name)
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    build_site([runs], tmp_path / "site4")
+    assert len(calls) == 3
