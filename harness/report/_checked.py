@@ -52,6 +52,8 @@ class Checked:
         self.path = path
         self._known: set[str] | None = None
         self._new: list[str] = []
+        # run report folder key -> fingerprint of what that build published there (see _site._place_reports)
+        self.published: dict[str, str] = {}
 
     def _load(self) -> set[str]:
         if self._known is None:
@@ -61,6 +63,8 @@ class Checked:
                     lines = self.path.read_text(encoding="ascii").splitlines()
                     if lines and lines[0] == checks_version():
                         self._known = {line for line in lines[1:] if len(line) == 64}
+                        self.published = dict(line[2:].split(" ", 1) for line in lines[1:]
+                                              if line.startswith("p ") and line.count(" ") == 2)
         return self._known
 
     def __contains__(self, digest: str) -> bool:
@@ -72,12 +76,19 @@ class Checked:
             known.add(digest)
             self._new.append(digest)
 
+    def publish(self, key: str, fingerprint: str) -> None:
+        self._load()
+        if self.published.get(key) != fingerprint:
+            self.published[key] = fingerprint
+            self._new.append("")  # something to save
+
     def save(self) -> None:
         """Write the record (atomically); a cache that cannot be written only costs the next build time."""
         if self.path is None or not self._new:
             return
         new = set(self._new)
-        kept = [*self._new, *(d for d in self._load() if d not in new)][:MAX_ENTRIES]
+        kept = [*(d for d in self._new if d), *(d for d in self._load() if d not in new)][:MAX_ENTRIES]
+        kept += [f"p {key} {value}" for key, value in list(self.published.items())[-MAX_ENTRIES:]]
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)

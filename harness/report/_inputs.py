@@ -77,6 +77,11 @@ def _finite(text: str) -> float:
 
 def read_results(run_dir: Path) -> dict[str, Any]:
     """The run's results.json, read without following symlinks, bounded, validated; ReportInputError if not."""
+    return read_results_digest(run_dir)[0]
+
+
+def read_results_digest(run_dir: Path) -> tuple[dict[str, Any], str | None]:
+    """:func:`read_results` and the SHA-256 of the bytes read (None when no record of checks is kept)."""
     path = run_dir / "results.json"
     try:
         # Hard links are allowed here (a backup made with ``cp -al`` links every file): the contents are parsed
@@ -87,12 +92,12 @@ def read_results(run_dir: Path) -> dict[str, Any]:
     checked, digest = _checked.current(), ""
     if checked is not None:
         digest = _checked.digest_of(raw)
-        if digest in checked:  # these very bytes passed every check below (which depend on the bytes alone)
-            return json.loads(raw)
+        if digest in checked:  # these very bytes passed every check below (a date once past stays past)
+            return json.loads(raw), digest
     data = check_results(parse_json(raw, path), path)
     if checked is not None:
         checked.add(digest)
-    return data
+    return data, digest or None
 
 
 def check_results(data: Any, path: Path | str) -> dict[str, Any]:

@@ -14,9 +14,11 @@ import contextlib
 import fcntl
 import functools
 import gc
+import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,9 +28,9 @@ from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
 from harness._results import recovered_results
-from harness.report._checked import remembered
+from harness.report._checked import current, remembered
 from harness.report._history import History
-from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results
+from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results, read_results_digest
 from harness.report._io import ReportInputError, copy_logs, write_json_atomic
 from harness.report._merge import merge_shards
 from harness.report._run import write_run_reports
@@ -74,6 +76,7 @@ class _Found:
     sites: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
+    digests: dict[Path, str | None] = field(default_factory=dict)  # a run folder's results.json bytes
 
 
 def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: datetime | None = None, *,
@@ -183,7 +186,7 @@ def _build(inputs: list[Path], output: Path, stale_days: int, now: datetime, kee
         merged[run_id] = (results, shards)
     try:
         output.mkdir(parents=True, exist_ok=True)
-        kept = _place_reports(history, merged, report_sources, output, keep_reports, found.problems)
+        kept = _place_reports(history, merged, report_sources, output, keep_reports, found)
         latest, stale = write_pages(history, output, now=now, stale_days=stale_days, problems=found.problems)
         write_json_atomic(output / "history.json", history.to_dict(now), indent=None)
     except OSError as error:
@@ -251,7 +254,7 @@ def _visit(folder: Path, found: _Found, depth: int, output: Path, *, explicit: b
 
 def _add_run(folder: Path, found: _Found) -> None:
     try:
-        results = read_results(folder)
+        results, found.digests[folder] = read_results_digest(folder)
     except ReportInputError as error:
         found.problems.append(str(error))  # one broken artifact must not stop the others from publishing
         return
@@ -259,6 +262,7 @@ def _add_run(folder: Path, found: _Found) -> None:
     # it finished; the report never writes into its inputs, so the run folder itself stays as it is.
     recovered = recovered_results(folder, results, limit=MAX_RESULTS_BYTES)
     if recovered is not None:
+        found.digests[folder] = None
         try:
             results = check_results(recovered, folder / "cells.jsonl")
         except ReportInputError as error:
@@ -268,7 +272,8 @@ def _add_run(folder: Path, found: _Found) -> None:
 
 
 def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]],
-                   sources: Mapping[str, Path], output: Path, keep: int | None, problems: list[str]) -> int:
+                   sources: Mapping[str, Path], output: Path, keep: int | None, found: _Found) -> int:
+    problems = found.problems
     newest_first = [run["id"] for run in history.ordered_runs()][::-1]
     keep_ids = set(newest_first if keep is None else newest_first[:max(keep, 0)])
     kept = 0
@@ -282,13 +287,74 @@ def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], 
             continue
         if run_id in merged:
             results, shards = merged[run_id]
-            _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=problems))
+            _publish_unless_unchanged(dest, results, shards, found)
         elif run_id in sources and sources[run_id].resolve() != dest.resolve():
             _carry_report(sources[run_id], dest, problems)
         present = (dest / "index.html").is_file()
         record["report"] = f"runs/{run_id}/index.html" if present else None
         kept += present
     return kept
+
+
+def _publish_unless_unchanged(dest: Path, results: dict[str, Any], shards: list[tuple[Path, dict[str, Any]]],
+                              found: _Found) -> None:
+    """Publish the run's report, unless the record of checked inputs says that this very report (same input
+    bytes and logs, same report code) was published into ``dest`` and ``dest`` still holds exactly that."""
+    checked = current()
+    key = _inputs_key(dest, shards, found.digests) if checked is not None else None
+    if checked is not None and key is not None and key in checked.published and \
+            checked.published[key] == _fingerprint(dest):
+        return
+    before = len(found.problems)
+    _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=found.problems))
+    fingerprint = _fingerprint(dest)
+    if checked is not None and key is not None and fingerprint is not None and len(found.problems) == before:
+        checked.publish(key, fingerprint)  # a report with refused logs is redone, so that they are listed again
+
+
+@functools.cache
+def _report_code_version() -> str:
+    sha = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for path in sorted(p for p in here.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+        sha.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def _inputs_key(dest: Path, shards: list[tuple[Path, dict[str, Any]]],
+                digests: Mapping[Path, str | None]) -> str | None:
+    """What a run report is made from: the shards' results.json bytes, their logs' identity, the report code."""
+    sha = hashlib.sha256(f"{dest.resolve()}\0{_report_code_version()}".encode())
+    for folder, data in shards:
+        digest = digests.get(folder)
+        if digest is None:
+            return None
+        sha.update(f"\0{folder.resolve()}\0{digest}".encode())
+        for log in dict.fromkeys(c["log"] for c in data.get("cells", []) if c.get("log")):
+            try:
+                info = os.lstat(folder / log)
+                sha.update(f"\0{log}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}".encode())
+            except OSError:
+                sha.update(f"\0{log}:-".encode())
+    return sha.hexdigest()
+
+
+def _fingerprint(folder: Path) -> str | None:
+    """The names and contents of every file under ``folder``; None when it holds anything but plain files and
+    folders (or is not there)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    sha = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted([*files, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]):
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            with open(path, "rb") as handle:
+                sha.update(f"{os.path.relpath(path, folder)}\0{info.st_size}\0".encode() + handle.read())
+    return sha.hexdigest()
 
 
 def _carry_report(source: Path, dest: Path, problems: list[str]) -> None:

@@ -179,3 +179,31 @@ def test_a_rebuild_skips_the_checks_of_contents_already_checked_and_only_those(t
     shutil.copytree(SINGLE, runs / SINGLE.name)
     build_site([runs], tmp_path / "site4")
     assert len(calls) == 3
+
+
+def test_a_rebuild_keeps_an_unchanged_run_report_and_redoes_one_that_was_touched(tmp_path, monkeypatch):
+    import shutil
+
+    from harness.report import _site
+
+    monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(tmp_path / "report-checked"))
+    calls: list[Path] = []
+    real = _site.write_run_reports
+    monkeypatch.setattr(_site, "write_run_reports", lambda dest, results: calls.append(dest) or real(dest, results))
+    runs = tmp_path / "runs"
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    site = tmp_path / "site"
+    build_site([runs], site)
+    page = site / "runs" / SINGLE.name / "index.html"
+    original = page.read_text()
+    build_site([runs], site)
+    assert len(calls) == 1  # same inputs, same code, the report untouched: kept as it is
+    page.write_text(original.replace("<body", "<body data-forged", 1))  # the published report was changed
+    build_site([runs], site)
+    assert len(calls) == 2 and page.read_text() == original
+    log = next((runs / SINGLE.name / "logs").rglob("*.log"))
+    log.write_text(log.read_text() + "one more line\n")  # an input log changed: redone
+    build_site([runs], site)
+    assert len(calls) == 3
+    build_site([runs], tmp_path / "elsewhere")  # another output folder: its own report
+    assert len(calls) == 4
