@@ -32,7 +32,12 @@ def cache_file() -> Path | None:
     value = os.environ.get(CACHE_ENV)
     if value is not None:
         return Path(value) if value else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no home folder to be found: no record, every input checked
+            return None
     return Path(base) / "repro-matrix" / "report-checked"
 
 
