@@ -58,11 +58,21 @@ def select_range(versions: Sequence[str], low: str | None, high: str | None, *, 
         lo, hi = Version(low) if low else None, Version(high) if high else None
     except InvalidVersion as error:
         raise UsageError(f"--from/--to: {error}") from None
-    chosen = [v for v in versions if (pre or not Version(v).is_prerelease)
-              and (lo is None or Version(v) >= lo) and (hi is None or Version(v) <= hi)]
+    parsed = [_version(v) for v in versions]
+    chosen = [str(v) for v in parsed if (pre or not v.is_prerelease)
+              and (lo is None or v >= lo) and (hi is None or v <= hi)]
     if not chosen:
         raise SelectionError(f"no release between {low or 'the first'} and {high or 'the last'}")
     return chosen
+
+
+def _version(text: str) -> Version:
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
+        shown = repr(text[:60]) + ("…" if len(text) > 60 else "")
+        raise UsageError(f"--versions: {shown} is not a version; give releases as A,B,C (e.g. "
+                         "--versions 0.14.0,0.14.1)") from None
 
 
 def variant_with(variant: Variant, package: str, version: str) -> Variant:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
@@ -31,7 +34,12 @@ from packaging.version import Version
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 _JSON = "application/vnd.pypi.simple.v1+json"
-_TIMEOUT_S = 30.0
+_TIMEOUT_S = 30.0  # each network read
+# Whatever an index does (drips a byte every few seconds, sends a page without end), one source costs at most
+# this long and this many bytes; it is then skipped with a message and the other sources still count.
+SOURCE_DEADLINE_S = 120.0
+MAX_PAGE_BYTES = 64 * 2**20  # PyPI's largest simple pages (torch, tensorflow) are a few MB
+_MAX_DEPTH_NOTE = "nested too deeply to be a simple-index page"
 
 
 @dataclass(frozen=True)
@@ -63,19 +71,21 @@ def sources(environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
 
 
 def list_releases(package: str, environ: Mapping[str, str], python: str,
-                  timeout: float = _TIMEOUT_S) -> ReleaseListing:
+                  timeout: float = _TIMEOUT_S, deadline: float = SOURCE_DEADLINE_S) -> ReleaseListing:
     """Every release of ``package`` with a file installable on ``python`` (e.g. ``"3.11"``), oldest first.
 
     Yanked files do not count. A release all of whose files exclude ``python`` through requires-python is left
-    out. Sources that cannot be read are recorded in ``errors`` and the others still count.
+    out. Sources that cannot be read (or take more than ``deadline`` seconds) are recorded in ``errors`` and the
+    others still count.
     """
     indexes, links = sources(environ)
     listing = ReleaseListing()
     found: set[Version] = set()
     name = canonicalize_name(package)
     for source in [*indexes, *links]:
+        fetch = _index_files if source in indexes else _link_files
         try:
-            files = _index_files(source, name, timeout) if source in indexes else _link_files(source, timeout)
+            files = _within(deadline, fetch, source, name, timeout)
         except (OSError, ValueError, urllib.error.URLError) as error:
             listing.errors.append(f"{source}: {_why(error)}")
             continue
@@ -83,6 +93,27 @@ def list_releases(package: str, environ: Mapping[str, str], python: str,
         found |= _versions(files, name, Version(python))
     listing.versions = [str(v) for v in sorted(found)]
     return listing
+
+
+def _within(deadline: float, fetch: Any, source: str, name: str, timeout: float) -> list[DistFile]:
+    """``fetch(source, name, timeout)`` given at most ``deadline`` seconds in all: a per-read timeout does not
+    bound a server that answers one byte at a time. A fetch past its deadline is left to finish in a daemon
+    thread (its socket times out or its page bound stops it) and never blocks the exit."""
+    answer: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+    def work() -> None:
+        try:
+            answer.put((True, fetch(source, name, timeout)))
+        except BaseException as error:  # handed to the caller, which re-raises it
+            answer.put((False, error))
+    threading.Thread(target=work, name=f"list-releases {source}", daemon=True).start()
+    try:
+        ok, value = answer.get(timeout=deadline)
+    except queue.Empty:
+        raise TimeoutError(f"no complete answer in {deadline:.0f} s") from None
+    if not ok:
+        raise value
+    return value
 
 
 def _why(error: BaseException) -> str:
@@ -133,7 +164,7 @@ def _index_files(index: str, name: str, timeout: float = _TIMEOUT_S) -> list[Dis
     return _html_files(body)
 
 
-def _link_files(link: str, timeout: float = _TIMEOUT_S) -> list[DistFile]:
+def _link_files(link: str, name: str = "", timeout: float = _TIMEOUT_S) -> list[DistFile]:
     parsed = urllib.parse.urlparse(link)
     if parsed.scheme in ("", "file"):
         folder = Path(urllib.request.url2pathname(parsed.path) if parsed.scheme else link)
@@ -150,18 +181,44 @@ def _read(url: str, *, accept: str, timeout: float = _TIMEOUT_S) -> tuple[bytes,
     if parsed.scheme == "file":
         path = Path(urllib.request.url2pathname(parsed.path))
         page = path / "index.html" if path.is_dir() else path
-        return page.read_bytes(), "text/html", page.as_uri()
+        with page.open("rb") as handle:
+            return _bounded(handle.read, page.as_uri()), "text/html", page.as_uri()
     if parsed.scheme not in ("http", "https"):
         raise ValueError(f"unsupported URL scheme {parsed.scheme!r}")
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "repro-matrix"})
     with urllib.request.urlopen(request, timeout=timeout) as response:
-        return response.read(), response.headers.get("Content-Type", ""), response.geturl()
+        length = response.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > MAX_PAGE_BYTES:
+            raise ValueError(f"page of {int(length) / 2**20:.0f} MB, above the {MAX_PAGE_BYTES // 2**20} MB bound")
+        return _bounded(response.read1, url), response.headers.get("Content-Type", ""), response.geturl()
+
+
+def _bounded(read: Any, url: str) -> bytes:
+    """Read until the end, refusing more than MAX_PAGE_BYTES (checked as it arrives, not after)."""
+    chunks, total = [], 0
+    while chunk := read(1 << 16):
+        total += len(chunk)
+        if total > MAX_PAGE_BYTES:
+            raise ValueError(f"{url}: page larger than the {MAX_PAGE_BYTES // 2**20} MB bound")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _json_files(body: bytes) -> list[DistFile]:
-    data = json.loads(body)
-    return [DistFile(str(entry.get("filename", "")), bool(entry.get("yanked")), entry.get("requires-python"))
-            for entry in data.get("files", []) if isinstance(entry, dict)]
+    """The files of a PEP 691 page; ValueError for anything else (a list, deep nesting, files not a list).
+    A field of the wrong type in one entry is ignored: the file still counts, as an installer reads it."""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise ValueError(_MAX_DEPTH_NOTE) from None
+    if not isinstance(data, dict) or not isinstance(data.get("files", []), list):
+        raise ValueError("not a PEP 691 simple-index page (a JSON object with a 'files' list)")
+    return [DistFile(entry["filename"], bool(entry.get("yanked")), _text_or_none(entry.get("requires-python")))
+            for entry in data.get("files", []) if isinstance(entry, dict) and isinstance(entry.get("filename"), str)]
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class _Anchors(HTMLParser):

@@ -303,6 +303,8 @@ def recover_dead_run(run_dir: Path) -> bool:
             return False
         folder.write_json("results.json", data)
         return True
+    except RecursionError:  # nested just shallow enough to parse, too deep to write back: not a run of ours
+        return False
     finally:
         folder.close()
 
@@ -340,23 +342,40 @@ def dead_run_results(folder: RunFolder, data: Any, *, limit: int = 256 * 1024 * 
 _CELL_KEYS = ("case", "lane", "variant", "judgement")
 
 
+def looks_running(run_dir: Path) -> bool:
+    """A cheap look at the head of a run's results.json (the run's status is written near the top); False for
+    anything that is not a regular file reached without a symlink (a FIFO there must not block a later run)."""
+    try:
+        folder = RunFolder(run_dir)
+    except OSError:
+        return False
+    try:
+        return b'"status": "running"' in _read_regular(folder, "results.json", _MAX_READ, head=8192)
+    except OSError:
+        return False
+    finally:
+        folder.close()
+
+
 def _read_json(folder: RunFolder, name: str) -> Any:
     try:
         return json.loads(_read_regular(folder, name, _MAX_READ))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: "[[[[..." nested 100,000 deep
         return None
 
 
 _MAX_READ = 256 * 1024 * 1024
 
 
-def _read_regular(folder: RunFolder, name: str, limit: int) -> bytes:
+def _read_regular(folder: RunFolder, name: str, limit: int, *, head: int | None = None) -> bytes:
+    """The file (its first ``head`` bytes when given); OSError unless it is a regular file of at most ``limit``
+    bytes. Opened non-blocking: a FIFO (or a device) must not hold the reader."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder._fd)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             raise OSError(f"{name} is not a regular file of a sane size")
-        return handle.read(limit)
+        return handle.read(limit if head is None else head)
 
 
 def _read_cells(folder: RunFolder, limit: int) -> list[dict[str, Any]]:
@@ -368,7 +387,7 @@ def _read_cells(folder: RunFolder, limit: int) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             cell = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # the line being written when the harness died
         if isinstance(cell, dict) and all(isinstance(cell.get(k), str) for k in _CELL_KEYS):
             cells.append(cell)

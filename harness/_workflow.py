@@ -22,7 +22,15 @@ from harness._hosttorch import HostTorch, probe_host_torch
 from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
 from harness._process import namespaces_wanted
-from harness._results import CellRecord, RunFolder, RunRecord, new_run_dir, recover_dead_run, utc_now
+from harness._results import (
+    CellRecord,
+    RunFolder,
+    RunRecord,
+    looks_running,
+    new_run_dir,
+    recover_dead_run,
+    utc_now,
+)
 from harness._seal import mode_line, sandbox_mode
 from harness._text import for_terminal
 from harness._verdicts import Verdict, lane_verdicts
@@ -103,21 +111,12 @@ def recover_step(output: Path, ui: UI) -> None:
     if not output.is_dir():
         return
     for run_dir in sorted(output.iterdir()):
-        if run_dir.is_symlink() or not run_dir.is_dir() or not _looks_running(run_dir / "results.json"):
+        if run_dir.is_symlink() or not run_dir.is_dir() or not looks_running(run_dir):
             continue
         if recover_dead_run(run_dir):
             ui.info(f"run {for_terminal(run_dir.name, one_line=True)}: its harness died mid-run; marked interrupted, "
                     "with the cells it finished")
             _rewrite_reports(run_dir, ui)
-
-
-def _looks_running(path: Path) -> bool:
-    """A cheap look at the head of results.json (the run's status is written near the top)."""
-    try:
-        with path.open("rb") as handle:
-            return b'"status": "running"' in handle.read(8192)
-    except OSError:
-        return False
 
 
 def _rewrite_reports(run_dir: Path, ui: UI) -> None:

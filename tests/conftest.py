@@ -25,6 +25,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_CASES = REPO / "tests" / "fixtures" / "cases"
+# The report's record of checked inputs (harness/report/_checked.py) is off unless a test turns it on: every
+# other test sees every check run, and nothing is written into the user's cache folder.
+os.environ.setdefault("REPRO_MATRIX_REPORT_CACHE", "")
 
 
 @pytest.fixture
@@ -86,6 +89,15 @@ FAULT_CATALOGUE = (
     "a fork bomb in a cell",
     "a cell fills /dev/shm or escapes its memory bound by forking",
     "the harness's own machinery fails under a cell (disk full, environment removed)",
+    # issue 19 section 3-4: the site tells one story; nothing the tools read hangs or crashes them
+    "a results.json or history run dated in the future",
+    "two verdicts for one (case, lane) in a run",
+    "a hard-link backup of a run",
+    "a killed report build's temporary files",
+    "two report builds into one output",
+    "a results.json of 20,000 cases",
+    "a FIFO or deeply nested results.json in the output folder",
+    "bisect against a hostile package index",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from harness._library import group_by_library
@@ -146,6 +146,21 @@ def counts(results: Mapping[str, Any]) -> dict[str, int]:
     for v in results.get("verdicts", []):
         tally[v["verdict"]] = tally.get(v["verdict"], 0) + 1
     return {verdict: n for verdict, n in tally.items() if n}
+
+
+# A clock a little ahead is no reason to refuse a run; a date days ahead is (it would stay "the newest" forever).
+FUTURE_SLACK = timedelta(days=1)
+
+
+def future_problem(value: Any, what: str, now: datetime | None = None) -> str | None:
+    """Why ``value`` (an ISO time) cannot be trusted as a time that has happened; None when it can."""
+    when = parse_time(value) if isinstance(value, str) else None
+    now = now or datetime.now(UTC)
+    if when is not None and when > now + FUTURE_SLACK:
+        return (f"{what} {printable(value, 40)} is in the future (now {now.isoformat(timespec='seconds')}): "
+                "a run dated ahead would stay the newest verdict in every later build; fix the clock of the "
+                "host that wrote it")
+    return None
 
 
 def parse_time(value: str | None) -> datetime | None:

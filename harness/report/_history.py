@@ -32,7 +32,15 @@ from typing import Any
 import fastjsonschema
 
 from harness.report._bounds import MAX_TEXT, clip_strings, clip_text
-from harness.report._common import clean_text, hosts_of, image_text, name_problem, parse_time, printable
+from harness.report._common import (
+    clean_text,
+    future_problem,
+    hosts_of,
+    image_text,
+    name_problem,
+    parse_time,
+    printable,
+)
 from harness.report._io import ReportInputError
 
 HISTORY_VERSION = 1
@@ -80,6 +88,13 @@ def _entry_ok(kind: str, value: Any, where: str, problems: list[str]) -> bool:
     return True
 
 
+def _time_ok(value: Any, where: str, problems: list[str]) -> bool:
+    problem = future_problem(value, "started")
+    if problem:
+        problems.append(f"{where}: skipped: {problem}")
+    return problem is None
+
+
 def _name_ok(kind: str, value: str, where: str, problems: list[str]) -> bool:
     problem = name_problem(kind, value)
     if problem:
@@ -118,7 +133,8 @@ class History:
         history = cls()
         for i, run in enumerate(data["runs"]):
             label = f"runs[{i}] (id {printable(run.get('id'), 40)})" if isinstance(run, dict) else f"runs[{i}]"
-            if _entry_ok("run", run, f"{source}: {label}", problems):
+            if _entry_ok("run", run, f"{source}: {label}", problems) and \
+                    _time_ok(run.get("started"), f"{source}: {label}", problems):
                 history.runs[run["id"]] = _clip_run(run)
         for table, kind in ((history.cases, "case"), (history.hosts, "host"), (history.environments, "environment")):
             name = "cases" if kind == "case" else f"{kind}s"

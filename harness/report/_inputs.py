@@ -19,7 +19,8 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
-from harness.report._common import name_problem, printable
+from harness.report import _checked
+from harness.report._common import future_problem, name_problem, printable
 from harness.report._io import RESULTS_VERSION, ReportInputError
 from harness.report._safe import UnsafePath, read_inside
 
@@ -27,6 +28,8 @@ SCHEMA_PATH = Path(__file__).resolve().parent.parent / "results.schema.json"
 # A real run of 200 cases x 3 lanes x 3 variants with full package lists is a few MB; a file above the bound
 # is refused before parsing (parsing takes ~10x the file's size in memory).
 MAX_RESULTS_BYTES = 32 * 2**20
+# The suite has a few hundred cases; a run naming more would write a page per case into every later build.
+MAX_RUN_CASES = 2000
 _MESSAGE_CHARS = 300
 
 
@@ -74,12 +77,27 @@ def _finite(text: str) -> float:
 
 def read_results(run_dir: Path) -> dict[str, Any]:
     """The run's results.json, read without following symlinks, bounded, validated; ReportInputError if not."""
+    return read_results_digest(run_dir)[0]
+
+
+def read_results_digest(run_dir: Path) -> tuple[dict[str, Any], str | None]:
+    """:func:`read_results` and the SHA-256 of the bytes read (None when no record of checks is kept)."""
     path = run_dir / "results.json"
     try:
-        raw = read_inside(run_dir, "results.json", limit=MAX_RESULTS_BYTES)
+        # Hard links are allowed here (a backup made with ``cp -al`` links every file): the contents are parsed
+        # and checked, never published as they are.
+        raw = read_inside(run_dir, "results.json", limit=MAX_RESULTS_BYTES, allow_links=True)
     except UnsafePath as error:
         raise ReportInputError(f"{path}: not read: {error}") from error
-    return check_results(parse_json(raw, path), path)
+    checked, digest = _checked.current(), ""
+    if checked is not None:
+        digest = _checked.digest_of(raw)
+        if digest in checked:  # these very bytes passed every check below (a date once past stays past)
+            return json.loads(raw), digest
+    data = check_results(parse_json(raw, path), path)
+    if checked is not None:
+        checked.add(digest)
+    return data, digest or None
 
 
 def check_results(data: Any, path: Path | str) -> dict[str, Any]:
@@ -93,7 +111,7 @@ def check_results(data: Any, path: Path | str) -> dict[str, Any]:
         _fast_validator()(data)
     except fastjsonschema.JsonSchemaException:
         raise ReportInputError(f"{path}: does not match harness/results.schema.json: {_explain(data)}") from None
-    problems = list(_name_problems(data))
+    problems = [*_name_problems(data), *_story_problems(data)]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ReportInputError(f"{path}: {problems[0]}{more}")
@@ -128,6 +146,26 @@ def _name_problems(data: Mapping[str, Any]) -> Iterator[str]:
         yield from _check("case id", [verdict["case"]], f"verdicts[{i}].case")
         yield from _check("lane", [verdict["lane"]], f"verdicts[{i}].lane")
         yield from _check("variant", verdict.get("cells") or [], f"verdicts[{i}].cells")
+
+
+def _story_problems(data: Mapping[str, Any]) -> Iterator[str]:
+    """What would make the site tell two stories: a run dated in the future, two verdicts for one (case, lane),
+    more cases than a run of this suite can have."""
+    run = data["run"]
+    for key in ("started", "finished"):
+        problem = future_problem(run.get(key), f"run.{key}")
+        if problem:
+            yield problem
+    if len(data["cases"]) > MAX_RUN_CASES:
+        yield (f"cases: {len(data['cases']):,} cases, above the {MAX_RUN_CASES:,} one run may add to the site "
+               "(each becomes a page in every later build); split the run")
+    seen: set[tuple[str, str]] = set()
+    for i, verdict in enumerate(data["verdicts"]):
+        key = (verdict["case"], verdict["lane"])
+        if key in seen:
+            yield (f"verdicts[{i}]: a second verdict for case {printable(key[0])} on lane {key[1]} (one run "
+                   "judges each case and lane once; the pages could not agree on which to show)")
+        seen.add(key)
 
 
 def _check(kind: str, values: Any, where: str) -> Iterator[str]:

@@ -11,12 +11,16 @@ Output layout::
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import gc
+import hashlib
 import os
+import re
 import shutil
+import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,8 +28,9 @@ from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
 from harness._results import recovered_results
+from harness.report._checked import current, remembered
 from harness.report._history import History
-from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results
+from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results, read_results_digest
 from harness.report._io import ReportInputError, copy_logs, write_json_atomic
 from harness.report._merge import merge_shards
 from harness.report._run import write_run_reports
@@ -71,6 +76,7 @@ class _Found:
     sites: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
+    digests: dict[Path, str | None] = field(default_factory=dict)  # a run folder's results.json bytes
 
 
 def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: datetime | None = None, *,
@@ -92,10 +98,53 @@ def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: d
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
+        with _locked(output), remembered():
+            _remove_leftovers(output)
+            return _build(inputs, output, stale_days, (now or datetime.now(UTC)).astimezone(UTC), keep_reports)
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+# What a killed build leaves: temp folders and files (tempfile's 8 random characters) and a swapped-out report.
+_LEFTOVER = re.compile(r"\.[^/]+\.(?:[a-z0-9_]{8}|old)")
+
+
+@contextlib.contextmanager
+def _locked(output: Path) -> Iterator[None]:
+    """Hold a lock on the output folder itself (flock of its descriptor: no lock file to publish or to leave
+    behind): two builds into one folder would mix their pages and histories."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        fd = os.open(output, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise ReportWriteError(f"could not write the site into {output}: {error.strerror or error}; check that "
+                               "the folder is writable") from error
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another report build is writing into {output} (it holds a lock on the folder); "
+                             "wait for it to finish, or give another --output") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _remove_leftovers(output: Path) -> None:
+    """Remove what a killed build left half-written, so that it is never published."""
+    for folder in (output, output / "runs", output / "cases"):
+        try:
+            with os.scandir(folder) as scan:
+                entries = [e for e in scan if _LEFTOVER.fullmatch(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
 
 def check_output(inputs: list[Path], output: Path) -> None:
@@ -137,7 +186,7 @@ def _build(inputs: list[Path], output: Path, stale_days: int, now: datetime, kee
         merged[run_id] = (results, shards)
     try:
         output.mkdir(parents=True, exist_ok=True)
-        kept = _place_reports(history, merged, report_sources, output, keep_reports, found.problems)
+        kept = _place_reports(history, merged, report_sources, output, keep_reports, found)
         latest, stale = write_pages(history, output, now=now, stale_days=stale_days, problems=found.problems)
         write_json_atomic(output / "history.json", history.to_dict(now), indent=None)
     except OSError as error:
@@ -153,7 +202,7 @@ def _read_history(site: Path, problems: list[str]) -> History:
     """A site's history.json; one that cannot be read at all stops the build (its history would be lost)."""
     path = site / "history.json"
     try:
-        raw = read_inside(site, "history.json", limit=MAX_HISTORY_BYTES)
+        raw = read_inside(site, "history.json", limit=MAX_HISTORY_BYTES, allow_links=True)
     except UnsafePath as error:
         raise ReportInputError(f"{path}: not read: {error}") from error
     return History.from_dict(parse_json(raw, path), str(path), problems)
@@ -205,7 +254,7 @@ def _visit(folder: Path, found: _Found, depth: int, output: Path, *, explicit: b
 
 def _add_run(folder: Path, found: _Found) -> None:
     try:
-        results = read_results(folder)
+        results, found.digests[folder] = read_results_digest(folder)
     except ReportInputError as error:
         found.problems.append(str(error))  # one broken artifact must not stop the others from publishing
         return
@@ -213,6 +262,7 @@ def _add_run(folder: Path, found: _Found) -> None:
     # it finished; the report never writes into its inputs, so the run folder itself stays as it is.
     recovered = recovered_results(folder, results, limit=MAX_RESULTS_BYTES)
     if recovered is not None:
+        found.digests[folder] = None
         try:
             results = check_results(recovered, folder / "cells.jsonl")
         except ReportInputError as error:
@@ -222,7 +272,8 @@ def _add_run(folder: Path, found: _Found) -> None:
 
 
 def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]],
-                   sources: Mapping[str, Path], output: Path, keep: int | None, problems: list[str]) -> int:
+                   sources: Mapping[str, Path], output: Path, keep: int | None, found: _Found) -> int:
+    problems = found.problems
     newest_first = [run["id"] for run in history.ordered_runs()][::-1]
     keep_ids = set(newest_first if keep is None else newest_first[:max(keep, 0)])
     kept = 0
@@ -236,13 +287,74 @@ def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], 
             continue
         if run_id in merged:
             results, shards = merged[run_id]
-            _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=problems))
+            _publish_unless_unchanged(dest, results, shards, found)
         elif run_id in sources and sources[run_id].resolve() != dest.resolve():
             _carry_report(sources[run_id], dest, problems)
         present = (dest / "index.html").is_file()
         record["report"] = f"runs/{run_id}/index.html" if present else None
         kept += present
     return kept
+
+
+def _publish_unless_unchanged(dest: Path, results: dict[str, Any], shards: list[tuple[Path, dict[str, Any]]],
+                              found: _Found) -> None:
+    """Publish the run's report, unless the record of checked inputs says that this very report (same input
+    bytes and logs, same report code) was published into ``dest`` and ``dest`` still holds exactly that."""
+    checked = current()
+    key = _inputs_key(dest, shards, found.digests) if checked is not None else None
+    if checked is not None and key is not None and key in checked.published and \
+            checked.published[key] == _fingerprint(dest):
+        return
+    before = len(found.problems)
+    _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=found.problems))
+    fingerprint = _fingerprint(dest)
+    if checked is not None and key is not None and fingerprint is not None and len(found.problems) == before:
+        checked.publish(key, fingerprint)  # a report with refused logs is redone, so that they are listed again
+
+
+@functools.cache
+def _report_code_version() -> str:
+    sha = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for path in sorted(p for p in here.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+        sha.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def _inputs_key(dest: Path, shards: list[tuple[Path, dict[str, Any]]],
+                digests: Mapping[Path, str | None]) -> str | None:
+    """What a run report is made from: the shards' results.json bytes, their logs' identity, the report code."""
+    sha = hashlib.sha256(f"{dest.resolve()}\0{_report_code_version()}".encode())
+    for folder, data in shards:
+        digest = digests.get(folder)
+        if digest is None:
+            return None
+        sha.update(f"\0{folder.resolve()}\0{digest}".encode())
+        for log in dict.fromkeys(c["log"] for c in data.get("cells", []) if c.get("log")):
+            try:
+                info = os.lstat(folder / log)
+                sha.update(f"\0{log}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}".encode())
+            except OSError:
+                sha.update(f"\0{log}:-".encode())
+    return sha.hexdigest()
+
+
+def _fingerprint(folder: Path) -> str | None:
+    """The names and contents of every file under ``folder``; None when it holds anything but plain files and
+    folders (or is not there)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    sha = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted([*files, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]):
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            with open(path, "rb") as handle:
+                sha.update(f"{os.path.relpath(path, folder)}\0{info.st_size}\0".encode() + handle.read())
+    return sha.hexdigest()
 
 
 def _carry_report(source: Path, dest: Path, problems: list[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -417,3 +418,145 @@ def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
     linked.symlink_to(folder, target_is_directory=True)
     with pytest.raises(UsageError, match="is a symlink"):
         plan_image(EnvSpec(("torch==2.13.0",)), "cpu", image_dir=linked, settings=settings)
+
+
+def _dead_running_run(folder: Path, tail: str) -> Path:
+    """A results.json of a run "running" under a harness process of this host that is gone, then ``tail``."""
+    import os
+    import subprocess
+    import sys
+
+    from harness._results import harness_process
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    process = {**harness_process(), "pid": int(gone.stdout), "start_ticks": 1}
+    folder.mkdir(parents=True)
+    head = json.dumps({"version": 1, "run": {"id": folder.name, "status": "running", "harness_process": process}})
+    (folder / "results.json").write_text(head[:-1] + f', "cases": {{"c": {tail}}}}}')
+    assert os.path.getsize(folder / "results.json") > 0
+    return folder
+
+
+@pytest.mark.fault("a FIFO or deeply nested results.json in the output folder")
+def test_a_fifo_or_a_deeply_nested_results_json_in_the_output_does_not_stop_later_runs(tmp_path):
+    import os
+    import threading
+
+    from harness._workflow import UI, recover_step
+
+    output = tmp_path / "reports"
+    fifo_run = output / "fifo-run"
+    fifo_run.mkdir(parents=True)
+    os.mkfifo(fifo_run / "results.json")  # nobody ever writes it: a blocking open would wait forever
+    _dead_running_run(output / "deep-run", "[" * 200_000 + "]" * 200_000)  # too deep for the parser
+    _dead_running_run(output / "almost-run", "[" * 990 + "]" * 990)  # parses; too deep to write back
+    linked = output / "linked-run"
+    linked.mkdir()
+    (linked / "results.json").symlink_to(fifo_run / "results.json")
+    messages: list[str] = []
+    done = threading.Event()
+
+    def step() -> None:
+        recover_step(output, UI(info=messages.append, error=messages.append))
+        done.set()
+    worker = threading.Thread(target=step, daemon=True)
+    worker.start()
+    assert done.wait(30), "the recovery step blocked on the output folder"
+    assert messages == []  # none of them is a run it can finalise, and none stops the step
+    assert b'"status": "running"' in (output / "almost-run" / "results.json").read_bytes()[:200]
+
+
+_GOOD_PAGE = {"meta": {"api-version": "1.0"}, "name": "demo", "files": [
+    {"filename": "demo-1.0.0-py3-none-any.whl", "requires-python": 3},  # not a string: ignored, file counts
+    {"filename": "demo-1.1.0-py3-none-any.whl", "requires-python": {"min": "3.9"}},
+    {"filename": 7}]}
+_HOSTILE_PAGES = {
+    "list": b"[1, 2, 3]",
+    "deep": b"[" * 200_000 + b"]" * 200_000,
+    "files-not-a-list": b'{"files": {"a": 1}}',
+    "good": json.dumps(_GOOD_PAGE).encode(),
+}
+
+
+class _HostileIndex:
+    """A loopback index whose /<kind>/demo/ answers with a hostile page: one of _HOSTILE_PAGES, a server that
+    drips one byte every 5 s, or a page of 200 MB (sent as it is read, never held)."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        pages = _HOSTILE_PAGES
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                import time
+                kind = self.path.strip("/").split("/")[0]
+                self.send_response(200)
+                self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+                self.end_headers()
+                try:
+                    if kind == "drip":
+                        for byte in b'{"files": []}':
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(5)
+                    elif kind == "huge":
+                        chunk = b" " * 2**20
+                        for _ in range(200):
+                            self.wfile.write(chunk)
+                    else:
+                        self.wfile.write(pages[kind])
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def hostile_index():
+    index = _HostileIndex()
+    yield index
+    index.server.shutdown()
+    index.server.server_close()
+
+
+@pytest.mark.fault("bisect against a hostile package index")
+def test_bisect_skips_each_hostile_index_with_a_message_and_lists_the_good_one(hostile_index, monkeypatch):
+    import time
+
+    from harness import _releases
+    from harness._releases import list_releases
+
+    monkeypatch.setattr(_releases, "MAX_PAGE_BYTES", 8 * 2**20)  # the 200 MB page is cut off at 8 MB
+    kinds = ["list", "deep", "files-not-a-list", "drip", "huge", "good"]
+    environ = {"UV_DEFAULT_INDEX": f"{hostile_index.url}/{kinds[0]}",
+               "UV_INDEX": " ".join(f"{hostile_index.url}/{kind}" for kind in kinds[1:])}
+    started = time.monotonic()
+    listing = list_releases("demo", environ, "3.12", timeout=30, deadline=8)
+    elapsed = time.monotonic() - started
+    assert listing.versions == ["1.0.0", "1.1.0"]
+    assert listing.sources == [f"{hostile_index.url}/good"]
+    errors = dict(error.split(": ", 1) for error in listing.errors)
+    assert set(errors) == {f"{hostile_index.url}/{kind}" for kind in kinds[:-1]}, listing.errors
+    assert "not a PEP 691" in errors[f"{hostile_index.url}/list"]
+    assert "nested too deeply" in errors[f"{hostile_index.url}/deep"]
+    assert "no complete answer in 8 s" in errors[f"{hostile_index.url}/drip"]
+    assert "8 MB bound" in errors[f"{hostile_index.url}/huge"]
+    assert elapsed < 25, elapsed  # the drip alone would hold it 65 s; a read timeout never fires on it
+
+
+@pytest.mark.fault("bisect against a hostile package index")
+@pytest.mark.parametrize("versions", ["1.0,,2.0", "1.0,banana", "../../x", " , "])
+def test_bisect_bad_versions_are_a_usage_error(versions):
+    from harness._bisect import select_range
+    from harness._exceptions import UsageError
+
+    with pytest.raises(UsageError, match=r"--versions: .* is not a version"):
+        select_range(versions.split(","), None, None)

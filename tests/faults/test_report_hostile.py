@@ -289,3 +289,120 @@ def test_report_output_read_only_or_a_file_is_a_clear_error(tmp_path, read_only_
     proc = run_harness("report", "--input", str(tmp_path / "runs"), "--output", str(afile))
     assert proc.returncode == 2 and "is a file" in proc.stdout, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr and afile.read_text() == "keep me"
+
+
+@pytest.mark.fault("a results.json or history run dated in the future")
+def test_a_run_dated_in_the_future_never_becomes_the_newest_verdict(tmp_path):
+    runs = tmp_path / "runs"
+    make_run(runs, "real-run")  # var-resume on cuda-sim: fix-regressed
+
+    def forged(data: dict) -> None:
+        data["run"].update(started="9999-12-31T00:00:00+00:00", finished="9999-12-31T00:10:00+00:00")
+        for verdict in data["verdicts"]:
+            verdict["verdict"] = "confirmed" if verdict["verdict"] != "skipped" else "skipped"
+    make_run(runs, "future-run", forged)
+    summary = build_site([runs], tmp_path / "site")
+    assert summary.latest[("var-resume", "cuda-sim")] == "fix-regressed"
+    assert any("future-run" in p and "is in the future" in p for p in summary.problems), summary.problems
+    assert not (tmp_path / "site" / "runs" / "future-run").exists()
+    # A site built before this check carries the forged run in its history: the next build drops it too.
+    history_path = tmp_path / "site" / "history.json"
+    history = json.loads(history_path.read_text())
+    real = next(r for r in history["runs"] if r["id"] == "real-run")
+    fake = copy.deepcopy(real)
+    fake.update(id="future-run", started="9999-12-31T00:00:00+00:00", report=None)
+    fake["verdicts"]["var-resume"]["cuda-sim"]["verdict"] = "confirmed"
+    history["runs"].append(fake)
+    history_path.write_text(json.dumps(history))
+    summary = build_site([tmp_path / "site"], tmp_path / "site")
+    assert summary.latest[("var-resume", "cuda-sim")] == "fix-regressed"
+    assert any("future-run" in p and "is in the future" in p for p in summary.problems), summary.problems
+
+
+@pytest.mark.fault("two verdicts for one (case, lane) in a run")
+def test_duplicate_verdicts_in_one_run_are_refused(tmp_path):
+    runs = tmp_path / "runs"
+    make_run(runs, "good-run")
+
+    def duplicate(data: dict) -> None:
+        regressed = next(v for v in data["verdicts"] if v["verdict"] == "fix-regressed")
+        data["verdicts"].append(dict(regressed, verdict="confirmed"))
+    make_run(runs, "dup-run", duplicate, name="dup")
+    summary = build_site([runs], tmp_path / "site")
+    problem = next(p for p in summary.problems if "dup" in p)
+    assert "a second verdict for case 'var-resume' on lane cuda-sim" in problem
+    assert summary.runs == 1 and summary.latest[("var-resume", "cuda-sim")] == "fix-regressed"
+
+
+@pytest.mark.fault("a hard-link backup of a run")
+def test_a_hard_link_backup_leaves_the_run_publishable(tmp_path):
+    runs = tmp_path / "runs"
+    run = make_run(runs, "linked-run")
+    backup = tmp_path / "backup"
+    for path in run.rglob("*"):  # what ``cp -al`` does
+        target = backup / path.relative_to(run)
+        if path.is_dir():
+            target.mkdir(parents=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, target)
+    assert (run / "results.json").stat().st_nlink == 2
+    summary = build_site([runs], tmp_path / "site")
+    assert summary.runs == 1 and (tmp_path / "site" / "runs" / "linked-run" / "index.html").is_file()
+    assert not any("results.json" in p for p in summary.problems), summary.problems
+
+
+@pytest.mark.fault("a killed report build's temporary files")
+def test_what_a_killed_build_left_is_never_published(tmp_path):
+    runs = tmp_path / "runs"
+    make_run(runs, "one-run")
+    site = tmp_path / "site"
+    build_site([runs], site)
+    leftovers = [site / "runs" / ".one-run.k1ll3d_x", site / "runs" / ".one-run.old", site / ".index.html.abc_1234",
+                 site / "cases" / ".var-resume.html.zz9zz9zz"]
+    for path in leftovers:
+        if path.name.endswith((".k1ll3d_x", ".old")):
+            path.mkdir()
+            (path / "index.html").write_text("half written")
+        else:
+            path.write_text("half written")
+    (site / ".nojekyll").write_text("")  # a site's own dotfile stays
+    build_site([runs, site], site)
+    assert not [p for p in leftovers if p.exists()]
+    assert (site / ".nojekyll").exists() and (site / "runs" / "one-run" / "index.html").is_file()
+
+
+@pytest.mark.fault("two report builds into one output")
+def test_a_second_build_into_the_same_output_is_refused_while_one_runs(tmp_path):
+    import fcntl
+
+    from harness._exceptions import UsageError
+    runs = tmp_path / "runs"
+    make_run(runs, "one-run")
+    site = tmp_path / "site"
+    site.mkdir()
+    held = os.open(site, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the lock a running build holds
+        with pytest.raises(UsageError, match="another report build is writing into"):
+            build_site([runs], site)
+        proc = run_harness("report", "--input", str(runs), "--output", str(site))
+        assert proc.returncode == 2 and "another report build" in proc.stdout + proc.stderr, proc.stdout
+    finally:
+        os.close(held)
+    assert not (site / "index.html").exists()
+    assert build_site([runs], site).runs == 1  # released: the next build goes ahead
+
+
+@pytest.mark.fault("a results.json of 20,000 cases")
+def test_a_run_of_more_cases_than_the_bound_is_refused_and_the_others_publish(tmp_path):
+    runs = tmp_path / "runs"
+    make_run(runs, "good-run")
+
+    def many(data: dict) -> None:
+        meta = data["cases"]["var-resume"]
+        data["cases"].update({f"case-{i:05d}": meta for i in range(20_000)})
+    make_run(runs, "huge-run", many)
+    summary = build_site([runs], tmp_path / "site")
+    assert any("huge-run" in p and "20,004 cases, above the 2,000" in p for p in summary.problems), summary.problems
+    assert summary.runs == 1 and len(list((tmp_path / "site" / "cases").iterdir())) < 10

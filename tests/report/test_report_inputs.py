@@ -144,3 +144,66 @@ def test_attention_and_skip_lists_are_bounded_on_the_page(single_run):
     assert html.count('<li><span class="badge v-infra-error">') <= 300
     assert "list at most 300 entries" in html and "4,004 cases: the first 1,000 are shown" in html
     assert len(html) < 4 * 2**20
+
+
+def test_a_rebuild_skips_the_checks_of_contents_already_checked_and_only_those(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from harness.report import _inputs
+    from harness.report._checked import checks_version
+
+    cache = tmp_path / "cache" / "report-checked"
+    monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(cache))
+    calls: list[str] = []
+    real = _inputs.check_results
+    monkeypatch.setattr(_inputs, "check_results", lambda data, path: calls.append(str(path)) or real(data, path))
+    runs = tmp_path / "runs"
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    build_site([runs], tmp_path / "site1")
+    assert len(calls) == 1 and cache.read_text().splitlines()[0] == checks_version()
+    build_site([runs], tmp_path / "site2")
+    assert len(calls) == 1  # the same bytes: not checked again
+    assert (tmp_path / "site2" / "runs" / SINGLE.name / "index.html").read_text() == \
+        (tmp_path / "site1" / "runs" / SINGLE.name / "index.html").read_text()
+    # Other bytes are checked again, and a bad file is refused even though its run id was seen before.
+    results = runs / SINGLE.name / "results.json"
+    data = json.loads(results.read_text())
+    data["cases"]["../../x"] = data["cases"].pop(next(iter(data["cases"])))
+    results.write_text(json.dumps(data))
+    summary = build_site([runs], tmp_path / "site3")
+    assert len(calls) == 2 and summary.runs == 0 and "'../../x'" in summary.problems[0]
+    # A record written by other checks (another version of the schema or code) is not trusted.
+    cache.write_text("repro-matrix report-checked 0000\n" + "\n".join(cache.read_text().splitlines()[1:]) + "\n")
+    shutil.rmtree(runs / SINGLE.name)
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    build_site([runs], tmp_path / "site4")
+    assert len(calls) == 3
+
+
+def test_a_rebuild_keeps_an_unchanged_run_report_and_redoes_one_that_was_touched(tmp_path, monkeypatch):
+    import shutil
+
+    from harness.report import _site
+
+    monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(tmp_path / "report-checked"))
+    calls: list[Path] = []
+    real = _site.write_run_reports
+    monkeypatch.setattr(_site, "write_run_reports", lambda dest, results: calls.append(dest) or real(dest, results))
+    runs = tmp_path / "runs"
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    site = tmp_path / "site"
+    build_site([runs], site)
+    page = site / "runs" / SINGLE.name / "index.html"
+    original = page.read_text()
+    build_site([runs], site)
+    assert len(calls) == 1  # same inputs, same code, the report untouched: kept as it is
+    page.write_text(original.replace("<body", "<body data-forged", 1))  # the published report was changed
+    build_site([runs], site)
+    assert len(calls) == 2 and page.read_text() == original
+    log = next((runs / SINGLE.name / "logs").rglob("*.log"))
+    log.write_text(log.read_text() + "one more line\n")  # an input log changed: redone
+    build_site([runs], site)
+    assert len(calls) == 3
+    build_site([runs], tmp_path / "elsewhere")  # another output folder: its own report
+    assert len(calls) == 4
