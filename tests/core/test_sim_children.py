@@ -32,6 +32,7 @@ variants:
   fixed:
     role: fix
     args: []
+    env: {FIXTURE_VARIANT: fixed}  # validate refuses a fix that runs exactly what the buggy one runs
     expect: {cpu: passes, cuda: passes, cuda-sim: passes}
 """
 
