@@ -21,7 +21,7 @@ TORCH = "torch==2.13.0"  # always pinned: an unpinned torch pulls a multi-GB CUD
 # commit; ``nox -s lock`` rewrites it (docs/dependencies.md).
 LOCK = ROOT / "requirements" / "lock.txt"
 # What sessions install beyond pyproject's dependencies, its docker extra and its test group.
-LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy"]
+LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "nox"]  # nox: .ci/run installs it with the lock too
 
 # uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
 os.environ.update(uv_index_environment())
