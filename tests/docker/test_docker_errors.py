@@ -161,3 +161,26 @@ def test_image_missing_says_how_to_retag_an_untagged_copy(docker_client, tiny_bu
     image_id = docker_client.images.get(plan.tag).id.removeprefix("sha256:")[:12]
     assert f"exists without this tag: docker tag {image_id} {plan.tag}" in message
     assert "REPRO_DOCKER_BASE" not in message
+
+
+def test_a_disk_usage_query_waits_for_the_one_the_daemon_is_running(monkeypatch):
+    """Two runs pruning at once: the daemon refuses the second `system df` until the first ends (seen on a
+    shared daemon); the second waits instead of failing its build. Other API errors still raise."""
+    from docker.errors import APIError
+
+    from harness.docker import _clean
+
+    monkeypatch.setattr(_clean.time, "sleep", lambda seconds: None)
+    answers: list = [APIError("500 Server Error: a disk usage operation is already running"), {"BuildCache": []}]
+
+    class Client:
+        def df(self):
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    assert _clean.build_cache_ids(Client()) == set() and not answers
+    answers[:] = [APIError("500 Server Error: something else")]
+    with pytest.raises(APIError, match="something else"):
+        _clean.build_cache_ids(Client())
