@@ -17,6 +17,11 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DEPENDENCIES = PYPROJECT["project"]["dependencies"]
 DOCKER = PYPROJECT["project"]["optional-dependencies"]["docker"]
 TORCH = "torch==2.13.0"  # always pinned: an unpinned torch pulls a multi-GB CUDA build
+# Every session installs with the lock as constraints, so a release upstream cannot change a run of the same
+# commit; ``nox -s lock`` rewrites it (docs/dependencies.md).
+LOCK = ROOT / "requirements" / "lock.txt"
+# What sessions install beyond pyproject's dependencies, its docker extra and its test group.
+LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "nox"]  # nox: .ci/run installs it with the lock too
 
 # uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
 os.environ.update(uv_index_environment())
@@ -52,6 +57,10 @@ def _meaning(args: tuple[str, ...], code: int) -> str:
     return meanings.get(code, "unexpected exit code")
 
 
+def _install(session: nox.Session, *packages: str) -> None:
+    session.install("--constraint", str(LOCK), *packages)
+
+
 def _system_and_args(session: nox.Session) -> list[str]:
     """Install Chromium and start a Docker engine (``scripts/ensure-system.sh``) unless ``--no-system``."""
     if "--no-system" not in session.posargs:
@@ -62,7 +71,7 @@ def _system_and_args(session: nox.Session) -> list[str]:
 @nox.session
 def cases(session: nox.Session) -> None:
     """Run the cases: ``nox -s cases -- [--case ID] [--lane L] [--variant V] [--backend docker] [--list]``."""
-    session.install(*DEPENDENCIES, "uv", *DOCKER)
+    _install(session, *DEPENDENCIES, "uv", *DOCKER)
     _harness(session, "cases", *session.posargs)
 
 
@@ -77,7 +86,7 @@ def wheelhouse(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
-    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
+    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
     session.run("pytest", *_parallel(args), *args)
@@ -95,56 +104,69 @@ def _parallel(args: list[str]) -> list[str]:
 def faults(session: nox.Session) -> None:
     """The fault catalogue: every way a cell, a case file or the host can go wrong (``faults handled: N/M``)."""
     # torch: collecting tests/sim imports it, even though no fault test runs there.
-    session.install(*DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
+    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
     session.run("pytest", "-m", "fault", "tests", *_system_and_args(session))
 
 
 @nox.session
 def validate(session: nox.Session) -> None:
     """Check every case file (schema and loader rules) without running anything: ``nox -s validate``."""
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     _harness(session, "validate", *session.posargs)
 
 
 @nox.session
 def new(session: nox.Session) -> None:
     """Write a case skeleton from a pasted bug report: ``nox -s new -- ID [--from REPORT] [--force]``."""
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     _harness(session, "new", *session.posargs)
 
 
 @nox.session
 def bisect(session: nox.Session) -> None:
     """Run a case over a package's releases: ``nox -s bisect -- --case ID --package NAME --from A --to B``."""
-    session.install(*DEPENDENCIES, "uv")
+    _install(session, *DEPENDENCIES, "uv")
     _harness(session, "bisect", *session.posargs)
 
 
 @nox.session
 def report(session: nox.Session) -> None:
     """(Re)build the static site from stored runs: ``nox -s report -- [--input DIR]... [--output DIR]``."""
-    session.install(*DEPENDENCIES)
+    _install(session, *DEPENDENCIES)
     _harness(session, "report", *session.posargs)
 
 
 @nox.session
 def images(session: nox.Session) -> None:
     """Build the case images for the docker backend: ``nox -s images -- [--case ID] [--lane cuda] [--list]``."""
-    session.install(*DEPENDENCIES, *DOCKER)
+    _install(session, *DEPENDENCIES, *DOCKER)
     _harness(session, "images", *session.posargs)
 
 
 @nox.session
 def clean(session: nox.Session) -> None:
     """Prune environments (and images) no case uses any more: ``nox -s clean -- [--dry-run]``."""
-    session.install(*DEPENDENCIES, *DOCKER)
+    _install(session, *DEPENDENCIES, *DOCKER)
     _harness(session, "clean", *session.posargs)
+
+
+@nox.session
+def lock(session: nox.Session) -> None:
+    """Re-resolve requirements/lock.txt (pyproject.toml and LOCKED_TOOLS): ``nox -s lock -- [--upgrade-package P]``."""
+    session.install("uv")
+    tools = Path(session.create_tmp()).resolve() / "tools.in"
+    tools.write_text("".join(f"{tool}\n" for tool in LOCKED_TOOLS))
+    # --universal: markers for every platform and Python, so the one file serves any machine the tests run on.
+    session.run("uv", "pip", "compile", "pyproject.toml", "--extra", "docker", "--group", "pyproject.toml:test",
+                str(tools.relative_to(ROOT)), "--universal", "--python-version", "3.11", "--quiet",
+                "--custom-compile-command", "python3 -m nox -s lock", "--output-file", str(LOCK.relative_to(ROOT)),
+                *(session.posargs or ["--upgrade"]))
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff over the harness, tests and cases."""
-    session.install("ruff")
+    _install(session, "ruff")
     session.run("ruff", "check", ".")
 
 
@@ -152,5 +174,5 @@ def lint(session: nox.Session) -> None:
 def conformance(session: nox.Session) -> None:
     """cuda-sim on real libraries' own test suites: ``nox -s conformance -- [--library NAME] [--subset] [--list]``."""
     # pip: it downloads the pinned sdists (with pip's own index configuration); uv builds each library's venv.
-    session.install(*DEPENDENCIES, "uv", "pip")
+    _install(session, *DEPENDENCIES, "uv", "pip")
     session.run("python", "-m", "harness.conformance", *session.posargs)

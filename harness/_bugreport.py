@@ -337,8 +337,10 @@ def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bo
         source = re.sub(r"\s*│\s*", " ", arrow["src"]).strip()
         part.frames[-1] = Frame(last.path, last.line or int(arrow["line"]), last.function, source, last.report_line)
         return True
-    if boxed and not last.function and (wrapped := re.fullmatch(r"(?:in )?([\w.<>]+)", text.strip())):
-        part.frames[-1] = Frame(last.path, last.line, wrapped[1], last.source, last.report_line)  # rich wraps it
+    if boxed and not last.function and (wrapped := re.fullmatch(r"(?:(\d+) in |in )?([\w.<>]+)", text.strip())):
+        # rich wraps the function onto the next line, or cuts the line number ("x.py:4" then "83 in f")
+        line = int(f"{last.line}{wrapped[1]}") if wrapped[1] and last.line is not None else last.line
+        part.frames[-1] = Frame(last.path, line, wrapped[2], last.source, last.report_line)
         return True
     if boxed or _NOISE.match(text) or re.match(r"^\s*\d+(?:\s|$)", text):  # rich and IPython context lines
         return True

@@ -49,13 +49,13 @@ def buildkit_build(cli: str, plan: ImagePlan, context: Path, labels: dict[str, s
     steps_seen: set[str] = set()
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ DOCKER_BUILDKIT=1 {' '.join(argv[:8])} ...\n")
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   env={**os.environ, "DOCKER_BUILDKIT": "1"}, errors="replace")
-        assert process.stdout is not None
-        for line in process.stdout:
-            log.write(line)
-            _show(line.rstrip("\n"), steps_seen, say, verbose)
-        code = process.wait(timeout=_BUILD_TIMEOUT_S)
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "DOCKER_BUILDKIT": "1"}, errors="replace") as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                log.write(line)
+                _show(line.rstrip("\n"), steps_seen, say, verbose)
+            code = process.wait(timeout=_BUILD_TIMEOUT_S)
     if code != 0:
         raise ImageBuildError(_failure(plan, log_path, code), log_path)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness._cases import Case
 from harness._clean import Pruned, human_size
@@ -69,14 +70,29 @@ def _clean_daemon(client: docker.DockerClient, dry_run: bool, say: Callable[[str
 
 def build_cache_usage(client: docker.DockerClient) -> tuple[int, int]:
     """(bytes a prune frees: records neither in use nor shared with an image, all cache bytes)."""
-    records = client.df().get("BuildCache") or []
+    records = disk_usage(client).get("BuildCache") or []
     prunable = [r for r in records if not r.get("InUse") and not r.get("Shared")
                 and r.get("Type") not in ("internal", "frontend")]
     return sum(int(r.get("Size") or 0) for r in prunable), sum(int(r.get("Size") or 0) for r in records)
 
 
 def build_cache_ids(client: docker.DockerClient) -> set[str]:
-    return {str(record["ID"]) for record in client.df().get("BuildCache") or []}
+    return {str(record["ID"]) for record in disk_usage(client).get("BuildCache") or []}
+
+
+def disk_usage(client: docker.DockerClient, attempts: int = 60) -> dict[str, Any]:
+    """``docker system df``. The daemon runs one at a time and answers a second "a disk usage operation is
+    already running" (another run or `docker system df` meanwhile): wait for it, a second at a time."""
+    from docker.errors import APIError
+
+    for _ in range(attempts - 1):
+        try:
+            return dict(client.df())
+        except APIError as error:
+            if "already running" not in str(error):
+                raise
+        time.sleep(1)
+    return dict(client.df())
 
 
 def prune_build_cache_since(client: docker.DockerClient, before: set[str]) -> int:

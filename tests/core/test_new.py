@@ -449,6 +449,18 @@ def test_rich_boxed_traceback_with_wrapped_paths(tmp_path):
     assert frame_packages(report.traceback.frames, report.environment) == ["torch", "pyyaml"]
 
 
+@pytest.mark.parametrize("cut", [0, 1, 2, 3])
+def test_rich_box_cutting_the_line_number_or_before_the_function(cut):
+    """Where rich wraps depends on the path's length (where the environment lives): every cut reads the same."""
+    head, tail = "/env/site-packages/yaml/parser.py", "483 in parse_flow_sequence_entry"
+    first, second = f"{head}:{tail[:cut]}", tail[cut:].strip()
+    text = "\n".join(["╭──── Traceback (most recent call last) ────╮", f"│ {first} │", f"│ {second} │",
+                      "│ ❱ 483 │   │   raise ParserError(\"while parsing\" │", "╰────╯",
+                      "ParserError: while parsing a flow sequence"])
+    (frame,) = parse_report(text).traceback.frames
+    assert (frame.posix, frame.line, frame.function) == (f"{head}", 483, "parse_flow_sequence_entry")
+
+
 def test_ipython_8_frames_and_a_gpu_only_error(tmp_path):
     text = (REPORTS / "transformers-24658.txt").read_text()
     with pytest.raises(UsageError, match="report line 8 stops before its final exception line"):

@@ -65,6 +65,7 @@ def index_url(request) -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple"
     server.shutdown()
+    server.server_close()  # its listening socket: left open, a ResourceWarning
 
 
 def test_index_lists_installable_releases_oldest_first(index_url):

@@ -182,8 +182,11 @@ def test_a_sealed_helper_keeps_home_read_only_and_writes_only_its_folders(layout
         pytest.skip("no namespaces on this host (not root, no unprivileged user namespaces)")
     scratch = layout / "scratch"
     scratch.mkdir()
-    confinement = Confinement(hide=(layout / "output",), readonly=(layout / "cwd",), writable=(layout / "repo" / "cache",),
-                              sealed=True, scratch=scratch, private_home=False)
+    # The interpreter read-only, as the harness's callers list it (harness/_sandbox.py): a checkout or venv under
+    # /tmp is otherwise covered by the private /tmp.
+    interpreter = (Path(sys.prefix), Path(sys.base_prefix))
+    confinement = Confinement(hide=(layout / "output",), readonly=(layout / "cwd", *interpreter),
+                              writable=(layout / "repo" / "cache",), sealed=True, scratch=scratch, private_home=False)
     home = os.environ["HOME"]
     done = run_helper([sys.executable, "-c", SEALED_HELPER, home, str(layout / "output"), str(layout / "repo" / "cache")],
                       env=dict(os.environ), timeout=60, cwd=layout / "cwd", confinement=confinement)

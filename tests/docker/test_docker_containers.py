@@ -170,16 +170,21 @@ def test_cell_results_match_the_venv_backend_statuses(backend, tiny_spec, cell_r
         assert outcome.signal == detail
 
 
+# Waits end on what they wait for; these bounds only stop a hung test, however loaded the machine.
+HANG_GUARD_S = 600
+
+
 def start_cell(backend, env, request, containers_of) -> tuple[threading.Thread, list]:
-    """Run the cell in a thread; return once its container runs (the outcome lands in the list)."""
+    """Run the cell in a thread; return once its repro has printed 'running' (its log is streamed from the
+    container as it runs). The outcome lands in the list."""
     results: list = []
     worker = threading.Thread(target=lambda: results.append(backend.run_cell(env, request)))
     worker.start()
-    deadline = time.monotonic() + 60
-    while not [c for c in containers_of(backend.runner.run_id) if c.state == "running"]:
-        assert time.monotonic() < deadline, "the cell's container never ran"
+    deadline = time.monotonic() + HANG_GUARD_S
+    while "running" not in request.log_path.read_text(encoding="utf-8", errors="replace"):
+        assert worker.is_alive(), f"the cell ended before its repro ran: {results}"
+        assert time.monotonic() < deadline, "the cell's repro never ran"
         time.sleep(0.2)
-    time.sleep(1)  # let the child runner start inside
     return worker, results
 
 
@@ -191,7 +196,7 @@ def test_container_stopped_from_outside_is_an_infra_error(backend, tiny_spec, ce
     worker, results = start_cell(backend, env, request, containers_of)
     (container,) = containers_of(backend.runner.run_id)
     backend.client.api.kill(container.id, signal=sig)
-    worker.join(timeout=120)
+    worker.join(timeout=HANG_GUARD_S)
     assert results and results[0].status == "infra-error", results
     assert f"stopped from outside the harness (the Docker daemon sent {sig}" in results[0].reason
     assert containers_of(backend.runner.run_id) == []
@@ -206,16 +211,27 @@ def test_memory_limit_kills_with_oom(backend, tiny_spec, cell_request):
 
 def test_timeout_kills_and_removes_the_container(backend, tiny_spec, cell_request, containers_of):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = cell_request("import time\nprint('sleeping', flush=True)\ntime.sleep(600)", timeout=3)
+    # 8 s: time for a loaded machine to start the container's Python; the repro would sleep 600 s.
+    request = cell_request("import time\nprint('sleeping', flush=True)\ntime.sleep(600)", timeout=8)
     seen: list[list] = []
-    watcher = threading.Thread(target=lambda: (time.sleep(1.5),
-                                               seen.append(containers_of(backend.runner.run_id))))
+    done = threading.Event()
+
+    def watch() -> None:  # the containers while the repro sleeps (once it has said so)
+        while "sleeping" not in request.log_path.read_text(encoding="utf-8", errors="replace"):
+            if done.wait(0.1):
+                return
+        seen.append(containers_of(backend.runner.run_id))
+
+    watcher = threading.Thread(target=watch)
     watcher.start()
     started = time.monotonic()
-    outcome = backend.run_cell(env, request)
-    watcher.join()
+    try:
+        outcome = backend.run_cell(env, request)
+    finally:
+        done.set()
+        watcher.join()
     assert outcome.status == "timeout", outcome
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 300, "the run waited for the repro, not for its timeout"
     assert "killed and removed" in outcome.reason
     assert seen and len(seen[0]) == 1  # labelled with the run id while it ran
     assert containers_of(backend.runner.run_id) == []
@@ -224,10 +240,10 @@ def test_timeout_kills_and_removes_the_container(backend, tiny_spec, cell_reques
 
 def test_cancel_interrupts_running_cells_and_leaves_nothing(backend, tiny_spec, cell_request, containers_of):
     env = backend.prepare(tiny_spec, progress=lambda text: None)
-    request = cell_request("import time\ntime.sleep(600)", timeout=300)
+    request = cell_request("import time\nprint('running', flush=True)\ntime.sleep(600)", timeout=300)
     worker, results = start_cell(backend, env, request, containers_of)
     backend.cancel()
-    worker.join(timeout=60)
+    worker.join(timeout=HANG_GUARD_S)
     assert results and results[0].status == "interrupted", results
     assert containers_of(backend.runner.run_id) == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -38,6 +39,9 @@ def harness(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           timeout=300, env={**os.environ, **env, "COLUMNS": "250"})
 
 
+# docker's UnixHTTPConnection.connect leaves its socket unclosed when connect() fails (docker 7.2); collected
+# here, its ResourceWarning would fail whichever test the garbage collector happened to run in.
+@pytest.mark.filterwarnings(r"ignore:Exception ignored in. <socket\.socket .*family=1:pytest.PytestUnraisableExceptionWarning")
 def test_no_daemon_names_the_socket_and_how_to_start_one(no_daemon):
     with pytest.raises(DockerUnavailableError) as caught:
         connect()
@@ -45,6 +49,8 @@ def test_no_daemon_names_the_socket_and_how_to_start_one(no_daemon):
     assert no_daemon in message
     assert "scripts/docker-setup.sh" in message and "dockerd --bridge=none --iptables=false" in message
     assert isinstance(caught.value, HarnessError)
+    del caught  # its traceback holds the socket
+    gc.collect()
 
 
 def test_no_daemon_from_the_command_line(no_daemon, tmp_path):
@@ -155,3 +161,26 @@ def test_image_missing_says_how_to_retag_an_untagged_copy(docker_client, tiny_bu
     image_id = docker_client.images.get(plan.tag).id.removeprefix("sha256:")[:12]
     assert f"exists without this tag: docker tag {image_id} {plan.tag}" in message
     assert "REPRO_DOCKER_BASE" not in message
+
+
+def test_a_disk_usage_query_waits_for_the_one_the_daemon_is_running(monkeypatch):
+    """Two runs pruning at once: the daemon refuses the second `system df` until the first ends (seen on a
+    shared daemon); the second waits instead of failing its build. Other API errors still raise."""
+    from docker.errors import APIError
+
+    from harness.docker import _clean
+
+    monkeypatch.setattr(_clean.time, "sleep", lambda seconds: None)
+    answers: list = [APIError("500 Server Error: a disk usage operation is already running"), {"BuildCache": []}]
+
+    class Client:
+        def df(self):
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    assert _clean.build_cache_ids(Client()) == set() and not answers
+    answers[:] = [APIError("500 Server Error: something else")]
+    with pytest.raises(APIError, match="something else"):
+        _clean.build_cache_ids(Client())

@@ -40,7 +40,7 @@ def start_run():
         if process.poll() is None:
             process.send_signal(signal.SIGINT)  # lets the run remove its containers
             try:
-                process.communicate(timeout=60)
+                process.communicate(timeout=HANG_GUARD_S)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.communicate()
@@ -60,23 +60,28 @@ def hang_containers(client) -> list:
     return [c for c in labelled_containers(client) if c.labels.get("repro-matrix.cell", "").startswith("hangs/")]
 
 
-def wait_for_running_hang(client, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 120
+# Waits end on what they wait for; these bounds only stop a hung test, however loaded the machine.
+HANG_GUARD_S = 600
+
+
+def wait_for_running_hang(output: Path, process: subprocess.Popen) -> None:
+    """Until the hanging repro has printed its first line (its cell log, streamed from the container as it runs)."""
+    deadline = time.monotonic() + HANG_GUARD_S
     while time.monotonic() < deadline and process.poll() is None:
-        if any(c.state == "running" for c in hang_containers(client)):
-            time.sleep(1)  # let the child runner start inside
+        logs = output.glob("*/logs/hangs/cpu/buggy.log")
+        if any("behaviour=hang" in log.read_text(encoding="utf-8", errors="replace") for log in logs):
             return
         time.sleep(0.2)
-    pytest.fail(f"the hanging cell never started: {process.communicate(timeout=60)[0][-3000:]}")
+    pytest.fail(f"the hanging cell never started: {process.communicate(timeout=HANG_GUARD_S)[0][-3000:]}")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image, local_base, slow_hang, tmp_path,
                                                    sig, start_run):
     process = start_run(slow_hang, tmp_path, local_base, "hangs")
-    wait_for_running_hang(docker_client, process)
+    wait_for_running_hang(tmp_path, process)
     process.send_signal(sig)
-    output, _ = process.communicate(timeout=120)
+    output, _ = process.communicate(timeout=HANG_GUARD_S)
     assert process.returncode == 130, output[-3000:]
     assert hang_containers(docker_client) == []
     (results,) = tmp_path.glob("*/results.json")
@@ -89,11 +94,11 @@ def test_interrupting_a_run_removes_its_containers(docker_client, fixture_image,
 def test_containers_of_a_killed_run_are_swept_by_the_next_run(docker_client, fixture_image, local_base, slow_hang,
                                                               tmp_path, start_run):
     process = start_run(slow_hang, tmp_path / "killed", local_base, "hangs")
-    wait_for_running_hang(docker_client, process)
+    wait_for_running_hang(tmp_path / "killed", process)
     process.kill()
-    process.communicate(timeout=60)
+    process.communicate(timeout=HANG_GUARD_S)
     assert hang_containers(docker_client), "SIGKILL cannot clean up: the container is still there"
     second = start_run(slow_hang, tmp_path / "next", local_base, "confirmed")
-    output, _ = second.communicate(timeout=600)
+    output, _ = second.communicate(timeout=HANG_GUARD_S)
     assert second.returncode == 0, output[-3000:]
     assert hang_containers(docker_client) == []

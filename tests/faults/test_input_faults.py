@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -128,8 +129,10 @@ ALIAS_BOMB = "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n" + "".join(
 HOSTILE_YAML = {
     "alias-bomb": (f"id: alias-bomb\n{ALIAS_BOMB}", "alias bomb"),
     "self-reference": ("id: self-reference\ntitle: &loop [x, *loop]\n", "(a cycle)"),
-    "deep-nesting": ("id: deep-nesting\ntitle: " + "[" * 5000 + "\n", "nesting deeper than"),
-    "deep-mapping": ("id: deep-mapping\ntitle: " + "{k: " * 5000 + "x" + "}" * 5000 + "\n", "nesting deeper than"),
+    # The harness's own depth check, or libyaml's (CSafeLoader, libyaml >= 0.2.5) where its scanner, reading ahead
+    # through a flow collection, reaches its own limit first: the behaviour, not one library's wording, is tested.
+    "deep-nesting": ("id: deep-nesting\ntitle: " + "[" * 5000 + "\n", "nesting"),
+    "deep-mapping": ("id: deep-mapping\ntitle: " + "{k: " * 5000 + "x" + "}" * 5000 + "\n", "nesting"),
 }
 
 
@@ -149,7 +152,7 @@ def test_alias_bombs_cycles_and_deep_nesting_are_case_file_errors_and_the_others
     assert "Traceback" not in out + proc.stderr
     for name, (_, message) in HOSTILE_YAML.items():
         line = next(text for text in out.splitlines() if f"/{name}/case.yaml" in text)
-        assert f"/{name}/case.yaml:" in line and message in line, line
+        assert re.search(rf"/{name}/case\.yaml:\d+: .*{re.escape(message)}", line), line  # file, line, problem
     assert out.count("fix:") >= len(HOSTILE_YAML)
     assert ("1 case file(s) valid, 4 invalid" in out) if command == ["validate"] else ("good" in out)
 

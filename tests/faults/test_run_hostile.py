@@ -381,6 +381,7 @@ def stalling_index():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple"
     server.shutdown()
+    server.server_close()  # its listening socket: left open, a ResourceWarning
 
 
 def _kill(harness: subprocess.Popen) -> None:

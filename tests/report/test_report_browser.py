@@ -63,6 +63,7 @@ def server(site: Path) -> Iterator[str]:
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     thread.join()
+    httpd.server_close()  # its listening socket: left open, a ResourceWarning
 
 
 @pytest.fixture(scope="module")

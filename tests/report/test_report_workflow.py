@@ -140,6 +140,7 @@ def test_publish_steps_extend_the_published_history(workflow, tmp_path, make_run
     finally:
         server.shutdown()
         thread.join()
+        server.server_close()  # its listening socket: left open, a ResourceWarning
     assert fetch.returncode == 0, fetch.stdout + fetch.stderr
     assert (workspace / "previous" / "history.json").is_file()
     build = _bash(_step(site_job, "Build the site")["run"], workspace, env)
