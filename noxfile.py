@@ -79,7 +79,7 @@ def cases(session: nox.Session) -> None:
 def wheelhouse(session: nox.Session) -> None:
     """Wheels for an offline host with its own torch: ``nox -s wheelhouse -- --case ID --python-version 3.12
     --platform manylinux_2_28_x86_64 --output DIR [--split-mib 60]`` (docs/gpu.md)."""
-    session.install(*DEPENDENCIES, "uv", "pip", TORCH)
+    _install(session, *DEPENDENCIES, "uv", "pip", TORCH)
     _harness(session, "wheelhouse", *session.posargs)
 
 
