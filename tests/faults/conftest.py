@@ -42,12 +42,15 @@ def write_case(root: Path, case_id: str, script: str, variants: dict | None = No
         "requires": ["torch==2.13.0"], "timeout": 60,
         "variants": variants or {
             "buggy": {"role": "buggy", "expect": {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}},
-            # validate refuses a fix variant that runs exactly what the buggy one runs: this one differs by env
-            "fixed": {"role": "fix", "env": {"FAULT_FIXTURE": "fixed"},
-                      "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
+            "fixed": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
         },
         **extra,
     }
+    # validate refuses a fix variant that runs exactly what a buggy one runs (the scripts here tell variants apart
+    # by name only where they must): each fix variant without an env of its own differs by one that names it.
+    for name, variant in data["variants"].items():
+        if variant.get("role") == "fix" and "env" not in variant:
+            variant["env"] = {"FAULT_FIXTURE_VARIANT": name}
     (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     return folder
 
