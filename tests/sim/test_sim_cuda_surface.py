@@ -179,6 +179,7 @@ def test_every_cuda_name_torch_imports_from_its_c_module_exists(sim):
             torch._C._cuda_CUDAAllocator_AllocatorState()
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # torch's own, on import
 def test_dynamo_reset_under_the_simulation(sim):
     import torch._dynamo
 

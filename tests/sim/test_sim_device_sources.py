@@ -77,6 +77,7 @@ def test_every_device_source_is_in_the_table():
 
 
 @pytest.mark.filterwarnings("ignore:To copy construct from a tensor")
+@pytest.mark.filterwarnings("ignore:non-inplace resize_as is deprecated")  # torch's own, for Tensor.resize_as
 @pytest.mark.parametrize("direction", ["cpu self, cuda other", "cuda self, cpu other"])
 @pytest.mark.parametrize("name", list(TABLE))
 def test_result_device(name: str, direction: str):
