@@ -99,7 +99,7 @@ class LiveCells:
                 self._progress.update(item.task, description=f"running {shown}" + (f": {line}" if line else ""))
             elif self._progress is None and now - max(item.started, item.said) >= self.heartbeat_s:
                 item.said = now
-                elapsed = int(now - item.started)
+                elapsed = round(now - item.started)  # not int(): (t + 61) - t can be 60.99999... in floats
                 self.console.print(Text(f"still running {shown} ({elapsed // 60}m{elapsed % 60:02d}s)"
                                         + (f": {line}" if line else ""), style="dim"))
 
