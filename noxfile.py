@@ -12,11 +12,12 @@ import nox.command
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from harness import uv_index_environment  # noqa: E402 - stdlib-only; needs the repo on sys.path
+from harness._vocabulary import TORCH_PIN, exit_meaning  # noqa: E402 - the same; docs/architecture.md lists the codes
 
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 DEPENDENCIES = PYPROJECT["project"]["dependencies"]
 DOCKER = PYPROJECT["project"]["optional-dependencies"]["docker"]
-TORCH = "torch==2.13.0"  # always pinned: an unpinned torch pulls a multi-GB CUDA build
+TORCH = TORCH_PIN
 # Every session installs with the lock as constraints, so a release upstream cannot change a run of the same
 # commit; ``nox -s lock`` rewrites it (docs/dependencies.md).
 LOCK = ROOT / "requirements" / "lock.txt"
@@ -27,17 +28,6 @@ LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "nox"]  # nox: .ci/run inst
 os.environ.update(uv_index_environment())
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["cases"]
-
-
-# The harness's exit codes (README "Exit status"); nox itself only knows success (0) and failure (1).
-EXIT_MEANINGS = {0: "every verdict confirmed or skipped", 1: "some verdict needs attention (or, after a Python "
-                 "traceback, the harness itself failed)", 2: "bad input (a case file or an argument)",
-                 3: "the selection matched nothing", 4: "results could not be written", 130: "interrupted"}
-# Commands that judge nothing say what their codes mean for them.
-COMMAND_MEANINGS = {"validate": {0: "every case file is valid", 2: "a case file is invalid (see above)"},
-                    "new": {0: "the case skeleton is written", 2: "bad input (see above)"},
-                    "report": {0: "the site is built"}, "clean": {0: "done"}, "images": {0: "done"},
-                    "wheelhouse": {0: "the wheelhouse is made"}}
 
 
 def _harness(session: nox.Session, *args: str) -> None:
@@ -53,8 +43,7 @@ def _harness(session: nox.Session, *args: str) -> None:
 
 
 def _meaning(args: tuple[str, ...], code: int) -> str:
-    meanings = {**EXIT_MEANINGS, **COMMAND_MEANINGS.get(args[0] if args else "", {})}
-    return meanings.get(code, "unexpected exit code")
+    return exit_meaning(args[0] if args else "", code)
 
 
 def _install(session: nox.Session, *packages: str) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -26,9 +26,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from harness._cases import PatchFile
 from harness._exceptions import UsageError
 from harness._hosttorch import HostTorch, pinned_torch
+from harness._vocabulary import CellStatus
 
-CellStatus = Literal["passed", "raised", "exited", "crashed", "timeout", "oom", "infra-error", "skipped",
-                     "interrupted"]
 Progress = Callable[[str], None]
 REPO_ROOT = Path(__file__).resolve().parent.parent  # the folder holding harness/: a checkout, or site-packages
 CHILD_RUNNER = Path(__file__).with_name("_child.py")

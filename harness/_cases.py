@@ -28,9 +28,9 @@ from harness._case_yaml import LOADER, load_plain_data, read_case_text
 from harness._exceptions import CaseFileError
 from harness._placeholders import placeholder_error, script_placeholders
 from harness._soundness import check_variants
+from harness._vocabulary import LANES, TORCH_PIN
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
-LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
 ExpectKind = Literal["reproduces", "passes", "unsupported"]
 
 
@@ -401,10 +401,10 @@ def merge_requirements(path: Path, shared: Iterable[str], own: Iterable[str], va
             requirement = Requirement(text)
         except InvalidRequirement as error:
             raise CaseFileError(path, f"variant {variant!r}: invalid requirement {text!r}: {error}",
-                                fix="use pip requirement syntax, e.g. 'torch==2.13.0'") from None
+                                fix=f"use pip requirement syntax, e.g. '{TORCH_PIN}'") from None
         merged[canonicalize_name(requirement.name)] = text
     torch = merged.get("torch")
     if torch is None or not re.search(r"==\s*[\w.+]+\s*$", torch):
         raise CaseFileError(path, f"variant {variant!r} does not pin torch with '==' (got {torch!r})",
-                            fix="add e.g. 'torch==2.13.0' to requires: an unpinned torch pulls a multi-GB CUDA build")
+                            fix=f"add e.g. '{TORCH_PIN}' to requires: an unpinned torch pulls a multi-GB CUDA build")
     return tuple(sorted(merged.values(), key=str.lower))

@@ -36,20 +36,13 @@ from harness._plan import Selection, parse_shard
 from harness._progress import LiveCells
 from harness._results import CellRecord
 from harness._text import for_terminal
+from harness._vocabulary import RICH_STYLES, ExitCode
 from harness._workflow import (
-    EXIT_BAD_INPUT,
-    EXIT_EMPTY,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_WRITE,
     UI,
     RunOptions,
     load_step,
     run_cases,
 )
-
-_STYLE = {"confirmed": "green", "skipped": "dim", "fix-regressed": "bold red", "stale-repro": "yellow",
-          "failed-differently": "magenta", "infra-error": "red"}
 
 
 def _int_in(low: int, high: int) -> Any:
@@ -173,7 +166,7 @@ def _cmd_gpu_check(args: argparse.Namespace, console: Console) -> int:
                            cases_dirs=tuple(args.cases_dir), budget_s=float(args.budget_s))
     report = run_check(options, active, _plain_printer(console))
     disagree = [r for r in report["scenarios"] if not r["agree"]] + [r for r in report["cells"] if r["agree"] is False]
-    return 1 if disagree or report["scenario_errors"] or report["run"] is None else EXIT_OK
+    return ExitCode.VERDICTS if disagree or report["scenario_errors"] or report["run"] is None else ExitCode.OK
 
 
 def _add_wheelhouse(commands: Any) -> None:
@@ -216,7 +209,7 @@ def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
     if house.missing:
         raise UsageError(f"{len(house.missing)} requirement(s) have no wheel in {args.output} (listed above and in "
                          "wheelhouse.json 'missing'): run this where they can be downloaded or built")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 # torch 2.13 (CPU) imports and makes a 1000x1000 tensor in 0.7 GB of address space on a 2-core host, and
@@ -300,7 +293,7 @@ def _cmd_new(args: argparse.Namespace, console: Console) -> int:
     for path, line, what in written.todo:
         say(f"  {_shown(path)}:{line}: {what}")
     say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _shown(path: Path) -> Path:
@@ -329,7 +322,7 @@ def _console() -> Console:
 
 def _ui(console: Console, live: LiveCells | None = None) -> UI:
     def cell_done(done: int, total: int, record: CellRecord) -> None:
-        style = _STYLE.get(record.judgement, "")
+        style = RICH_STYLES.get(record.judgement, "")
         width = len(str(total))
         cell = for_terminal(f"{record.case} · {record.lane} · {record.variant}", one_line=True)
         console.print(Text.assemble(
@@ -361,7 +354,7 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
     if args.list:
         loaded = load_step(roots, _ui(console))
         print_case_list(console, loaded.cases)
-        return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
+        return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
     floating_days()  # a bad REPRO_MATRIX_FLOATING_DAYS is a usage error now, not a crash per cell
     if args.refresh:
         os.environ["REPRO_MATRIX_REFRESH"] = f"refresh-{time.time_ns()}"
@@ -388,7 +381,7 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
         for line in newest_fix_pins(loaded.cases, index_environment(), python):
             console.print(Text(for_terminal(f"note: {line}", one_line=True)))
     console.print(f"{len(loaded.cases)} case file(s) valid, {len(loaded.errors)} invalid")
-    return EXIT_BAD_INPUT if loaded.errors else EXIT_OK
+    return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
 
 
 def _cmd_report(args: argparse.Namespace, console: Console) -> int:
@@ -406,7 +399,7 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
         console.print(Text(f"  {for_terminal(problem, one_line=True)}", style="yellow"))
     if len(summary.problems) > 50:
         console.print(Text(f"  ... and {len(summary.problems) - 50} more (listed on the front page)", style="yellow"))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
@@ -418,7 +411,7 @@ def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
                   f"({removed.describe()})")
     if not args.no_images:
         _clean_images(loaded.cases, args.dry_run, console)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> None:
@@ -434,7 +427,8 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     from harness._bisect import BisectRequest, available_versions, run_bisect, select_range
-    from harness._lanes import LANE_TABLE, nvidia_gpu_status
+    from harness._gpu import gpu_status
+    from harness._lanes import LANE_TABLE
     from harness._plan import Selection, select_cases
     from harness._venv import VenvBackend
 
@@ -446,7 +440,7 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"case {case.id} has no variant {name!r}; it has {', '.join(case.variants)}")
     say = _plain_printer(console)
     versions = args.versions.split(",") if args.versions else available_versions(args.package, say=say)
-    lane = LANE_TABLE[args.lane or ("cuda" if nvidia_gpu_status()[0] else "cuda-sim")]
+    lane = LANE_TABLE[args.lane or ("cuda" if gpu_status()[0] else "cuda-sim")]
     request = BisectRequest(case, case.variants[name], args.package,
                             tuple(select_range(versions, args.low, args.high, pre=args.pre)), lane,
                             binary=args.mode == "binary")
@@ -459,7 +453,7 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     if not report["transitions"]:
         say(f"no change across the range: {report['rows'][0]['outcome'] if report['rows'] else 'nothing ran'}")
     say(f"bisect report: {report['path']}")
-    return EXIT_OK
+    return ExitCode.OK
 
 
 _COMMANDS = {"cases": _cmd_cases, "bisect": _cmd_bisect, "validate": _cmd_validate, "report": _cmd_report,
@@ -476,16 +470,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args, console)
     except EmptySelectionError as error:
         _print_error(console, str(error))
-        return EXIT_EMPTY
+        return ExitCode.EMPTY
     except (SelectionError, CaseFileError, UsageError) as error:
         _print_error(console, str(error))
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except ReportWriteError as error:
         _print_error(console, str(error))
-        return EXIT_WRITE
+        return ExitCode.WRITE
     except HarnessError as error:
         _print_error(console, str(error))
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         console.print("[red]interrupted[/]")
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import socket
-import subprocess
 from pathlib import Path
 from typing import Any
+
+from harness._gpu import gpu_table
 
 
 def describe_host() -> dict[str, Any]:
@@ -47,17 +47,5 @@ def _memory_gb() -> float | None:
 
 
 def _nvidia_gpus() -> tuple[list[dict[str, Any]], str | None]:
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return [], None
-    query = "--query-gpu=name,memory.total,driver_version"
-    try:
-        proc = subprocess.run([smi, query, "--format=csv,noheader,nounits"], capture_output=True, text=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return [], None
-    gpus = []
-    for line in proc.stdout.strip().splitlines():
-        name, memory, driver = (part.strip() for part in line.split(",")[:3])
-        gpus.append({"name": name, "memory_mb": int(float(memory)), "driver": driver})
-    return gpus, gpus[0]["driver"] if gpus else None
+    gpus = gpu_table()
+    return gpus, str(gpus[0]["driver"]) if gpus else None

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
+from harness._vocabulary import RUN_ID
 
 RESULTS_VERSION = 1
 
@@ -102,7 +102,7 @@ def new_run_dir(output: Path) -> tuple[str, Path]:
     folder then gets a numeric suffix if that id is already taken in ``output``.
     """
     shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
-    if shared and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", shared):  # a bad setting: exit 2, not 4
+    if shared and not RUN_ID.fullmatch(shared):  # a bad setting: exit 2, not 4
         raise UsageError(f"REPRO_MATRIX_RUN_ID={shared[:120]!r}: use at most 101 letters, digits, '.', '_' and '-', "
                          "starting with a letter or digit (e.g. gh-${{ github.run_id }})")
     output = output.resolve()  # cells run in their own folders: every path handed to them is absolute

@@ -22,35 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import regex
 
+from harness._vocabulary import SEVERITY, Verdict
+
 if TYPE_CHECKING:  # the case loader imports this module to check signatures: no import cycle
     from harness._cases import Expectation
 
 
-class Verdict(StrEnum):
-    CONFIRMED = "confirmed"
-    FIX_REGRESSED = "fix-regressed"
-    STALE_REPRO = "stale-repro"
-    FAILED_DIFFERENTLY = "failed-differently"
-    INFRA_ERROR = "infra-error"
-    SKIPPED = "skipped"
-
-    @property
-    def ok(self) -> bool:
-        """Verdicts that let ``nox -s cases`` exit 0."""
-        return self in (Verdict.CONFIRMED, Verdict.SKIPPED)
-
-
-# Worst first: a fix that no longer holds is the news a maintainer must see before anything else.
-SEVERITY: tuple[Verdict, ...] = (
-    Verdict.FIX_REGRESSED, Verdict.STALE_REPRO, Verdict.FAILED_DIFFERENTLY,
-    Verdict.INFRA_ERROR, Verdict.CONFIRMED, Verdict.SKIPPED,
-)
 _INFRA = {"timeout", "infra-error", "oom", "interrupted"}
 
 

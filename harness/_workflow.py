@@ -17,9 +17,9 @@ from harness._cases import LANES, Case, CaseLoad, load_cases
 from harness._estimate import History, estimate, read_history
 from harness._exceptions import CaseFileError, EmptySelectionError, UsageError
 from harness._execute import Executor, Interrupted
+from harness._gpu import gpu_count
 from harness._host import describe_host
 from harness._hosttorch import HostTorch, probe_host_torch
-from harness._lanes import gpu_count
 from harness._plan import Cell, Selection, plan_cells, select_cases, select_lanes
 from harness._process import namespaces_wanted
 from harness._results import (
@@ -34,8 +34,7 @@ from harness._results import (
 from harness._seal import mode_line, sandbox_mode
 from harness._text import for_terminal
 from harness._verdicts import Verdict, lane_verdicts
-
-EXIT_OK, EXIT_VERDICTS, EXIT_BAD_INPUT, EXIT_EMPTY, EXIT_WRITE, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+from harness._vocabulary import ExitCode
 
 
 @dataclass(frozen=True)
@@ -93,8 +92,8 @@ def judge_step(cases: Sequence[Case], records: Sequence[CellRecord]) -> list[dic
 
 def exit_code_for(verdicts: Sequence[dict[str, Any]], load_errors: int) -> int:
     if load_errors:
-        return EXIT_BAD_INPUT
-    return EXIT_OK if all(Verdict(v["verdict"]).ok for v in verdicts) else EXIT_VERDICTS
+        return ExitCode.BAD_INPUT
+    return ExitCode.OK if all(Verdict(v["verdict"]).ok for v in verdicts) else ExitCode.VERDICTS
 
 
 def report_step(folder: RunFolder, record: RunRecord, ui: UI) -> dict[str, Any]:
@@ -206,7 +205,7 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
     # A broken case file the user did not select is reported, but does not fail a run of other cases.
     relevant = [e for e in loaded.errors
                 if not options.selection.cases or e.path.parent.name in options.selection.cases]
-    code = EXIT_INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(relevant))
+    code = ExitCode.INTERRUPTED if interrupted else exit_code_for(record.verdicts, len(relevant))
     record.finished, record.exit_code = utc_now(), code
     record.status = "interrupted" if interrupted else "completed"
     results = report_step(folder, record, ui)

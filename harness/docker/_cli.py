@@ -21,13 +21,12 @@ from harness._backend import project_root
 from harness._cases import LANES, Case, load_cases
 from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError, UsageError
 from harness._plan import Selection, select_cases
+from harness._vocabulary import ExitCode
 from harness.docker._backend import image_log_dir
 from harness.docker._build import build_image
 from harness.docker._catalog import CatalogEntry, catalog, flavours_for_lanes
 from harness.docker._client import connect, find_image, host_settings
 from harness.docker._plan import ImageSettings
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def add_images_parser(commands: Any) -> argparse.ArgumentParser:
@@ -74,15 +73,15 @@ def images_command(args: argparse.Namespace, console: Console) -> int:
     entries = catalog(cases, flavours, settings)
     if args.list:
         _print_list(console, client, entries)
-        return EXIT_OK
+        return ExitCode.OK
     failed = [entry for index, entry in enumerate(entries)
               if not _ensure(console, client, entry, f"[{index + 1}/{len(entries)}]", args)]
     if args.base:
         _print_hint(console, args.base)
     if failed:
         console.print(f"[red]{len(failed)} of {len(entries)} image(s) failed to build[/]")
-        return EXIT_FAILED
-    return EXIT_OK
+        return ExitCode.VERDICTS
+    return ExitCode.OK
 
 
 def _ensure(console: Console, client: Any, entry: CatalogEntry, counter: str, args: argparse.Namespace) -> bool:

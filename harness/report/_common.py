@@ -1,4 +1,4 @@
-"""Vocabulary shared by every report: verdict words, their order and colours, and the story told about a run.
+"""What every report shares: the story told about a run (the words and colours are harness/_vocabulary.py).
 
 The terminal summary and the HTML both take the "needs attention" and "skipped" lists from here, so they
 cannot tell two different stories.
@@ -13,50 +13,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from harness._library import group_by_library
-
-LANES: tuple[str, ...] = ("cpu", "cuda", "cuda-sim")
-
-# Names that end up in file names and URLs of the site, read from untrusted results.json and history.json.
-# Always used with fullmatch: a pattern ending in "$" also accepts a trailing newline under re.search.
-CASE_ID = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # harness/case.schema.json "id"
-VARIANT = re.compile(r"[a-z0-9]+([-.+][a-z0-9]+)*\+?")  # harness/case.schema.json variant names
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")  # harness/_results.py new_run_dir (and REPRO_MATRIX_RUN_ID)
-MAX_NAME = 64  # case ids and variant names: the case schema's bound; cases/<id>.html must be a valid file name
-
-# Worst first (DESIGN.md "Verdicts"); "skipped" sorts last so any real verdict outranks it.
-SEVERITY: tuple[str, ...] = (
-    "fix-regressed", "stale-repro", "failed-differently", "infra-error", "confirmed", "skipped",
+from harness._vocabulary import (
+    CASE_ID,
+    LANES,
+    MAX_NAME,
+    OK_VERDICTS,
+    RUN_ID,
+    SEVERITY,
+    VARIANT,
 )
-OK_VERDICTS = frozenset({"confirmed", "skipped"})
-MISSING = "missing"  # no record at all (site only): neither run nor skipped
-
-
-@dataclass(frozen=True, slots=True)
-class Style:
-    background: str
-    foreground: str
-    meaning: str
-
-
-# Colour is never the only channel: every cell also prints the verdict word.
-STYLES: dict[str, Style] = {
-    "confirmed": Style("#c8e6c9", "#1b5e20", "bugs reproduce where documented, fixes hold"),
-    "fix-regressed": Style("#ef9a9a", "#7f0000", "a fix or workaround stopped working"),
-    "stale-repro": Style("#ffcc80", "#6d3a00", "a buggy variant ran clean: the repro no longer shows the bug"),
-    "failed-differently": Style("#ce93d8", "#4a148c", "failed with an error that does not match the signature"),
-    "infra-error": Style("#90a4ae", "#102027", "the harness or environment could not run a cell"),
-    "skipped": Style("#eeeeee", "#555555", "not run here: lane absent or every variant unsupported"),
-    MISSING: Style("#ffffff", "#888888", "no result recorded"),
-}
-RICH_STYLES: dict[str, str] = {
-    "confirmed": "bold green",
-    "fix-regressed": "bold white on red",
-    "stale-repro": "bold black on dark_orange",
-    "failed-differently": "bold magenta",
-    "infra-error": "bold cyan",
-    "skipped": "dim",
-    MISSING: "dim",
-}
 
 
 def name_problem(kind: str, value: Any) -> str | None:

@@ -12,7 +12,7 @@ from urllib.parse import quote, urlsplit
 import jinja2
 
 from harness._text import for_page
-from harness.report._common import MISSING, SEVERITY, STYLES
+from harness._vocabulary import MISSING, SEVERITY, STYLES
 from harness.report._run_view import anchor
 
 TEMPLATES = Path(__file__).parent / "templates"

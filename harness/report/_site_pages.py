@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from harness._library import library_of
-from harness.report._common import MISSING, age_text, parse_time, severity
+from harness._vocabulary import MISSING
+from harness.report._common import age_text, parse_time, severity
 from harness.report._history import History
 from harness.report._io import write_text_atomic
 from harness.report._render import render

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from harness._text import for_terminal
+from harness._vocabulary import RICH_STYLES
 from harness.report._common import (
-    RICH_STYLES,
     attention,
     clean_text,
     counts,

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from harness.report._common import LANES, age_text, parse_time
+from harness._vocabulary import LANES
+from harness.report._common import age_text, parse_time
 from harness.report._history import History
 
 

@@ -19,8 +19,8 @@ from typing import ClassVar
 import pytest
 from report_helpers import FIXTURES, HOSTILE, RUN_ID, SINGLE
 
+from harness._vocabulary import STYLES
 from harness.report import build_site, write_run_reports
-from harness.report._common import STYLES
 
 pytestmark = pytest.mark.browser
 

@@ -13,8 +13,9 @@ import pytest
 from report_helpers import SINGLE, load
 
 from harness._results import new_run_dir
+from harness._vocabulary import RUN_ID
 from harness.report import build_site, write_run_reports
-from harness.report._common import RUN_ID, name_problem
+from harness.report._common import name_problem
 from harness.report._history import History
 from harness.report._inputs import check_results
 from harness.report._io import ReportInputError

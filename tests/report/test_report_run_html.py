@@ -9,8 +9,8 @@ from urllib.parse import unquote
 
 from report_helpers import HOSTILE
 
+from harness._vocabulary import STYLES
 from harness.report import write_run_reports
-from harness.report._common import STYLES
 
 
 class Collect(HTMLParser):
