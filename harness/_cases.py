@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
-import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from harness._case_yaml import LOADER, load_plain_data, read_case_text
 from harness._exceptions import CaseFileError
+from harness._io import load_plain_data, read_case_text, schema_validator, short_repr, yaml_line
 from harness._placeholders import placeholder_error, script_placeholders
 from harness._soundness import check_variants
 from harness._vocabulary import LANES, TORCH_PIN
@@ -122,30 +119,6 @@ class CaseLoad:
     errors: tuple[CaseFileError, ...]
 
 
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterable[Any]:
-    """``pattern`` as JSON Schema (ECMA-262) means it: a final ``$`` is the end of the text.
-
-    jsonschema uses Python's ``re.search``, whose ``$`` also matches before a final newline, so an id
-    ``"my-case\\n"`` would pass ``^[a-z0-9-]+$``.
-    """
-    if not isinstance(instance, str):
-        return
-    python = pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
-    if not re.search(python, instance):
-        yield jsonschema.ValidationError(f"{_short(instance)} does not match {pattern!r}")
-
-
-def _short(value: str, limit: int = 80) -> str:
-    return repr(value) if len(value) <= limit else f"{value[:limit]!r}..."
-
-
-@cache
-def _validator() -> jsonschema.protocols.Validator:
-    schema = json.loads(SCHEMA_PATH.read_text())
-    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
-    return cls(schema)
-
-
 def load_cases(roots: Iterable[Path]) -> CaseLoad:
     """Load every ``<root>/<id>/case.yaml``; collect errors instead of stopping at the first."""
     cases: list[Case] = []
@@ -183,7 +156,7 @@ def load_case(folder: Path) -> Case:
     text = read_case_text(path)
     data = _parse_yaml(path, text)
     script = _script_placeholders(folder, data)
-    if unfinished := placeholder_error(path, data, lambda trail: _line_of(text, trail), script):
+    if unfinished := placeholder_error(path, data, lambda trail: yaml_line(text, trail), script):
         raise unfinished  # a skeleton from `harness new`: name what is left to fill in before the schema's view
     _validate_schema(path, text, data)
     _require_finite_timeouts(path, text, data)
@@ -222,19 +195,20 @@ def _require_text_keys(path: Path, text: str, node: Any, trail: list[Any]) -> No
             if not isinstance(key, str):
                 where = "/".join(map(str, trail)) or "(top level)"
                 raise CaseFileError(path, f"{where}: key {key!r} is a {type(key).__name__}, not text",
-                                    fix=f"quote the key ('{key}':) or remove it", line=_line_of(text, trail))
+                                    fix=f"quote the key ('{key}':) or remove it", line=yaml_line(text, trail))
             _require_text_keys(path, text, value, [*trail, key])
 
 
 def _validate_schema(path: Path, text: str, data: dict[str, Any]) -> None:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    errors = sorted(schema_validator(SCHEMA_PATH).iter_errors(data),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if not errors:
         return
     error = errors[0]
     location = "/".join(str(p) for p in error.absolute_path) or "(top level)"
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     raise CaseFileError(path, f"{location}: {_describe(error)}{more}", fix=_suggest(error),
-                        line=_line_of(text, list(error.absolute_path)))
+                        line=yaml_line(text, list(error.absolute_path)))
 
 
 def _require_finite_timeouts(path: Path, text: str, data: dict[str, Any]) -> None:
@@ -246,7 +220,7 @@ def _require_finite_timeouts(path: Path, text: str, data: dict[str, Any]) -> Non
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, float) and not math.isfinite(node):
             raise CaseFileError(path, f"{'/'.join(trail)}: {node} is not a number of seconds",
-                                line=_line_of(text, trail),
+                                line=yaml_line(text, trail),
                                 fix="a finite number above 0 and at most 3600, e.g. 'timeout: 300'")
 
 
@@ -261,7 +235,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"needs at least one of {', '.join(map(repr, keys))}"
     if error.validator == "maxLength" and isinstance(error.instance, str):
         limit = error.validator_value
-        return f"{_short(error.instance, 40)} is {len(error.instance)} characters long (at most {limit})"
+        return f"{short_repr(error.instance, 40)} is {len(error.instance)} characters long (at most {limit})"
     message = str(error.message)
     return message if len(message) <= 300 else f"{message[:300]}..."
 
@@ -285,31 +259,10 @@ def _suggest(error: jsonschema.ValidationError) -> str:
 _BOUNDS = ("pattern", "maxLength", "minLength", "maximum", "exclusiveMinimum", "maxItems", "maxProperties")
 
 
-def _line_of(text: str, path: list[Any]) -> int | None:
-    """1-based line of the YAML node at ``path`` (the closest existing parent)."""
-    try:
-        node = yaml.compose(text, Loader=LOADER)
-    except yaml.YAMLError:
-        return None
-    line = node.start_mark.line + 1 if node else None
-    for key in path:
-        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-            match = node.value[key]
-        elif isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == str(key)), None)
-        else:
-            break
-        if match is None:
-            break
-        node = match
-        line = node.start_mark.line + 1
-    return line
-
-
 def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Case:
     if data["id"] != folder.name:
         raise CaseFileError(path, f"id {data['id']!r} does not match its folder {folder.name!r}",
-                            line=_line_of(text, ["id"]),
+                            line=yaml_line(text, ["id"]),
                             fix=f"set 'id: {folder.name}' or rename the folder to {data['id']!r}")
     signature = _compile_signature(path, text, data["signature"])
     relative = data.get("script", "repro.py")
@@ -322,7 +275,7 @@ def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Ca
         missing = ({"buggy", "fix"} - roles).pop()
         raise CaseFileError(path, f"no variant with role {missing!r}",
                             fix="a case needs at least one buggy and one fix variant")
-    check_variants(path, folder / relative, variants, lambda trail: _line_of(text, trail))
+    check_variants(path, folder / relative, variants, lambda trail: yaml_line(text, trail))
     if data.get("status") == "retired" and not data.get("retired_reason"):
         raise CaseFileError(path, "retired case without retired_reason", fix="say why it was retired")
     return Case(
@@ -339,7 +292,7 @@ def _compile_signature(path: Path, text: str, pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as error:
         raise CaseFileError(path, f"signature is not a valid regular expression: {error}",
-                            line=_line_of(text, ["signature"]),
+                            line=yaml_line(text, ["signature"]),
                             fix="escape regex metacharacters such as ( ) [ ] . with a backslash") from None
 
 
@@ -383,7 +336,7 @@ def _case_file(folder: Path, path: Path, relative: str, key: str, *, text: str, 
         inside = found = False
     if inside and found:
         return target
-    line = _line_of(text, trail) if trail else None
+    line = yaml_line(text, trail) if trail else None
     if not inside:
         raise CaseFileError(path, f"{key}: {relative!r} points outside the case folder", line=line,
                             fix=f"put the file in {folder} and name it relative to that folder "

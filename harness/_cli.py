@@ -35,6 +35,7 @@ from harness._listing import print_case_list
 from harness._plan import Selection, parse_shard
 from harness._progress import LiveCells
 from harness._results import CellRecord
+from harness._roots import add_cases_dir, case_roots
 from harness._text import for_terminal
 from harness._vocabulary import RICH_STYLES, ExitCode
 from harness._workflow import (
@@ -81,8 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"per-cell address-space limit, at least {MIN_MEMORY_GB:g} (what importing torch needs)")
     cases.add_argument("--refresh", action="store_true",
                        help="rebuild environments with unpinned requirements (e.g. 'latest') for this run")
-    cases.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
-                       help="folder of case folders (default: cases/; repeatable)")
+    add_cases_dir(cases)
     cases.add_argument("--python", dest="host_python", type=Path, metavar="PATH",
                        help="take torch (and only its family: torchvision, torchaudio, triton, nvidia-*) from this "
                             "interpreter instead of the pinned torch, e.g. a GPU node's CUDA build (docs/gpu.md)")
@@ -91,8 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     cases.add_argument("--offline", action="store_true",
                        help="no network: install only from --find-links (a missing wheel is named)")
     validate = commands.add_parser("validate", help="validate case files against the schema")
-    validate.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
-                          help="folder of case folders (default: cases/; repeatable)")
+    add_cases_dir(validate)
     validate.add_argument("--check-index", action="store_true",
                           help="also ask the package index whether a fix variant pins its package's newest release "
                                "(the fix may be unreleased); bounded to 20 s")
@@ -120,13 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument("--jobs", "-j", type=_jobs, default=usable_cores(), help="releases tried in parallel")
     bisect.add_argument("--output", type=_output_folder, default=root / "reports",
                         help="where the run folder with bisect.json goes (reports/)")
-    bisect.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
-                        help="folder of case folders (default: cases/; repeatable)")
+    add_cases_dir(bisect)
     clean = commands.add_parser("clean", help="prune environments, images and leftover containers no case uses")
     clean.add_argument("--dry-run", action="store_true")
     clean.add_argument("--no-images", action="store_true",
                        help="leave Docker alone (by default images are pruned when a daemon answers)")
-    clean.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    add_cases_dir(clean)
     _add_images(commands)
     _add_new(commands)
     _add_wheelhouse(commands)
@@ -149,7 +147,7 @@ def _add_gpu_check(commands: Any) -> None:
     check.add_argument("--find-links", type=Path, metavar="DIR", help="the wheelhouse (--prepare made it)")
     check.add_argument("--offline", action="store_true", help="install only from --find-links")
     check.add_argument("--jobs", "-j", type=_jobs, default=usable_cores())
-    check.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    add_cases_dir(check)
     check.add_argument("--budget-s", type=_int_in(30, 86_400), default=480, metavar="S",
                        help="stop cells still running after S seconds in all, keeping what finished (default 480)")
     check.set_defaults(handler=_cmd_gpu_check)
@@ -158,7 +156,7 @@ def _add_gpu_check(commands: Any) -> None:
 def _cmd_gpu_check(args: argparse.Namespace, console: Console) -> int:
     from harness._gpucheck import CHOSEN, CheckOptions, run_check
 
-    roots = _case_roots(args)
+    roots = case_roots(args)
     loaded = load_step(roots, _ui(console))
     active = [case.id for case in loaded.cases if case.status == "active"]
     options = CheckOptions(host_python=args.host_python, output=args.output, cases=tuple(args.case) or CHOSEN,
@@ -187,7 +185,7 @@ def _add_wheelhouse(commands: Any) -> None:
                             help="an interpreter whose torch declares the dependencies to include (default: this one)")
     wheelhouse.add_argument("--with-harness", action="store_true",
                             help="add the harness's own dependencies, uv and pytest (for a node that has none)")
-    wheelhouse.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR")
+    add_cases_dir(wheelhouse)
     wheelhouse.set_defaults(handler=_cmd_wheelhouse)
 
 
@@ -196,7 +194,7 @@ def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
     from harness._plan import select_cases
     from harness._wheelhouse import Target, harness_requirements, make_wheelhouse
 
-    loaded = load_step(_case_roots(args), _ui(console))
+    loaded = load_step(case_roots(args), _ui(console))
     cases = select_cases(loaded.cases, Selection(cases=tuple(args.case)))
     torch = probe_host_torch(args.torch_from)
     wanted = {case.id: [v.requires for v in case.variants.values()
@@ -275,7 +273,7 @@ def _add_new(commands: Any) -> None:
     new.add_argument("id", metavar="ID", help="the new case's id: kebab-case, never reused")
     new.add_argument("--from", dest="report", type=Path, metavar="REPORT",
                      help="text file pasted from the bug report (without it: a commented template)")
-    new.add_argument("--cases-dir", type=Path, metavar="DIR", help="folder of case folders (default: cases/)")
+    add_cases_dir(new, repeatable=False)
     new.add_argument("--force", action="store_true", help="overwrite case.yaml and repro.py of an existing case")
     new.set_defaults(handler=_cmd_new)
 
@@ -302,14 +300,6 @@ def _shown(path: Path) -> Path:
         return path.resolve().relative_to(Path.cwd())
     except ValueError:
         return path
-
-
-def _case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
-    roots = tuple(p.resolve() for p in args.cases_dir) or (project_root() / "cases",)
-    missing = [str(p) for p in roots if not p.is_dir()]
-    if missing:
-        raise UsageError(f"cases folder not found: {', '.join(missing)}")
-    return roots
 
 
 def _console() -> Console:
@@ -350,7 +340,7 @@ def _plain_printer(console: Console) -> Callable[[str], None]:
 
 
 def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
-    roots = _case_roots(args)
+    roots = case_roots(args)
     if args.list:
         loaded = load_step(roots, _ui(console))
         print_case_list(console, loaded.cases)
@@ -372,7 +362,7 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    loaded = load_step(_case_roots(args), _ui(console))
+    loaded = load_step(case_roots(args), _ui(console))
     if args.check_index:
         from harness._releases import index_environment
         from harness._soundness import newest_fix_pins
@@ -405,7 +395,7 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
 def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     from harness._clean import clean_environments
 
-    loaded = load_step(_case_roots(args), _ui(console))
+    loaded = load_step(case_roots(args), _ui(console))
     removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
     console.print(f"{'would remove' if args.dry_run else 'removed'} {removed.count} environment(s) "
                   f"({removed.describe()})")
@@ -432,7 +422,7 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     from harness._plan import Selection, select_cases
     from harness._venv import VenvBackend
 
-    loaded = load_step(_case_roots(args), _ui(console))
+    loaded = load_step(case_roots(args), _ui(console))
     case = select_cases(loaded.cases, Selection(cases=(args.case,)))[0]
     buggy = [v for v in case.variants.values() if v.role == "buggy"]
     name = args.variant or buggy[0].name

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._backend import REPO_ROOT
+from harness._process import run_helper
 
 Say = Callable[[str], None]
 # Seed cases first, then one case each of transformers, peft and torchmetrics whose pins all have Python 3.12
@@ -63,9 +64,9 @@ class CheckOptions:
 
 
 def node_info(python: Path) -> dict[str, Any]:
-    proc = subprocess.run([str(python), "-c", _INFO], capture_output=True, text=True, timeout=120, check=False)
+    proc = run_helper([str(python), "-c", _INFO], env=dict(os.environ), timeout=120)
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip()[-500:]}
+        return {"error": (proc.stderr.strip() or proc.error)[-500:]}
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
@@ -75,10 +76,10 @@ def run_scenarios(mode: str, output: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     if mode == "sim":
         env["CUDA_VISIBLE_DEVICES"] = ""  # the simulation stands in for a GPU the process does not see
-    proc = subprocess.run([sys.executable, "-m", "harness._scenarios", mode, str(out)], capture_output=True,
-                          text=True, timeout=600, env=env, check=False, cwd=REPO_ROOT)
+    proc = run_helper([sys.executable, "-m", "harness._scenarios", mode, str(out)], env=env, timeout=600,
+                      cwd=REPO_ROOT)
     if proc.returncode != 0 or not out.is_file():
-        return {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-1500:]}", "scenarios": []}
+        return {"error": f"exit {proc.returncode}: {(proc.stderr.strip() or proc.error)[-1500:]}", "scenarios": []}
     return dict(json.loads(out.read_text()))
 
 
@@ -139,6 +140,7 @@ def run_cases(options: CheckOptions, lanes: Sequence[str], say: Say,
     if options.find_links is not None:
         argv += ["--find-links", str(options.find_links)] + (["--offline"] if options.offline else [])
     say(f"$ {' '.join(argv[1:])}  (stopped after {seconds:.0f} s)")
+    # The harness itself, which supervises what it starts; SIGTERM at the budget lets it keep finished cells.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO_ROOT,
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "160"})
     stopped = False

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._exceptions import UsageError
+from harness._process import run_helper
 
 FAMILY = re.compile(r"(torch|torchvision|torchaudio|triton|pytorch-triton(-rocm)?|nvidia-[a-z0-9-]+)")
 LINKS = "host-torch"  # the environment's folder of links to the host's torch family
@@ -128,11 +128,9 @@ def probe_host_torch(python: Path) -> HostTorch:
     """Ask ``python`` for its torch family; a clear usage error when it has no torch or does not run."""
     if not python.exists():
         raise UsageError(f"--python {python}: no such interpreter")
-    try:
-        proc = subprocess.run([str(python), "-I", "-c", _PROBE, FAMILY.pattern], capture_output=True, text=True,
-                              timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"--python {python}: could not be run ({error})") from None
+    proc = run_helper([str(python), "-I", "-c", _PROBE, FAMILY.pattern], env=dict(os.environ), timeout=120)
+    if proc.error or proc.timed_out:
+        raise UsageError(f"--python {python}: could not be run ({proc.error or 'no answer within 120s'})")
     if proc.returncode != 0:
         raise UsageError(f"--python {python}: exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
     found = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -18,9 +18,9 @@ from pathlib import Path
 import yaml
 
 from harness._bugreport import BugReport, parse_report
-from harness._cases import _line_of as line_of
 from harness._draft import Draft, draft_case
 from harness._exceptions import UsageError
+from harness._io import yaml_line as line_of
 from harness._placeholders import find_placeholders
 from harness._text import for_terminal
 

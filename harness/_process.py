@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -262,8 +262,9 @@ class RunningProcess:
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log_path: Path, timeout: float,
                  memory_limit_bytes: int | None = None, confinement: Confinement | None = None,
-                 log_fd: int | None = None) -> None:
+                 log_fd: int | None = None, on_output: Callable[[bytes], None] | None = None) -> None:
         self._log = _BoundedLog(log_path, log_fd)
+        self._on_output = on_output  # sees every chunk as it arrives (a build's progress), capped log or not
         self._drain_until: float | None = None
         self.held_open = False
         self._supervised = _Supervised(argv, env=env, cwd=cwd, timeout=timeout,
@@ -287,6 +288,8 @@ class RunningProcess:
             if not chunk:
                 break
             self._log.feed(chunk)
+            if self._on_output is not None:
+                self._on_output(chunk)
         else:
             self.held_open = True
         self._proc.stdout.close()

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
+from harness._io import write_atomic_at
 from harness._vocabulary import RUN_ID
 
 RESULTS_VERSION = 1
@@ -149,19 +150,10 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _write_json_at(folder: int, name: str, data: Any, shown: Path) -> None:
-    tmp = f".{name}.{secrets.token_hex(4)}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1, sort_keys=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        _clear_for_file(folder, name)
-        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        text = json.dumps(data, indent=1, sort_keys=False) + "\n"
+        write_atomic_at(folder, name, text, before_replace=_clear_for_file)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=folder)
         raise ReportWriteError(f"could not write {shown}: {error.strerror or error}; "
                                "the previous version of the file is intact") from error
 

@@ -39,6 +39,7 @@ from harness._backend import (
 from harness._exceptions import EnvBuildError
 from harness._hosttorch import HostTorch, host_paths, link_host_torch
 from harness._index import uv_index_environment
+from harness._io import write_atomic
 from harness._outcome import outcome_from_process
 from harness._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
@@ -238,9 +239,7 @@ class VenvBackend:
         with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError), \
                 BuildSandbox(env_root=self.root, private=private, env=env, uses=_host_uses(host)) as sandbox:
             record = json.loads(self._step(log, argv, env, sandbox.seal()).strip().splitlines()[-1])
-            tmp = folder / f"{_OWNERS}.tmp{os.getpid()}"
-            tmp.write_text(json.dumps(record))
-            os.replace(tmp, folder / _OWNERS)
+            write_atomic(folder / _OWNERS, json.dumps(record))
 
     def _compile_bytecode(self, folder: Path, log: Path, private: Sequence[Path]) -> None:
         """Compile the environment's bytecode once, as the harness (sealed like a build step, writing the
@@ -379,9 +378,7 @@ def _link_simulation(folder: Path) -> None:
     for site in (folder / "lib").glob("python3*/site-packages"):
         pth = site / ENV_PTH_NAME
         if not pth.is_file() or pth.read_text() != ENV_PTH_LINE:
-            tmp = site / f".{ENV_PTH_NAME}.tmp{os.getpid()}"
-            tmp.write_text(ENV_PTH_LINE)
-            os.replace(tmp, pth)
+            write_atomic(pth, ENV_PTH_LINE)
 
 
 def _base_environment() -> dict[str, str]:

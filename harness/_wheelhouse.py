@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -71,10 +70,7 @@ def host_python(version: str) -> str:
 
 def _python_with_pip(python: str, version: str) -> bool:
     code = f"import sys, pip; sys.exit(0 if '%d.%d' % sys.version_info[:2] == {version!r} else 1)"
-    try:
-        return subprocess.run([python, "-c", code], capture_output=True, timeout=60, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    return run_helper([python, "-c", code], env=dict(os.environ), timeout=60).returncode == 0
 
 
 # -- the GPU node's wheelhouse -------------------------------------------------------------------------
@@ -142,11 +138,10 @@ def resolve(requires: Sequence[str], target: Target, torch: HostTorch, scratch: 
     argv = [find_uv(), "pip", "compile", "--quiet", "--no-header", "--no-annotate", "--python-version",
             target.python_version, "--python-platform", target.uv_platform(), "--override",
             str(scratch / "overrides.txt"), str(scratch / "requirements.in")]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False,
-                          env={**os.environ, **uv_index_environment()})
+    proc = run_helper(argv, env={**os.environ, **uv_index_environment()}, timeout=WHEEL_TIMEOUT_S)
     if proc.returncode != 0:
         raise EnvBuildError(f"could not resolve {' '.join(requires)} for Python {target.python_version} on "
-                            f"{target.platform}:\n{proc.stderr.strip()[-1500:]}")
+                            f"{target.platform}:\n{(proc.stderr.strip() or proc.error or 'timed out')[-1500:]}")
     pins = [line.split(" ;")[0].strip() for line in proc.stdout.splitlines() if line and not line.startswith("#")]
     return [p for p in pins if not is_family(p)]
 
@@ -170,7 +165,7 @@ def _download(pins: Sequence[str], house: Wheelhouse, log: Path) -> bool:
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar",
             "off", "--dest", str(house.folder), *house.target.pip_platforms(), "--python-version",
             house.target.python_version, "--implementation", "cp", "--only-binary", ":all:", *pins]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=WHEEL_TIMEOUT_S, check=False)
+    proc = run_helper(argv, env=dict(os.environ), timeout=WHEEL_TIMEOUT_S)
     with log.open("a") as handle:
         handle.write(f"$ {' '.join(argv)}\n{proc.stdout}{proc.stderr}")
     return proc.returncode == 0

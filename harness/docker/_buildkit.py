@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from harness._exceptions import EnvBuildError
+from harness._process import RunningProcess, run_helper
 from harness.docker._client import ImageBuildError, endpoint
 from harness.docker._plan import ImagePlan
 
@@ -49,15 +49,39 @@ def buildkit_build(cli: str, plan: ImagePlan, context: Path, labels: dict[str, s
     steps_seen: set[str] = set()
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ DOCKER_BUILDKIT=1 {' '.join(argv[:8])} ...\n")
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "DOCKER_BUILDKIT": "1"}, errors="replace") as process:
-            assert process.stdout is not None
-            for line in process.stdout:
-                log.write(line)
-                _show(line.rstrip("\n"), steps_seen, say, verbose)
-            code = process.wait(timeout=_BUILD_TIMEOUT_S)
-    if code != 0:
-        raise ImageBuildError(_failure(plan, log_path, code), log_path)
+    # Under the process supervisor: the timeout holds even while the output stays open, and the CLI (with
+    # anything it started) is killed when it fires, on Ctrl-C, or when the harness dies.
+    lines = _Lines(lambda line: _show(line, steps_seen, say, verbose))
+    process = RunningProcess(argv, env={**os.environ, "DOCKER_BUILDKIT": "1"}, cwd=context, log_path=log_path,
+                             timeout=_BUILD_TIMEOUT_S, on_output=lines.feed)
+    try:
+        result = process.wait()
+    except BaseException:
+        process.interrupt()
+        raise
+    lines.flush()
+    if result.timed_out:
+        raise ImageBuildError(f"docker build {plan.tag} did not finish within {_BUILD_TIMEOUT_S}s: stopped", log_path)
+    if result.returncode != 0:
+        raise ImageBuildError(_failure(plan, log_path, result.returncode, result.error), log_path)
+
+
+class _Lines:
+    """Whole lines out of a byte stream's chunks."""
+
+    def __init__(self, take: Callable[[str], None]) -> None:
+        self._take = take
+        self._rest = b""
+
+    def feed(self, chunk: bytes) -> None:
+        *whole, self._rest = (self._rest + chunk).split(b"\n")
+        for line in whole:
+            self._take(line.decode("utf-8", errors="replace"))
+
+    def flush(self) -> None:
+        if self._rest:
+            self._take(self._rest.decode("utf-8", errors="replace"))
+            self._rest = b""
 
 
 def _show(line: str, steps_seen: set[str], say: Callable[[str], None], verbose: bool) -> None:
@@ -69,27 +93,23 @@ def _show(line: str, steps_seen: set[str], say: Callable[[str], None], verbose: 
         say(f"  {line.split(' ', 2)[-1] if line.startswith('#') else line}")
 
 
-def _failure(plan: ImagePlan, log_path: Path, code: int) -> str:
+def _failure(plan: ImagePlan, log_path: Path, code: int | None, error: str = "") -> str:
     from harness.docker._build import failure_message
 
     text = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
     failed = [f"[{m.group(1)}] {m.group(2)}" for m in map(_FAILED.match, text) if m]
     errors = [line for line in text if line.startswith(("ERROR", "error:", "executor failed", "failed to"))]
-    message = errors[-1] if errors else f"docker build exited with {code}"
+    message = errors[-1] if errors else error or f"docker build exited with {code}"
     return failure_message(plan, failed[-1] if failed else "(unknown step)", message, log_path)
 
 
 def _runs(argv: list[str]) -> bool:
-    try:
-        return subprocess.run(argv, capture_output=True, timeout=60, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    return run_helper(argv, env=dict(os.environ), timeout=60).returncode == 0
 
 
 def _major_version(cli: str) -> int:
+    proc = run_helper([cli, "version", "--format", "{{.Client.Version}}"], env=dict(os.environ), timeout=60)
     try:
-        proc = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True, text=True,
-                              timeout=60, check=False)
         return int(proc.stdout.strip().split(".")[0])
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+    except ValueError:
         return 0

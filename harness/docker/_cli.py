@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -17,10 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness._backend import project_root
 from harness._cases import LANES, Case, load_cases
-from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError, UsageError
+from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError
 from harness._plan import Selection, select_cases
+from harness._roots import add_cases_dir, case_roots
 from harness._vocabulary import ExitCode
 from harness.docker._backend import image_log_dir
 from harness.docker._build import build_image
@@ -54,8 +53,7 @@ def add_images_parser(commands: Any) -> argparse.ArgumentParser:
                              "a CLI has it, else sdk")
     parser.add_argument("--rebuild", action="store_true", help="build even when the tag exists")
     parser.add_argument("--verbose", "-v", action="store_true", help="show every line of build output")
-    parser.add_argument("--cases-dir", action="append", type=Path, default=[], metavar="DIR",
-                        help="folder of case folders (default: cases/; repeatable)")
+    add_cases_dir(parser)
     parser.set_defaults(handler=images_command)
     return parser
 
@@ -122,11 +120,7 @@ def _file_name(tag: str) -> str:
 
 
 def _selected_cases(args: argparse.Namespace, console: Console) -> list[Case]:
-    roots = tuple(p.resolve() for p in args.cases_dir) or (project_root() / "cases",)
-    missing = [str(p) for p in roots if not p.is_dir()]
-    if missing:
-        raise UsageError(f"cases folder not found: {', '.join(missing)}")
-    loaded = load_cases(roots)
+    loaded = load_cases(case_roots(args))
     broken = [error.path.parent.name for error in loaded.errors]
     for error in loaded.errors:
         console.print(f"[red]error:[/] case file error (its images are skipped): {escape(str(error))}")

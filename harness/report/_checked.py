@@ -19,9 +19,10 @@ import contextlib
 import functools
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from harness._io import write_atomic
 
 CACHE_ENV = "REPRO_MATRIX_REPORT_CACHE"
 MAX_ENTRIES = 200_000  # ~13 MB; 200 nightly sites' worth of runs
@@ -96,15 +97,7 @@ class Checked:
         kept += [f"p {key} {value}" for key, value in list(self.published.items())[-MAX_ENTRIES:]]
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="ascii") as handle:
-                    handle.write("\n".join([checks_version(), *kept]) + "\n")
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_atomic(self.path, "\n".join([checks_version(), *kept]) + "\n")
         self._new.clear()
 
 

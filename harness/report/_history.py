@@ -20,7 +20,6 @@ share one host entry and a handful of environments.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -31,6 +30,7 @@ from typing import Any
 
 import fastjsonschema
 
+from harness._io import compiled_validator
 from harness.report._bounds import MAX_TEXT, clip_strings, clip_text
 from harness.report._common import (
     clean_text,
@@ -50,12 +50,8 @@ _EXCEPTION_CHARS = 300
 SCHEMA_PATH = Path(__file__).resolve().parent / "history.schema.json"
 
 
-@functools.cache
 def _validator(definition: str) -> Callable[[Any], Any]:
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    if definition != "top":
-        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-    return fastjsonschema.compile(schema)
+    return compiled_validator(SCHEMA_PATH, None if definition == "top" else definition)
 
 
 def _message(error: fastjsonschema.JsonSchemaException) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import fastjsonschema
 import jsonschema
 
+from harness._io import compiled_validator, schema_validator
 from harness.report import _checked
 from harness.report._common import future_problem, name_problem, printable
 from harness.report._io import RESULTS_VERSION, ReportInputError
@@ -33,15 +34,9 @@ MAX_RUN_CASES = 2000
 _MESSAGE_CHARS = 300
 
 
-@functools.cache
-def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
-@functools.cache
 def _fast_validator() -> Callable[[Any], Any]:
     # jsonschema needs ~25 ms for one run's results.json; the compiled validator ~1 ms (a site reads 1,000s).
-    return fastjsonschema.compile(_schema())
+    return compiled_validator(SCHEMA_PATH)
 
 
 def parse_json(data: bytes, source: Path | str) -> Any:
@@ -120,7 +115,7 @@ def check_results(data: Any, path: Path | str) -> dict[str, Any]:
 
 def _explain(data: Any) -> str:
     """The most relevant schema error, said by jsonschema (slow, so only for a file already known bad)."""
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(data))
+    error = jsonschema.exceptions.best_match(schema_validator(SCHEMA_PATH).iter_errors(data))
     if error is None:  # only the compiled validator's full-string patterns refused it (a trailing newline, say)
         return next(_name_problems(data), "a pattern does not match in full")
     where = "/".join(str(part) for part in error.absolute_path) or "(top level)"

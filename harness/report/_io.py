@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness._exceptions import HarnessError
+from harness._io import write_atomic
+from harness._io import write_json_atomic as write_json
 from harness.report._common import clean_text
 from harness.report._safe import Confined, UnsafePath, split_relative
 
@@ -25,23 +24,14 @@ class ReportInputError(HarnessError, ValueError):
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder, then rename: a reader (or a static host) sees old or new, never half."""
+    """:func:`harness._io.write_atomic`, making the folder first: a static host sees old or new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600, which a web server running as another user cannot read
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)
 
 
 def write_json_atomic(path: Path, data: Any, *, indent: int | None = 1) -> None:
-    separators = (",", ":") if indent is None else None
-    write_text_atomic(path, json.dumps(data, indent=indent, separators=separators, ensure_ascii=False) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, data, indent=indent)
 
 
 def log_tail(files: Confined, log: str | None, *, lines: int = 40, max_bytes: int = 16384) -> str | None:

@@ -103,7 +103,7 @@ def test_atomic_write_leaves_no_temp_and_keeps_old_file_on_failure(single_run, m
     before = (run_dir / "index.html").read_text(encoding="utf-8")
     assert not [p for p in run_dir.iterdir() if p.name.startswith(".")]
 
-    def broken_replace(src, dst):
+    def broken_replace(src, dst, **_dir_fds):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("os.replace", broken_replace)
