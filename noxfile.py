@@ -75,9 +75,11 @@ def wheelhouse(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
-    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
+    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy",
+             "mypy")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
+    session.run("mypy")  # pyproject [tool.mypy]: strict, its exceptions written down there
     session.run("pytest", *_parallel(args), *args)
 
 

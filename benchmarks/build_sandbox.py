@@ -8,7 +8,7 @@ output folder passed as private (hidden from every step), the way a run builds i
 
 * ``unsealed``: ``REPRO_MATRIX_NAMESPACES=0``, the subreaper fallback (the steps as they ran before
   they were sealed; the local folder is copied either way);
-* ``sealed``: namespaces, each step sealed (harness/_sandbox.py);
+* ``sealed``: namespaces, each step sealed (harness/containment/_sandbox.py);
 * ``overlay``: sealed, with uv's cache an overlay: the warm cache as its read-only lower layer and a fresh
   upper layer per build, thrown away after it (what a per-run ``UV_CACHE_DIR`` overlay would cost: nothing
   a build writes reaches the cache). Needs root (``unshare -m``, ``mount -t overlay``); skipped otherwise.
@@ -41,8 +41,8 @@ sys.path.insert(0, str(REPO))
 BUILD = textwrap.dedent("""
     import json, os, resource, sys, time
     from pathlib import Path
-    from harness._backend import EnvSpec
-    from harness._venv import VenvBackend
+    from harness.run._backend import EnvSpec
+    from harness.environments._venv import VenvBackend
     root, out = Path(sys.argv[1]), Path(sys.argv[2])
     started = time.perf_counter()
     env = VenvBackend(root=root).prepare(EnvSpec(requires=tuple(sys.argv[3:])), lambda message: None, private=(out,))

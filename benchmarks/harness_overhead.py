@@ -86,7 +86,7 @@ for name in modules:
         pass
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 sys.path.insert(0, sys.argv[2])
-from harness._child import _imported_versions
+from harness.run._child import _imported_versions
 capture = time.perf_counter()
 _imported_versions(sys.argv[3] if Path(sys.argv[3]).is_file() else None)  # the env's stored map, as cells use it
 capture = time.perf_counter() - capture
@@ -99,7 +99,7 @@ from pathlib import Path
 started, cpu0 = time.perf_counter(), time.process_time()
 import harness._cli
 imported, cpu1 = time.perf_counter(), time.process_time()
-from harness._cases import load_cases
+from harness.cases._load import load_cases
 loaded = load_cases([Path(sys.argv[1])])
 done, cpu2 = time.perf_counter(), time.process_time()
 print(json.dumps({"import_s": imported - started, "load_s": done - imported, "import_cpu_s": cpu1 - cpu0,
@@ -184,8 +184,8 @@ class Log:
 
 # -- host ---------------------------------------------------------------------------------------------------
 def describe_host() -> dict[str, Any]:
-    from harness._host import describe_host as harness_host
-    from harness._venv import find_uv
+    from harness.environments._venv import find_uv
+    from harness.run._host import describe_host as harness_host
 
     host = harness_host()
     try:
@@ -212,7 +212,7 @@ def print_host(host: dict[str, Any]) -> None:
 
 # -- cases ----------------------------------------------------------------------------------------------
 def loadable_cases(roots: Sequence[Path], only: Sequence[str]) -> list[Any]:
-    from harness._cases import load_cases
+    from harness.cases._load import load_cases
 
     loaded = load_cases(roots)
     cases = [c for c in loaded.cases if c.status == "active" and (not only or c.id in only)]
@@ -335,7 +335,7 @@ class SuiteOptions:
 
 
 def suite_part(options: SuiteOptions, tmp: Path, log: Log) -> dict[str, Any]:
-    from harness._venv import default_env_root
+    from harness.environments._venv import default_env_root
 
     cases = loadable_cases(options.roots, options.cases)
     if not cases:
@@ -489,8 +489,8 @@ def cold_requires(roots: Sequence[Path], case_id: str, variant: str, explicit: S
 def cold_part(requires: tuple[str, ...], reps: int, tmp: Path, log: Log, *,
               compiled_build: bool = True) -> dict[str, Any]:
     from harness import uv_index_environment
-    from harness._backend import EnvSpec
-    from harness._venv import VenvBackend, find_uv
+    from harness.environments._venv import VenvBackend, find_uv
+    from harness.run._backend import EnvSpec
 
     uv = find_uv()
     # What each environment build pays to learn the uv settings where only pip's config has them (CI).
@@ -548,10 +548,10 @@ def _bare_env_build(uv: str, folder: Path, requires: Sequence[str], env: dict[st
 # -- part 3: scale ----------------------------------------------------------------------------------------
 def scale_worker(cases_dir: Path, output: Path, jobs: int) -> None:
     """In a fresh interpreter: run the synthetic suite in-process, print the harness's own CPU and wall."""
-    for module in ("harness._venv", "harness.report"):  # before the clock: one-off costs, not per cell
+    for module in ("harness.environments._venv", "harness.report"):  # before the clock: one-off costs, not per cell
         importlib.import_module(module)
-    from harness._plan import Selection
-    from harness._workflow import UI, RunOptions, run_cases
+    from harness.run._plan import Selection
+    from harness.run._workflow import UI, RunOptions, run_cases
 
     errors: list[str] = []
     options = RunOptions(case_roots=(cases_dir,), output=output, selection=Selection(lanes=("cpu",)), jobs=jobs)
@@ -622,7 +622,7 @@ def _marginal(figures: dict[str, Any]) -> None:
 
 
 def _bare_trivial(case: Path, env: dict[str, str], reps: int) -> float:
-    from harness._backend import EnvSpec
+    from harness.run._backend import EnvSpec
 
     env_dir = Path(env["REPRO_MATRIX_ENVS"]) / f"venv-{EnvSpec(requires=('torch==2.13.0',)).key()}"
     cell_env = bare_environment(env_dir, {})

@@ -4,7 +4,7 @@
 
 Runs the same trivial cell command (``python -I -S -c pass``) N times in each mode, interleaved so load on
 a shared host hits both alike, with a cell's confinement (sealed, output hidden, a read-only folder, its own
-writable folder): ``bwrap`` (harness/_seal.py: all namespaces, a private uid as root, an allow-listed
+writable folder): ``bwrap`` (harness/containment/_seal.py: all namespaces, a private uid as root, an allow-listed
 filesystem, seccomp, cgroups as root) and ``previous`` (the hand-made namespace layer, ``REPRO_MATRIX_BWRAP=0``).
 Prints the median wall time and the CPU per cell (this process and its children) and the ratio bwrap /
 previous. A cell's own work (importing torch alone) is 1-3 s of CPU. A benchmark, not a test: it prints
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import _seal
-from harness._process import Confinement, RunningProcess
+from harness.containment import _seal
+from harness.containment._process import Confinement, RunningProcess
 
 COMMAND = [sys.executable, "-I", "-S", "-c", "pass"]
 FOUND = _seal.bwrap()

@@ -1,4 +1,4 @@
-"""What the process supervisor (harness/_supervise.py) costs per process, measured side by side.
+"""What the process supervisor (harness/containment/_supervise.py) costs per process, measured side by side.
 
     python3 benchmarks/supervisor_overhead.py [--n 30]
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness._process import Confinement, RunningProcess
+from harness.containment._process import Confinement, RunningProcess
 
 COMMAND = [sys.executable, "-I", "-S", "-c", "pass"]
 

@@ -5,7 +5,7 @@ This module must stay importable with the standard library alone: the child runn
 The command line lives in ``python -m harness``.
 """
 
-from harness._index import uv_index_environment
+from harness.environments._index import uv_index_environment
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ of the case (the buggy one by default) with each release of the package in the r
 environment, and reports where the outcome changes: the first release that shows the bug and the
 first that no longer does. ``--mode binary`` finds the first change in a long range in log2(n) runs,
 assuming one transition. The versions come from the package sources the harness hands uv (index, extra
-indexes, find-links: ``harness._releases``) unless ``--versions`` lists them.
+indexes, find-links: ``harness.environments._releases``) unless ``--versions`` lists them.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from harness._backend import Backend
-from harness._cases import Case, Variant
 from harness._exceptions import SelectionError, UsageError
-from harness._execute import Executor
-from harness._lanes import Lane
-from harness._plan import Cell
-from harness._releases import describe_failure, index_environment, list_releases
-from harness._results import CellRecord, new_run_dir, utc_now, write_json_atomic
+from harness.cases._load import Case, Variant
+from harness.environments._releases import describe_failure, index_environment, list_releases
+from harness.run._backend import Backend
+from harness.run._execute import Executor
+from harness.run._lanes import Lane
+from harness.run._plan import Cell
+from harness.run._results import CellRecord, new_run_dir, utc_now, write_json_atomic
 
 
 @dataclass(frozen=True)

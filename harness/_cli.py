@@ -20,8 +20,6 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from harness._backend import floating_days, project_root
-from harness._cases import LANES, Case
 from harness._exceptions import (
     CaseFileError,
     EmptySelectionError,
@@ -30,15 +28,17 @@ from harness._exceptions import (
     SelectionError,
     UsageError,
 )
-from harness._execute import usable_cores
-from harness._listing import print_case_list
-from harness._plan import Selection, parse_shard
-from harness._progress import LiveCells
-from harness._results import CellRecord
-from harness._roots import add_cases_dir, case_roots
-from harness._text import for_terminal
-from harness._vocabulary import RICH_STYLES, ExitCode
-from harness._workflow import (
+from harness._io import for_terminal
+from harness._vocabulary import LANES, RICH_STYLES, ExitCode
+from harness.cases._listing import print_case_list
+from harness.cases._load import Case
+from harness.cases._roots import add_cases_dir, case_roots
+from harness.run._backend import floating_days, project_root
+from harness.run._execute import usable_cores
+from harness.run._plan import Selection, parse_shard
+from harness.run._progress import LiveCells
+from harness.run._results import CellRecord
+from harness.run._workflow import (
     UI,
     RunOptions,
     load_step,
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_gpu_check(commands: Any) -> None:
-    from harness._gpucheck import CHOSEN
+    from harness.gpucheck._check import CHOSEN
 
     check = commands.add_parser(
         "gpu-check", help="compare real cuda with cuda-sim on a GPU node (scripts/gpu-check.sh; docs/gpu.md)",
@@ -154,7 +154,7 @@ def _add_gpu_check(commands: Any) -> None:
 
 
 def _cmd_gpu_check(args: argparse.Namespace, console: Console) -> int:
-    from harness._gpucheck import CHOSEN, CheckOptions, run_check
+    from harness.gpucheck._check import CHOSEN, CheckOptions, run_check
 
     roots = case_roots(args)
     loaded = load_step(roots, _ui(console))
@@ -190,9 +190,9 @@ def _add_wheelhouse(commands: Any) -> None:
 
 
 def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
-    from harness._hosttorch import probe_host_torch
-    from harness._plan import select_cases
-    from harness._wheelhouse import Target, harness_requirements, make_wheelhouse
+    from harness.environments._hosttorch import probe_host_torch
+    from harness.environments._wheelhouse import Target, harness_requirements, make_wheelhouse
+    from harness.run._plan import select_cases
 
     loaded = load_step(case_roots(args), _ui(console))
     cases = select_cases(loaded.cases, Selection(cases=tuple(args.case)))
@@ -364,8 +364,8 @@ def _cmd_cases(args: argparse.Namespace, console: Console) -> int:
 def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
     loaded = load_step(case_roots(args), _ui(console))
     if args.check_index:
-        from harness._releases import index_environment
-        from harness._soundness import newest_fix_pins
+        from harness.cases._soundness import newest_fix_pins
+        from harness.environments._releases import index_environment
 
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         for line in newest_fix_pins(loaded.cases, index_environment(), python):
@@ -393,7 +393,7 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
-    from harness._clean import clean_environments
+    from harness.environments._clean import clean_environments
 
     loaded = load_step(case_roots(args), _ui(console))
     removed = clean_environments(loaded.cases, dry_run=args.dry_run, say=_plain_printer(console))
@@ -417,10 +417,10 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
     from harness._bisect import BisectRequest, available_versions, run_bisect, select_range
-    from harness._gpu import gpu_status
-    from harness._lanes import LANE_TABLE
-    from harness._plan import Selection, select_cases
-    from harness._venv import VenvBackend
+    from harness.containment._gpu import gpu_status
+    from harness.environments._venv import VenvBackend
+    from harness.run._lanes import LANE_TABLE
+    from harness.run._plan import Selection, select_cases
 
     loaded = load_step(case_roots(args), _ui(console))
     case = select_cases(loaded.cases, Selection(cases=(args.case,)))[0]

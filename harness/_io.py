@@ -6,6 +6,8 @@ harness writes for others to read (results, reports, the site, environment recor
 Schemas: :func:`schema_validator` (jsonschema, ECMA-262 patterns, for clear messages) and
 :func:`compiled_validator` (fastjsonschema, ~25x faster, for the report's thousands of files).
 
+Text out: :func:`for_terminal` and :func:`for_page` make text a case or a repro controls safe to print.
+
 YAML: :func:`load_plain_data` reads a ``case.yaml`` as plain data, safely: bounded in size, depth and alias
 expansion, no duplicate keys; :func:`yaml_line` finds the line of a node for error messages.
 
@@ -149,7 +151,7 @@ def _alias(scan: _Scan, event: yaml.AliasEvent) -> None:
         raise scan.fail(event.start_mark, f"alias *{event.anchor} refers to a node that contains it (a cycle)",
                         fix="case files are plain data: write the value out instead of the self-reference")
     _take_position(scan, key=None)
-    _count(scan, scan.anchors.get(event.anchor, 1), event)
+    _count(scan, scan.anchors.get(event.anchor or "", 1), event)
 
 
 def _check_new_anchor(scan: _Scan, event: yaml.NodeEvent) -> None:
@@ -199,13 +201,15 @@ def _check_duplicate(scan: _Scan, parent: _Frame, event: yaml.ScalarEvent) -> No
         raise scan.fail(event.start_mark, f"{where}: key {event.value!r} appears twice (first on line {first}); "
                         "YAML would silently keep only the last one",
                         fix=f"keep one {event.value!r} and merge the two values")
-    parent.keys[event.value] = event.start_mark.line + 1
+    parent.keys[event.value] = event.start_mark.line + 1 if event.start_mark else 0
 
 
 def _check_cut_by_comment(scan: _Scan, path: tuple[Any, ...], event: yaml.ScalarEvent) -> None:
     if not any(_matches(path, pattern) for pattern in _TEXT_FIELDS):
         return
     end = event.end_mark
+    if end is None:
+        return
     rest = scan.lines[end.line][end.column:] if end.line < len(scan.lines) else ""
     if not rest.lstrip(" \t").startswith("#"):
         return
@@ -313,7 +317,9 @@ def short_repr(value: str, limit: int = 80) -> str:
     return repr(value) if len(value) <= limit else f"{value[:limit]!r}..."
 
 
-_EcmaValidator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
+# jsonschema types extend() loosely: the class it makes is a Draft 2020-12 validator with one keyword replaced.
+_EcmaValidator: type[jsonschema.protocols.Validator] = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, {"pattern": _ecma_pattern})
 
 
 @functools.cache
@@ -327,3 +333,37 @@ def compiled_validator(path: Path, definition: str | None = None) -> Callable[[A
     """The schema (or one ``$defs`` entry) compiled: ~1 ms a results.json; raises
     ``fastjsonschema.JsonSchemaException``. Use :func:`schema_validator` to explain a refusal."""
     return fastjsonschema.compile(read_schema(path, definition))
+
+
+# ---- text out --------------------------------------------------------------------------------------------------
+# Text a case or a repro controls, made safe to print on a terminal or into a CI log.
+#
+# A title, an exception message or a log line can carry escape sequences: an OSC title change, a
+# clear-screen, text hidden with SGR "conceal", a carriage return that overwrites what came before, or a
+# right-to-left override that reorders what the reader sees. :func:`for_terminal` makes each such
+# character visible (``\x1b`` for ESC) and leaves every other character alone.
+#
+# Rich markup is the other half: print such text as a ``rich.text.Text`` (never parsed as markup), not
+# inside a markup string, where a title containing ``[/]`` raises MarkupError.
+
+# C0 controls but tab and newline, DEL, C1 controls (U+009B is a one-character CSI on some terminals),
+# the Unicode characters that reorder or break lines (bidi embeddings, overrides, isolates, marks), and
+# lone surrogates (no UTF-8 stream can write one: printing it raised UnicodeEncodeError mid-run).
+_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+           *range(0x2028, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000)]
+_VISIBLE = {code: (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}") for code in _UNSAFE} | {ord("\r"): "\\r"}
+_VISIBLE_ONE_LINE = {**_VISIBLE, ord("\n"): "\\n"}
+
+
+def for_terminal(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``); newlines kept unless ``one_line``."""
+    return text.translate(_VISIBLE_ONE_LINE if one_line else _VISIBLE)
+
+
+# A web page: the same, but a carriage return stays (browsers show it as a line break, never overwrite).
+_VISIBLE_PAGE = {code: shown for code, shown in _VISIBLE.items() if code != ord("\r")}
+
+
+def for_page(text: str) -> str:
+    """``text`` for an HTML page: control and bidi characters shown as escapes, line breaks kept."""
+    return text.translate(_VISIBLE_PAGE)

@@ -20,9 +20,9 @@ import yaml
 from harness._bugreport import BugReport, parse_report
 from harness._draft import Draft, draft_case
 from harness._exceptions import UsageError
+from harness._io import for_terminal
 from harness._io import yaml_line as line_of
-from harness._placeholders import find_placeholders
-from harness._text import for_terminal
+from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
 _SCHEMA = json.loads((Path(__file__).with_name("case.schema.json")).read_text())["properties"]["id"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import yaml
 
 from harness._bugreport import Frame, Traceback
-from harness._placeholders import MARK
-from harness._text import for_terminal
+from harness._io import for_terminal
+from harness.cases._placeholders import MARK
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ cd "$ROOT"
 
 if [ -n "$PREPARE" ]; then
   HARNESS_PYTHON=${HARNESS_PYTHON:-$PYTHON}
-  mapfile -t CHOSEN < <("$HARNESS_PYTHON" -c 'from harness._gpucheck import CHOSEN; print("\n".join(CHOSEN))')
+  mapfile -t CHOSEN < <("$HARNESS_PYTHON" -c 'from harness.gpucheck._check import CHOSEN; print("\n".join(CHOSEN))')
   exec "$HARNESS_PYTHON" -m harness wheelhouse --with-harness "${CHOSEN[@]/#/--case=}" \
     --python-version "$PYVER" --platform "$PLATFORM" --split-mib 60 --output "$PREPARE"
 fi

@@ -247,9 +247,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from docker.errors import APIError
 
-    from harness._clean import human_size
     from harness.docker._clean import prune_build_cache_since
     from harness.docker._containers import remove_cache_volumes
+    from harness.environments._clean import human_size
 
     built = client.api.images(filters={"label": f"{_SESSION_LABEL}={ledger.session}"})
     made = [image for image in built if not ledger.tags & set(image.get("RepoTags") or [])]

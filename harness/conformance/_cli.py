@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness._backend import project_root
 from harness._exceptions import HarnessError
 from harness.conformance._compare import UNEXPLAINED, Comparison, compare
 from harness.conformance._errors import SourceError
@@ -21,6 +20,7 @@ from harness.conformance._report import details, markdown, summary, table, write
 from harness.conformance._runs import load_pass, run_pass
 from harness.conformance._sources import build_env, fetch_sdist
 from harness.conformance._suites import Library, Triage, load_libraries, load_triage
+from harness.run._backend import project_root
 
 
 def _log(text: str) -> None:

@@ -24,10 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness._backend import REPO_ROOT, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
-from harness._cases import Case
-from harness._outcome import outcome_from_process
-from harness._process import ProcessResult
+from harness.cases._load import Case
+from harness.containment._process import ProcessResult
 from harness.docker._catalog import flavours_for_lanes, image_dir_and_cases
 from harness.docker._client import (
     DockerInfraError,
@@ -51,6 +49,8 @@ from harness.docker._containers import (
     remove_leftovers,
 )
 from harness.docker._plan import DEFAULT_IMAGE_DIR, Flavour, ImagePlan, ImageSettings, plan_image
+from harness.run._backend import REPO_ROOT, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
+from harness.run._outcome import outcome_from_process
 
 INSIDE = Path("/repro")
 _INSTALLED_FILE = "/venv/repro-matrix-installed.json"
@@ -202,7 +202,7 @@ class DockerBackend:
         binds = (Bind(REPO_ROOT / "harness", str(INSIDE / "harness")),
                  Bind(request.case_dir, str(INSIDE / "case")),
                  Bind(request.cell_dir, str(INSIDE / "cell"), read_only=False))
-        command = ["python", str(INSIDE / "harness" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]
+        command = ["python", str(INSIDE / "harness" / "run" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]
         # JIT-built torch extensions (DeepSpeed ops) persist per image, as the venv backend keeps them per
         # environment: a compile costs minutes, and every cell of the image would repeat it.
         environment = {**_CHILD_ENV, "TORCH_EXTENSIONS_DIR": f"{CACHE_DIR}/torch_extensions", **request.env}
@@ -240,7 +240,7 @@ def _as_returncode(exit_code: int | None) -> int | None:
 
 def image_log_dir() -> Path:
     """Build logs and probe logs live beside the venv cache (``.repro-envs/images``)."""
-    from harness._venv import default_env_root
+    from harness.environments._venv import default_env_root
 
     folder = default_env_root() / "images"
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._exceptions import EnvBuildError, UsageError
-from harness._wheelhouse import WHEEL_TIMEOUT_S, host_python, pip_wheel
 from harness.docker._buildkit import buildkit_build, buildkit_cli
 from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, find_image
 from harness.docker._containers import remove_cache_volumes
 from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
+from harness.environments._wheelhouse import WHEEL_TIMEOUT_S, host_python, pip_wheel
 
 if TYPE_CHECKING:
     import docker
@@ -126,7 +126,7 @@ def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Pa
 
 
 def fill_wheelhouse(plan: ImagePlan, wheels: Path, log_path: Path, say: Say) -> None:
-    """The image's requirements as wheels, made by the host's pip (sealed: harness/_wheelhouse.py)."""
+    """The image's requirements as wheels, made by the host's pip (sealed: harness/environments/_wheelhouse.py)."""
     say(f"resolving {len(plan.requirements)} requirement(s) into a wheelhouse with the host's pip")
     proc = pip_wheel(host_python(plan.python), plan.requirements, wheels, log_path, root=plan.image_dir)
     if proc.timed_out:

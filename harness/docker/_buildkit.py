@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness._exceptions import EnvBuildError
-from harness._process import RunningProcess, run_helper
+from harness.containment._process import RunningProcess, run_helper
 from harness.docker._client import ImageBuildError, endpoint
 from harness.docker._plan import ImagePlan
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from harness._backend import EnvSpec
-from harness._cases import Case
-from harness._lanes import LANE_TABLE
-from harness._plan import plan_cells
+from harness.cases._load import Case
 from harness.docker._plan import Flavour, ImagePlan, ImageSettings, plan_image
+from harness.run._backend import EnvSpec
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import plan_cells
 
 
 @dataclass(frozen=True)

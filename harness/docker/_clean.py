@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness._cases import Case
-from harness._clean import Pruned, human_size
+from harness.cases._load import Case
 from harness.docker._catalog import catalog
 from harness.docker._client import connect
 from harness.docker._containers import remove_cache_volumes, remove_leftovers
 from harness.docker._plan import ImageSettings
+from harness.environments._clean import Pruned, human_size
 
 if TYPE_CHECKING:
     import docker

@@ -16,16 +16,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness._cases import LANES, Case, load_cases
 from harness._exceptions import CaseFileError, EmptySelectionError, EnvBuildError
-from harness._plan import Selection, select_cases
-from harness._roots import add_cases_dir, case_roots
-from harness._vocabulary import ExitCode
+from harness._vocabulary import LANES, ExitCode
+from harness.cases._load import Case, load_cases
+from harness.cases._roots import add_cases_dir, case_roots
 from harness.docker._backend import image_log_dir
 from harness.docker._build import build_image
 from harness.docker._catalog import CatalogEntry, catalog, flavours_for_lanes
 from harness.docker._client import connect, find_image, host_settings
 from harness.docker._plan import ImageSettings
+from harness.run._plan import Selection, select_cases
 
 
 def add_images_parser(commands: Any) -> argparse.ArgumentParser:

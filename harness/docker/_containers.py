@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._process import _BoundedLog
+from harness.containment._process import _BoundedLog
 from harness.docker._client import (
     ContainerStoppedError,
     DockerDaemonGoneError,

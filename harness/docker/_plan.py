@@ -20,9 +20,9 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness._backend import REPO_ROOT, EnvSpec, project_root
-from harness._cases import PatchFile
 from harness._exceptions import UsageError
+from harness.cases._load import PatchFile
+from harness.run._backend import REPO_ROOT, EnvSpec, project_root
 
 Flavour = Literal["cpu", "cuda"]
 PipSource = Literal["wheelhouse", "index"]
@@ -67,7 +67,7 @@ class ImageSettings:
         return self.cpu_base if flavour == "cpu" else self.cuda_base
 
     def with_base(self, flavour: Flavour, base: str) -> ImageSettings:
-        return replace(self, **{f"{flavour}_base": base})
+        return replace(self, cpu_base=base) if flavour == "cpu" else replace(self, cuda_base=base)
 
     def network(self) -> str:
         """The build's network: none when the wheelhouse is the only source, else as configured."""

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness._library import group_by_library
 from harness._vocabulary import (
     CASE_ID,
     LANES,
@@ -22,6 +21,7 @@ from harness._vocabulary import (
     SEVERITY,
     VARIANT,
 )
+from harness.cases._library import group_by_library
 
 
 def name_problem(kind: str, value: Any) -> str | None:
@@ -60,7 +60,7 @@ def cases_of(results: Mapping[str, Any]) -> list[str]:
 
 
 def library_groups(results: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """The run's cases grouped by library (harness/_library.py), libraries and cases in name order."""
+    """The run's cases grouped by library (harness/cases/_library.py), libraries and cases in name order."""
     meta = results.get("cases", {})
     described = ((case, (meta.get(case) or {}).get("upstream"), (meta.get(case) or {}).get("tags"))
                  for case in cases_of(results))

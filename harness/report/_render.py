@@ -11,7 +11,7 @@ from urllib.parse import quote, urlsplit
 
 import jinja2
 
-from harness._text import for_page
+from harness._io import for_page
 from harness._vocabulary import MISSING, SEVERITY, STYLES
 from harness.report._run_view import anchor
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness._library import library_of
 from harness._vocabulary import MISSING
+from harness.cases._library import library_of
 from harness.report._common import age_text, parse_time, severity
 from harness.report._history import History
 from harness.report._io import write_text_atomic

@@ -13,7 +13,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from harness._text import for_terminal
+from harness._io import for_terminal
 from harness._vocabulary import RICH_STYLES
 from harness.report._common import (
     attention,

@@ -26,9 +26,9 @@ def _bench_module():
 
 
 def test_synthetic_suite_loads_and_plans_two_cpu_cells_per_case(tmp_path: Path):
-    from harness._cases import load_cases
-    from harness._lanes import LANE_TABLE
-    from harness._plan import plan_cells
+    from harness.cases._load import load_cases
+    from harness.run._lanes import LANE_TABLE
+    from harness.run._plan import plan_cells
 
     suite = _bench_module().make_synthetic_suite(tmp_path / "cases", 3)
     loaded = load_cases([suite])

@@ -16,9 +16,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness._cases import load_cases
-from harness._lanes import LANE_TABLE
-from harness._plan import plan_cells
+from harness.cases._load import load_cases
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import plan_cells
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = load_cases([REPO / "cases"])

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import REPO_ROOT
-from harness._cases import load_case
-from harness._lanes import LANE_TABLE
-from harness._plan import Cell
-from harness._venv import VenvBackend
+from harness.cases._load import load_case
+from harness.environments._venv import VenvBackend
+from harness.run._backend import REPO_ROOT
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import Cell
 
 CASE = load_case(REPO_ROOT / "cases" / "deepspeed-zero3-offload-clip")
 pytestmark = pytest.mark.slow

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness._cases import Case, load_cases
-from harness._lanes import LANE_TABLE
-from harness._plan import Cell
-from harness._venv import VenvBackend
+from harness.cases._load import Case, load_cases
+from harness.environments._venv import VenvBackend
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import Cell
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = {case.id: case for case in load_cases([REPO / "cases"]).cases}

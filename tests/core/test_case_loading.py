@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
-from harness._cases import SCHEMA_PATH, Expectation, load_case, load_cases, merge_requirements
 from harness._exceptions import CaseFileError
+from harness.cases._load import SCHEMA_PATH, Expectation, load_case, load_cases, merge_requirements
 
 REPO = Path(__file__).resolve().parents[2]
 

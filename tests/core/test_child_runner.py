@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import CHILD_RUNNER
+from harness.run._backend import CHILD_RUNNER
 
 
 def run_child(tmp_path: Path, source: str, argv=(), shims=()) -> tuple[dict, subprocess.CompletedProcess]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from harness._cases import load_cases
-from harness._clean import Pruned, clean_environments, folder_size, human_size, used_environment_ids
+from harness.cases._load import load_cases
+from harness.environments._clean import Pruned, clean_environments, folder_size, human_size, used_environment_ids
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "cases"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import EnvSpec
-from harness._cases import PatchFile
-from harness._index import uv_index_environment
+from harness.cases._load import PatchFile
+from harness.environments._index import uv_index_environment
+from harness.run._backend import EnvSpec
 
 
 def test_key_is_stable_and_order_independent():
@@ -43,7 +43,7 @@ def test_user_uv_settings_win():
 
 
 def test_pip_config_find_links_is_read_when_no_variable(monkeypatch):
-    import harness._index as index
+    import harness.environments._index as index
 
     monkeypatch.setattr(index, "_pip_config_value", lambda key: "/from/pip/config" if "find-links" in key else None)
     assert uv_index_environment({})["UV_FIND_LINKS"] == "/from/pip/config"
@@ -66,7 +66,7 @@ def test_floating_sets_are_keyed_by_refresh_period(monkeypatch):
 def test_pip_config_is_asked_once_per_process(monkeypatch):
     import subprocess
 
-    import harness._index as index
+    import harness.environments._index as index
 
     calls = []
     real_run = subprocess.run
@@ -84,8 +84,8 @@ def test_pip_config_is_asked_once_per_process(monkeypatch):
 
 def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
     """The freeze step must not see the harness's working directory: a stray *.dist-info there is not installed."""
-    from harness._backend import EnvSpec
-    from harness._venv import VenvBackend
+    from harness.environments._venv import VenvBackend
+    from harness.run._backend import EnvSpec
 
     stray = tmp_path / "cwd" / "stray_pkg-9.9.dist-info"
     stray.mkdir(parents=True)
@@ -97,8 +97,8 @@ def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
 
 
 def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
-    from harness import _backend
-    from harness._backend import EnvSpec
+    from harness.run import _backend
+    from harness.run._backend import EnvSpec
 
     package = tmp_path / "pkg"
     (package / "src").mkdir(parents=True)
@@ -116,8 +116,8 @@ def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("days", ["nan", "inf", "0", "-1", "x"])
 def test_a_bad_floating_period_is_a_usage_error(monkeypatch, days):
-    from harness._backend import floating_period
     from harness._exceptions import UsageError
+    from harness.run._backend import floating_period
 
     monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", days)
     with pytest.raises(UsageError, match="REPRO_MATRIX_FLOATING_DAYS"):

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness._backend import EnvSpec
-from harness._cases import PatchFile
-from harness._estimate import History, estimate, read_history
-from harness._progress import LiveCells, last_line
+from harness.cases._load import PatchFile
+from harness.run._backend import EnvSpec
+from harness.run._estimate import History, estimate, read_history
+from harness.run._progress import LiveCells, last_line
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "cases"

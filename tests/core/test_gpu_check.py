@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness._exceptions import UsageError
-from harness._gpucheck import compare_cells, compare_scenarios, left_out, markdown
-from harness._wheelhouse import Target, Wheelhouse, link_folders, split_parts
+from harness.environments._wheelhouse import Target, Wheelhouse, link_folders, split_parts
+from harness.gpucheck._check import compare_cells, compare_scenarios, left_out, markdown
 
 REPO = Path(__file__).resolve().parents[2]
 TI = {"raises": "RuntimeError", "message": "Expected all tensors to be on the same device"}

@@ -11,8 +11,8 @@ import yaml
 from rich.cells import cell_len
 from rich.console import Console
 
-from harness._cases import load_cases
-from harness._listing import group_by_library, library_of, print_case_list
+from harness.cases._listing import group_by_library, library_of, print_case_list
+from harness.cases._load import load_cases
 
 LONG_FIX = "https://github.com/huggingface/diffusers/commit/" + "8d6dc2be5dfe9f54e455d9ca7a6acbd9181fba7b"
 VERY_LONG = "https://github.com/org/lib/blob/" + "a" * 40 + "/src/lib/deeply/nested/module/with/a/long/path/file.py#L120"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import CHILD_RUNNER, CellRequest, EnvSpec
-from harness._child import _computed_versions, _imported_versions, _stored_versions, owners_record
-from harness._venv import _OWNERS, VenvBackend
+from harness.environments._venv import _OWNERS, VenvBackend
+from harness.run._backend import CHILD_RUNNER, CellRequest, EnvSpec
+from harness.run._child import _computed_versions, _imported_versions, _stored_versions, owners_record
 
 
 def _request(tmp_path: Path, source: str, name: str = "cell") -> CellRequest:

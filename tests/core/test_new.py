@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness._bugreport import Frame, clean_lines, parse_environment, parse_report
-from harness._cases import load_case, load_cases
 from harness._cli import main
 from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
 from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
-from harness._placeholders import MARK
-from harness._verdicts import search_signature
+from harness.cases._load import load_case, load_cases
+from harness.cases._placeholders import MARK
+from harness.run._judge import search_signature
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -1037,7 +1037,7 @@ def test_a_failed_import_of_torch_blames_torch_and_its_gpu_libraries_need_a_gpu(
 def test_validate_check_index_says_when_the_fix_pins_the_newest_release(tmp_path):
     """Offline: the package source is a find-links folder of wheel names. A fix pinning the newest release listed
     is said (the fix may be unreleased); one with a later release is not; an unreadable source is said, bounded."""
-    from harness._soundness import newest_fix_pins
+    from harness.cases._soundness import newest_fix_pins
 
     folder = _filled(tmp_path, "ai-toolkit-212.txt")  # buggy diffusers==1.0.0, fix diffusers==1.0.1
     case = load_case(folder)

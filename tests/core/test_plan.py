@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness._cases import load_cases
 from harness._exceptions import SelectionError
-from harness._plan import Selection, parse_shard, plan_cells, select_cases, select_lanes, shard_cases
+from harness.cases._load import load_cases
+from harness.run._plan import Selection, parse_shard, plan_cells, select_cases, select_lanes, shard_cases
 
 
 @pytest.fixture

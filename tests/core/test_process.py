@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from harness import _process
-from harness._process import RunningProcess
+from harness.containment import _process
+from harness.containment._process import RunningProcess
 
 
 def _alive(pid: int) -> bool:

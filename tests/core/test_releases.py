@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._releases import list_releases, sources
+from harness.environments._releases import list_releases, sources
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness._results import (
+from harness.run._results import (
     CellRecord,
     RunFolder,
     RunRecord,

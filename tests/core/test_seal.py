@@ -1,4 +1,4 @@
-"""harness/_seal.py: what a bwrap-sealed cell is given (fast: no cell runs; tests/faults/test_sealed_cells.py
+"""harness/containment/_seal.py: what a bwrap-sealed cell is given (fast: no cell runs; tests/faults/test_sealed_cells.py
 runs the attacks for real)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 import struct
 from pathlib import Path
 
-from harness import _seal
+from harness.containment import _seal
 
 
 def test_a_cell_gets_the_allow_list_and_what_the_user_names():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._process import Confinement, RunningProcess, run_helper
+from harness.containment._process import Confinement, RunningProcess, run_helper
 from tests.faults.processes import new_token, processes_with, wait_until
 
 
@@ -103,7 +103,7 @@ def test_output_held_open_by_a_process_outside_the_cell_does_not_stall_it(tmp_pa
     containment kills that one, so the log pump stops reading shortly after the cell is over."""
     import socket
 
-    from harness import _process
+    from harness.containment import _process
 
     monkeypatch.setattr(_process, "_DRAIN_S", 0.5)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -182,7 +182,7 @@ def test_a_sealed_helper_keeps_home_read_only_and_writes_only_its_folders(layout
         pytest.skip("no namespaces on this host (not root, no unprivileged user namespaces)")
     scratch = layout / "scratch"
     scratch.mkdir()
-    # The interpreter read-only, as the harness's callers list it (harness/_sandbox.py): a checkout or venv under
+    # The interpreter read-only, as the harness's callers list it (harness/containment/_sandbox.py): a checkout or venv under
     # /tmp is otherwise covered by the private /tmp.
     interpreter = (Path(sys.prefix), Path(sys.base_prefix))
     confinement = Confinement(hide=(layout / "output",), readonly=(layout / "cwd", *interpreter),

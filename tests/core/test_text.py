@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from harness._text import for_terminal
+from harness._io import for_terminal
 
 HOSTILE = {
     "OSC title change": ("\x1b]0;owned\x07", "\\x1b]0;owned\\x07"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness._execute import cell_environment, usable_cores
+from harness.run._execute import cell_environment, usable_cores
 
 REPO = Path(__file__).resolve().parents[2]
 THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from harness._cases import Expectation
-from harness._verdicts import SEVERITY, Judgement, Verdict, combine, judge_cell
+from harness.cases._load import Expectation
+from harness.run._judge import SEVERITY, Judgement, Verdict, combine, judge_cell
 
 SIG = re.compile("Expected all tensors to be on the same device")
 MATCH = {"type": "RuntimeError", "message": "Expected all tensors to be on the same device, but found ..."}
@@ -110,7 +110,7 @@ def test_a_catastrophic_signature_is_an_infra_error_naming_the_regex():
 
 
 def test_signatures_compile_with_re_syntax_and_report_errors():
-    from harness._verdicts import compile_signature, search_signature
+    from harness.run._judge import compile_signature, search_signature
 
     assert search_signature(r"device(s)? \w+:\d", "two devices cuda:0 and cpu")
     with pytest.raises(ValueError, match="missing"):

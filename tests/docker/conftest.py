@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import CellRequest, EnvSpec
-from harness._cases import PatchFile, load_case
-from harness._lanes import LANE_TABLE
-from harness._plan import plan_cells
+from harness.cases._load import PatchFile, load_case
+from harness.run._backend import CellRequest, EnvSpec
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import plan_cells
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import EnvSpec
-from harness.docker import ImageSettings, plan_image
-from harness.docker import _buildkit
+from harness.docker import ImageSettings, _buildkit, plan_image
 from harness.docker._client import ImageBuildError
+from harness.run._backend import EnvSpec
 
 FAKE_CLI = """#!{python}
 import os, subprocess, sys, time

@@ -65,11 +65,11 @@ def test_buildkit_build_drops_the_build_cache_it_added(docker_client, tiny_setti
     import uuid
     from dataclasses import replace
 
-    from harness._backend import EnvSpec
-    from harness._cases import PatchFile
     from harness._exceptions import EnvBuildError
+    from harness.cases._load import PatchFile
     from harness.docker import build_image, plan_image
     from harness.docker._buildkit import buildkit_cli
+    from harness.run._backend import EnvSpec
 
     try:
         buildkit_cli()
@@ -290,11 +290,11 @@ def test_gpu_device_request_shape():
 
 
 def test_clean_removes_images_no_case_uses(docker_client, tiny_settings, tmp_path):
-    from harness._backend import EnvSpec
-    from harness._cases import load_cases
-    from harness._clean import human_size
+    from harness.cases._load import load_cases
     from harness.docker import build_image, clean_images, plan_image
     from harness.docker._client import find_image
+    from harness.environments._clean import human_size
+    from harness.run._backend import EnvSpec
 
     # Its own image folder, so the sweep cannot touch the images other tests (or CI) built.
     shutil.copytree(Path(__file__).resolve().parents[2] / "images" / "torch", tmp_path / "cleantest")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import EnvSpec
 from harness._exceptions import HarnessError
 from harness.docker import (
     DockerUnavailableError,
@@ -22,6 +21,7 @@ from harness.docker import (
     plan_image,
 )
 from harness.docker._build import make_context
+from harness.run._backend import EnvSpec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,7 +146,7 @@ def test_missing_base_image_says_how_to_make_one(docker_client, tmp_path, builde
 
 
 def _fixture_cases():
-    from harness._cases import load_cases
+    from harness.cases._load import load_cases
 
     return load_cases([REPO / "tests/fixtures/cases"]).cases
 

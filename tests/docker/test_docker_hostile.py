@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness._backend import CellRequest
+from harness.run._backend import CellRequest
 
 PLANT = """
     import os

@@ -65,7 +65,7 @@ SIGNATURE_SCRIPT = """
 """
 
 
-# Cells get an allow-listed environment (harness/_seal.py): the token fault tests hand their repros is
+# Cells get an allow-listed environment (harness/containment/_seal.py): the token fault tests hand their repros is
 # passed on purpose, the documented way.
 PASS_TOKEN = {"REPRO_MATRIX_PASS_ENV": "FAULT_TOKEN"}
 

@@ -13,8 +13,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness._cases import load_case, load_cases
 from harness._exceptions import CaseFileError
+from harness.cases._load import load_case, load_cases
 from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 
 BROKEN = {
@@ -399,10 +399,10 @@ def test_pages_show_control_and_bidi_characters_as_escapes(tmp_path):
 def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
     """images/ comes with pull requests: a symlink there was copied as the file it names into the build
     context (COPY + RUN cat printed it into the build log, which a failed build shows on the terminal)."""
-    from harness._backend import EnvSpec
     from harness._exceptions import UsageError
     from harness.docker._build import make_context
     from harness.docker._plan import ImageSettings, plan_image
+    from harness.run._backend import EnvSpec
 
     secret = tmp_path / "host" / "config.json"
     secret.parent.mkdir()
@@ -429,7 +429,7 @@ def _dead_running_run(folder: Path, tail: str) -> Path:
     import subprocess
     import sys
 
-    from harness._results import harness_process
+    from harness.run._results import harness_process
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True)
@@ -446,7 +446,7 @@ def test_a_fifo_or_a_deeply_nested_results_json_in_the_output_does_not_stop_late
     import os
     import threading
 
-    from harness._workflow import UI, recover_step
+    from harness.run._workflow import UI, recover_step
 
     output = tmp_path / "reports"
     fifo_run = output / "fifo-run"
@@ -534,8 +534,8 @@ def hostile_index():
 def test_bisect_skips_each_hostile_index_with_a_message_and_lists_the_good_one(hostile_index, monkeypatch):
     import time
 
-    from harness import _releases
-    from harness._releases import list_releases
+    from harness.environments import _releases
+    from harness.environments._releases import list_releases
 
     monkeypatch.setattr(_releases, "MAX_PAGE_BYTES", 8 * 2**20)  # the 200 MB page is cut off at 8 MB
     kinds = ["list", "deep", "files-not-a-list", "drip", "huge", "good"]

@@ -40,7 +40,7 @@ PASSES = {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}
 
 
 def _namespaces_here() -> bool:
-    from harness._process import Confinement, RunningProcess
+    from harness.containment._process import Confinement, RunningProcess
 
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"ns-probe-{os.getpid()}.log"
     try:

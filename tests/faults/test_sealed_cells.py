@@ -14,8 +14,8 @@ import threading
 
 import pytest
 
-from harness._seal import bwrap
-from harness._venv import default_env_root
+from harness.containment._seal import bwrap
+from harness.environments._venv import default_env_root
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, write_case
 from tests.faults.processes import new_token, wait_until
 

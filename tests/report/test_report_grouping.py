@@ -9,7 +9,7 @@ import shutil
 from report_helpers import SINGLE, load
 from rich.console import Console
 
-from harness._library import group_by_library, library_of
+from harness.cases._library import group_by_library, library_of
 from harness.report import build_site, terminal_summary, write_run_reports
 
 # The fixture run's four cases and the repositories their fix links name.

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from report_helpers import SINGLE, load
 
-from harness._results import new_run_dir
 from harness._vocabulary import RUN_ID
 from harness.report import build_site, write_run_reports
 from harness.report._common import name_problem
@@ -21,6 +20,7 @@ from harness.report._inputs import check_results
 from harness.report._io import ReportInputError
 from harness.report._run import render_run_html
 from harness.report._safe import Confined, UnsafePath, read_inside, split_relative
+from harness.run._results import new_run_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ import pytest
 from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
 from harness import uv_index_environment
-from harness._venv import find_uv
+from harness.environments._venv import find_uv
 from harness.sim import _startup
 from tests.checkout import copy_checkout
 
@@ -87,7 +87,7 @@ def test_the_wheel_carries_the_package_and_nothing_else(wheel):
     assert zipfile.ZipFile(wheel).read("cuda_sim.pth").decode() == _startup.PTH_LINE
     for needed in ("harness/case.schema.json", "harness/results.schema.json", "harness/py.typed",
                    "harness/report/templates/run.html", "harness/report/templates/style.css",
-                   "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/_child.py"):
+                   "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/run/_child.py"):
         assert needed in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     meta = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -1,0 +1,161 @@
+"""Checks that a case which loads can also work: what ``validate`` refuses beyond the schema.
+
+A draft from ``new`` can be filled in into a case that loads yet can never give its verdicts: a fix variant that
+runs exactly what the buggy one runs (the same release pinned twice), or a variant that pins nothing but torch
+while its repro imports a library (the import fails in every lane). Each is a :class:`CaseFileError` naming the
+variant, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from harness._exceptions import CaseFileError
+
+# What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
+_WITH_TORCH = frozenset({"torch", "torchgen", "functorch", "filelock", "typing_extensions", "sympy", "networkx",
+                         "jinja2", "fsspec", "setuptools", "pkg_resources", "triton", "mpmath", "markupsafe",
+                         "_distutils_hack"})
+_MAX_SCRIPT = 2**20
+
+
+class _Variant(Protocol):
+    name: str
+    role: str
+    requires: tuple[str, ...]
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    patches: tuple[Any, ...]
+    shims: tuple[Path, ...]
+
+
+def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
+                   line_of: Callable[[list[Any]], int | None]) -> None:
+    buggy = [v for v in variants.values() if v.role == "buggy"]
+    told_apart = _script_text(script)
+    for fix in (v for v in variants.values() if v.role == "fix"):
+        if f'"{fix.name}"' in told_apart or f"'{fix.name}'" in told_apart:
+            continue  # the repro tells the variants apart itself (it is given --variant NAME)
+        for twin in (b for b in buggy if _runs(b) == _runs(fix)):
+            pins = ", ".join(r for r in twin.requires if not r.startswith("torch==")) or "torch only"
+            raise CaseFileError(path, f"fix variant {fix.name!r} runs exactly what buggy variant {twin.name!r} runs "
+                                      f"({pins}; no patch, args or env of its own): it cannot pass where that fails",
+                                fix="pin the first fixed release in the fix variant (or give it the workaround's "
+                                    "args, env or patch)", line=line_of(["variants", fix.name, "requires"]))
+    missing = _imports_missing(script, variants.values())
+    if missing:
+        variant, module = missing
+        raise CaseFileError(path, f"variant {variant!r} pins no library besides torch, yet {script.name} imports "
+                                  f"{module!r}: the import fails in every lane",
+                            fix=f"pin the release of {module} the variant runs (the buggy variant: the one the report "
+                                "ran), e.g. in its requires", line=line_of(["variants", variant, "requires"]))
+
+
+def _script_text(script: Path) -> str:
+    try:
+        return script.read_text(errors="replace") if script.stat().st_size <= _MAX_SCRIPT else ""
+    except OSError:
+        return ""
+
+
+def _runs(variant: _Variant) -> tuple[Any, ...]:
+    return (tuple(sorted(_normal(r) for r in variant.requires)), tuple(p.sha256 for p in variant.patches),
+            tuple(variant.shims), tuple(variant.args), tuple(sorted(variant.env.items())))
+
+
+def _normal(requirement: str) -> str:
+    try:
+        parsed = Requirement(requirement)
+    except InvalidRequirement:
+        return requirement
+    return f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+
+
+def _imports_missing(script: Path, variants: Any) -> tuple[str, str] | None:
+    """(variant, module) for a variant with torch alone whose script imports a library it cannot have."""
+    bare = [v for v in variants if not v.patches and not v.shims
+            and all(_name(r) in ("torch", "") for r in v.requires)]
+    if not bare:
+        return None
+    local = {p.stem for p in script.parent.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
+    for module in _imported(script):
+        if module not in sys.stdlib_module_names and module not in _WITH_TORCH and module not in local:
+            return bare[0].name, module
+    return None
+
+
+def _name(requirement: str) -> str:
+    try:
+        return str(canonicalize_name(Requirement(requirement).name))
+    except InvalidRequirement:
+        return ""
+
+
+def _imported(script: Path) -> list[str]:
+    """Top-level names of the modules the script imports (absolute imports; a script that does not parse: none)."""
+    try:
+        tree = ast.parse(_script_text(script))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name.partition(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module.partition(".")[0])
+    return list(dict.fromkeys(names))
+
+
+def newest_fix_pins(cases: Any, environ: Mapping[str, str], python: str, budget_s: float = 20.0) -> list[str]:
+    """Fix variants pinning, as their fix, the newest release the package sources list: no later release exists,
+    so the fix may not be released at all (the bug's code path may still be there: a patch or commit pin is then
+    needed, as cases/ai-toolkit-flux-ids has). Asked of the index only when ``validate --check-index`` is given;
+    each source read is bounded, the whole check by ``budget_s``, and a source that cannot be read is said."""
+    import time
+
+    from harness.environments._releases import list_releases
+
+    deadline = time.monotonic() + budget_s
+    said: list[str] = []
+    for case in cases:
+        for fix, package, version in _fix_pins(case):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return [*said, f"--check-index stopped after {budget_s:g}s; the cases after {case.id} were not checked"]
+            listing = list_releases(package, environ, python, timeout=min(10.0, left))
+            if not listing.versions:
+                why = "; ".join(listing.errors) or "no source lists it"
+                said.append(f"{case.id}: could not list the releases of {package} ({why})")
+            elif listing.versions[-1] == version:
+                said.append(f"{case.id}: fix variant {fix!r} pins {package}=={version}, the newest release the package "
+                            "sources list: if the fix is not in a release yet, pin the fix commit as a patch "
+                            "(see cases/ai-toolkit-flux-ids)")
+    return said
+
+
+def _fix_pins(case: Any) -> list[tuple[str, str, str]]:
+    """(fix variant, package, version) for each ``==`` pin a fix variant changes from its case's buggy variant."""
+    buggy = {_name(r): r for v in case.variants.values() if v.role == "buggy" for r in v.requires}
+    found = []
+    for fix in (v for v in case.variants.values() if v.role == "fix"):
+        for requirement in fix.requires:
+            name = _name(requirement)
+            pinned = _exact(requirement)
+            if name and name != "torch" and pinned and buggy.get(name) not in (None, requirement):
+                found.append((fix.name, name, pinned))
+    return found
+
+
+def _exact(requirement: str) -> str:
+    try:
+        specifiers = list(Requirement(requirement).specifier)
+    except InvalidRequirement:
+        return ""
+    return specifiers[0].version if len(specifiers) == 1 and specifiers[0].operator == "==" else ""

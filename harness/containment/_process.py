@@ -1,0 +1,411 @@
+"""Run one child process under a supervisor: timeout, bounded log, nothing left behind.
+
+Every process the harness starts (cells, uv, patch, probes) runs under ``_supervise.py``, which kills
+the command's whole tree when it ends, times out, is interrupted, or when the harness dies (see there).
+The child's stdout and stderr go through one pipe into the cell's log. The log keeps the first and
+the last part of the output and marks what it dropped, so a repro printing gigabytes costs bounded
+memory and disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.containment import _seal
+
+LOG_HEAD_BYTES = 2 * 1024 * 1024
+LOG_TAIL_BYTES = 1024 * 1024
+_GRACE_S = 5.0
+_DRAIN_S = 2.0  # output still arriving after the supervisor is gone; then the pipe is abandoned
+SUPERVISOR = Path(__file__).with_name("_supervise.py")
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    returncode: int | None
+    timed_out: bool
+    interrupted: bool
+    duration_s: float
+    dropped_bytes: int
+    error: str = ""  # the supervisor could not run the command (an infra-error, never the repro's fault)
+    containment: str = ""  # "bwrap", "namespaces" or "subreaper" (see _supervise.py)
+    notes: tuple[str, ...] = ()
+    oom_killed: bool = False  # the cell's memory cgroup killed a process of it
+
+
+class _BoundedLog:
+    """Copies a byte stream into a file, keeping head and tail, marking the cut."""
+
+    def __init__(self, path: Path, fd: int | None = None) -> None:
+        # O_NOFOLLOW: a symlink planted where the log goes is never written through.
+        fd = os.dup(fd) if fd is not None else os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        self._handle = os.fdopen(fd, "ab")
+        self._written = 0
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self.dropped = 0
+        self.write_error: OSError | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.write_error:
+            self.dropped += len(chunk)
+            return
+        room = LOG_HEAD_BYTES - self._written
+        if room > 0:
+            try:
+                self._handle.write(chunk[:room])
+                self._handle.flush()  # the log is followed live (progress shows its last line)
+            except OSError as error:  # disk full: keep draining the pipe so the child never blocks
+                self.write_error = error
+                self.dropped += len(chunk)
+                return
+            self._written += min(room, len(chunk))
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self._tail.append(chunk)
+        self._tail_size += len(chunk)
+        while self._tail_size - len(self._tail[0]) >= LOG_TAIL_BYTES:
+            self.dropped += len(self._tail[0])
+            self._tail_size -= len(self._tail.popleft())
+
+    def close(self) -> None:
+        joined = b"".join(self._tail)
+        tail = joined[-LOG_TAIL_BYTES:] if len(joined) > LOG_TAIL_BYTES else joined
+        self.dropped += len(joined) - len(tail)
+        try:
+            if self.write_error:
+                self._handle.write(f"\n[repro-matrix: log incomplete: {self.write_error}]\n".encode())
+            elif self.dropped:
+                marker = f"\n[repro-matrix: log truncated, {self.dropped} bytes dropped here]\n"
+                self._handle.write(marker.encode())
+            self._handle.write(tail)
+            self._handle.close()
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._handle.close()
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a supervised process may see of the host, where namespaces allow it (see _supervise.py)."""
+
+    hide: tuple[Path, ...] = ()  # covered by an empty read-only folder (the run's output)
+    readonly: tuple[Path, ...] = ()  # the repository, case folders, environments
+    writable: tuple[Path, ...] = ()  # exceptions inside read-only folders (an environment's caches)
+    # Everything else read-only as well, with a private /tmp (HOME and TMPDIR) and /dev/shm: nothing the
+    # process writes outside ``writable`` outlives it (see _supervise._seal). Folders under /tmp that the
+    # process needs must be listed in ``writable`` or ``readonly``.
+    sealed: bool = False
+    scratch: Path | None = None  # where the private /tmp is made (default: beside the process's cwd)
+    # False (environment builds): HOME stays, read-only, so uv finds its configuration and credentials;
+    # XDG_CACHE_HOME then points into the private /tmp for what a build backend caches.
+    private_home: bool = True
+    gpu: bool = False  # a GPU lane: sealed by bwrap, the cell gets the NVIDIA devices
+
+    @property
+    def by_bwrap(self) -> bool:
+        """Sealed by bubblewrap (cells only: environment builds keep the fallback layer and the network)."""
+        return (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0] is not None
+                and not _seal.unreachable(self.readonly))
+
+    def not_sealed_because(self) -> list[str]:
+        """Why a cell that bwrap would seal runs in the fallback layer (said in its log)."""
+        if not (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0]):
+            return []
+        return [f"NOT sealed by bwrap: {folder} is not readable by other users, and bwrap runs as a private "
+                f"uid (chmod o+rx {folder})" for folder in _seal.unreachable(self.readonly)]
+
+    def usable(self, needed: Sequence[Path]) -> Confinement:
+        """Never hide a folder that holds something the process needs (e.g. ``--output /``), unless what it
+        needs there is a writable folder: those stay reachable inside a hidden one."""
+        hide = tuple(p for p in self.hide
+                     if not any(_within(n, p) and not any(_within(n, w) for w in self.writable) for n in needed))
+        return replace(self, hide=hide)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def namespaces_wanted() -> bool:
+    """``REPRO_MATRIX_NAMESPACES=0`` turns the namespace layer off (the subreaper still contains cells)."""
+    return os.environ.get("REPRO_MATRIX_NAMESPACES", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+_lifeline_lock = threading.Lock()
+_lifeline: tuple[int, int, int] | None = None  # read end, write end, owner pid
+
+
+def _lifeline_fd() -> int:
+    """The read end of a pipe only this process can write to: it breaks when the harness dies, however it
+    dies. Both ends are close-on-exec; each supervisor inherits the read end alone."""
+    global _lifeline
+    with _lifeline_lock:
+        if _lifeline is None or _lifeline[2] != os.getpid():
+            _lifeline = (*os.pipe(), os.getpid())
+        return _lifeline[0]
+
+
+class _Supervised:
+    """One command under ``_supervise.py``: its own timeout, its tree killed at the end and with us."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float,
+                 memory_limit_bytes: int | None, confinement: Confinement | None, stderr: int) -> None:
+        config = {"argv": [str(a) for a in argv], "env": dict(env), "cwd": str(cwd), "timeout": float(timeout),
+                  "grace": _GRACE_S, "memory_limit": memory_limit_bytes, "parent": os.getpid(),
+                  "namespaces": confinement is not None and namespaces_wanted()}
+        self.private_tmp: Path | None = None
+        if confinement is not None:
+            config.update(hide=[str(p) for p in confinement.hide], readonly=[str(p) for p in confinement.readonly],
+                          writable=[str(p) for p in confinement.writable])
+        if confinement is not None and confinement.by_bwrap:
+            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
+                                                     dir=confinement.scratch or cwd.parent))
+            self._seal(config, confinement, cwd, memory_limit_bytes)
+        elif confinement is not None and confinement.sealed and config["namespaces"]:
+            config["notes"] = confinement.not_sealed_because()
+            # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
+            self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
+                                                     dir=confinement.scratch or cwd.parent))
+            config.update(sealed=True, tmp=str(self.private_tmp), home=os.environ.get("HOME"),
+                          keep_home=not confinement.private_home)
+        self.timeout = float(timeout)
+        self._interrupted = threading.Event()
+        self._status_r, status_w = os.pipe()
+        lifeline = _lifeline_fd()
+        self.started = time.perf_counter()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(SUPERVISOR), str(lifeline), str(status_w)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, pass_fds=(lifeline, status_w),
+                start_new_session=True, env={}, cwd="/",
+            )
+        finally:
+            os.close(status_w)
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.write(json.dumps(config).encode())
+        self.proc.stdin.close()
+        self.proc.stdin = None  # communicate() must not touch it again
+
+    def _seal(self, config: dict[str, Any], confinement: Confinement, cwd: Path, memory_limit: int | None) -> None:
+        assert self.private_tmp is not None
+        # Half the cell's memory at most: tmpfs pages count against the memory cgroup too.
+        shm = min(_seal.SHM_BYTES, memory_limit // 2) if memory_limit else _seal.SHM_BYTES
+        plan = _seal.plan(readonly=confinement.readonly, writable=confinement.writable, hide=confinement.hide,
+                          tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm)
+        config.update(bwrap={"binary": _seal.bwrap()[0], **plan}, pids=_seal.cell_pids(), uid_base=_seal.UID_BASE,
+                      chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False)
+        config["env"].update(HOME="/tmp", TMPDIR="/tmp")
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
+        with contextlib.suppress(ProcessLookupError):
+            if self.proc.returncode is None:
+                self.proc.send_signal(signal.SIGTERM)  # the supervisor stops its command, then its tree
+
+    def backstop(self) -> float:
+        """How long to wait for the supervisor itself: it enforces the timeout, this only guards against it hanging."""
+        return self.timeout + _GRACE_S + 30
+
+    def kill_supervisor(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()  # its namespace (or its pdeathsig-armed init) takes the command along
+        self.proc.wait()
+
+    def status(self) -> dict[str, Any]:
+        data = b""
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self._status_r, 65536):
+                data += chunk
+        os.close(self._status_r)
+        try:
+            status = json.loads(data)
+        except ValueError:
+            return {"error": f"the process supervisor ended without a report (exit {self.proc.returncode})"}
+        return status if isinstance(status, dict) else {"error": "the process supervisor sent no report"}
+
+    def remove_private_tmp(self) -> None:
+        if self.private_tmp is not None:
+            shutil.rmtree(self.private_tmp, ignore_errors=True)  # never follows a symlink left there
+
+
+def _returncode(status: dict[str, Any]) -> int | None:
+    raw = status.get("status")
+    code = os.waitstatus_to_exitcode(raw) if isinstance(raw, int) else None
+    # bwrap ends with 128 + N when its command died of signal N: read as the signal (a repro that exits with
+    # such a code itself is told apart by its outcome record, see _outcome._agrees).
+    if status.get("containment") == "bwrap" and code is not None and 128 < code < 128 + signal.NSIG:
+        return 128 - code
+    return code
+
+
+class RunningProcess:
+    """A started cell; :meth:`wait` returns when it and everything it started are gone."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, log_path: Path, timeout: float,
+                 memory_limit_bytes: int | None = None, confinement: Confinement | None = None,
+                 log_fd: int | None = None, on_output: Callable[[bytes], None] | None = None) -> None:
+        self._log = _BoundedLog(log_path, log_fd)
+        self._on_output = on_output  # sees every chunk as it arrives (a build's progress), capped log or not
+        self._drain_until: float | None = None
+        self.held_open = False
+        self._supervised = _Supervised(argv, env=env, cwd=cwd, timeout=timeout,
+                                       memory_limit_bytes=memory_limit_bytes, confinement=confinement,
+                                       stderr=subprocess.STDOUT)
+        self._proc = self._supervised.proc
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        """Copy output until end of file, or until shortly after the supervisor is gone: a process that
+        escaped it (and still holds the pipe) must not stall the cell."""
+        assert self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while self._drain_until is None or time.monotonic() < self._drain_until:
+            if not poller.poll(100):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            self._log.feed(chunk)
+            if self._on_output is not None:
+                self._on_output(chunk)
+        else:
+            self.held_open = True
+        self._proc.stdout.close()
+
+    def interrupt(self) -> None:
+        self._supervised.interrupt()
+
+    def wait(self) -> ProcessResult:
+        supervised = self._supervised
+        if not _wait_exit(self._proc, supervised.backstop()):
+            supervised.kill_supervisor()
+        self._drain_until = time.monotonic() + _DRAIN_S
+        self._reader.join()
+        status = supervised.status()
+        supervised.remove_private_tmp()
+        if status.get("notes"):  # what the containment could not do here (e.g. no namespaces): say it in the log
+            notes = "; ".join(str(n) for n in status["notes"])
+            self._log.feed(f"\n[repro-matrix: containment {status.get('containment')}: {notes}]\n".encode())
+        if self.held_open:
+            self._log.feed(b"\n[repro-matrix: stopped reading: a process that escaped the cell held its output open]\n")
+        self._log.close()
+        duration = status.get("duration_s", time.perf_counter() - supervised.started)
+        return ProcessResult(_returncode(status), bool(status.get("timed_out")),
+                             supervised._interrupted.is_set() or bool(status.get("interrupted")), float(duration),
+                             self._log.dropped, error=str(status.get("error") or ""),
+                             containment=str(status.get("containment") or ""),
+                             notes=tuple(str(n) for n in status.get("notes") or ()),
+                             oom_killed=bool(status.get("oom_killed")))
+
+
+@dataclass(frozen=True)
+class HelperResult:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    error: str = ""
+    containment: str = ""  # as for cells: "namespaces" or "subreaper"
+    notes: tuple[str, ...] = ()  # what the containment could not do here
+
+
+class HelperProcess:
+    """A helper (uv, patch, a probe) under the same supervisor: it dies with the harness and on Ctrl-C.
+    With a ``confinement`` it is sealed like a cell (environment builds run code a case chose)."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None,
+                 confinement: Confinement | None = None) -> None:
+        self._supervised = _Supervised(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout,
+                                       memory_limit_bytes=None, confinement=confinement, stderr=subprocess.PIPE)
+
+    def interrupt(self) -> None:
+        self._supervised.interrupt()
+
+    def result(self) -> HelperResult:
+        supervised = self._supervised
+        try:
+            out, err = supervised.proc.communicate(timeout=supervised.backstop())
+        except subprocess.TimeoutExpired:
+            supervised.kill_supervisor()
+            out, err = supervised.proc.communicate()
+        status = supervised.status()
+        supervised.remove_private_tmp()
+        return HelperResult(_returncode(status), out.decode(errors="replace"), err.decode(errors="replace"),
+                            bool(status.get("timed_out")), str(status.get("error") or ""),
+                            containment=str(status.get("containment") or ""),
+                            notes=tuple(str(n) for n in status.get("notes") or ()))
+
+
+def run_helper(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None,
+               confinement: Confinement | None = None) -> HelperResult:
+    return HelperProcess(argv, env=env, timeout=timeout, cwd=cwd, confinement=confinement).result()
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Reap ``proc`` if it exits within ``timeout`` seconds; False when it is still running.
+
+    ``Popen.wait(timeout=...)`` polls with sleeps growing to 50 ms, so a cell's end was noticed up to
+    50 ms late. A pidfd becomes readable the moment the process exits; without one (Linux < 5.3, a
+    seccomp filter refusing the call) Popen's polling wait still does the job.
+    """
+    if proc.returncode is not None:  # reaped already: its pid may belong to another process by now
+        return True
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        if not _readable_within(pidfd, timeout):
+            return False
+    finally:
+        os.close(pidfd)
+    proc.wait()  # already exited: reaps at once and records the return code
+    return True
+
+
+def _readable_within(fd: int, timeout: float) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        # poll() takes milliseconds as a C int: wait in slices of at most an hour for very long timeouts.
+        if poller.poll(max(0, min(remaining, 3600.0)) * 1000):
+            return True
+        if remaining <= 3600.0:
+            return False
+
+
+def signal_name(returncode: int | None) -> str | None:
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"

@@ -1,0 +1,443 @@
+"""The ``venv`` backend: one uv-made virtual environment per distinct requirement set.
+
+Environments live under the cache folder (``.repro-envs/`` by default, ``REPRO_MATRIX_ENVS`` to move
+it), named by :meth:`EnvSpec.key`. An environment is built under a temporary name, gets its ``.complete``
+marker, and only then is renamed into place; a folder without the marker (left by older versions) is
+removed and rebuilt, never used. A file lock makes concurrent runs build each environment once, and
+every build step runs under the process supervisor, so it dies with the harness, sealed like a cell
+where namespaces allow (harness/containment/_sandbox.py: only the build folder, uv's cache and a private /tmp
+writable, the run's output hidden).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from harness._exceptions import EnvBuildError
+from harness._io import write_atomic
+from harness.containment._process import Confinement, HelperProcess, RunningProcess, run_helper
+from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness.containment._seal import cell_environment as seal_environment
+from harness.containment._seal import cell_pids
+from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
+from harness.environments._index import uv_index_environment
+from harness.environments._wheelhouse import link_folders
+from harness.run._backend import (
+    CHILD_RUNNER,
+    HARNESS_DIR,
+    CellRequest,
+    ChildOutcome,
+    EnvSpec,
+    PreparedEnv,
+    Progress,
+    project_root,
+)
+from harness.run._outcome import outcome_from_process
+from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
+
+_MARKER = ".complete"
+_BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
+_OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
+_CELL_CACHES = ".cell-caches"  # per-case caches that cells wrote before issue 19; only `clean` removes them
+_EXTENSIONS = ".torch-extensions"  # in the run's scratch folder: see _CaseExtensions
+_BYTECODE = ".bytecode"  # the environment's bytecode was compiled by the harness (cells write none)
+_MIN_FREE_BYTES = 1 << 20
+_INSTALL_TIMEOUT_S = 3600
+_FREEZE = ("import json, importlib.metadata as m; "
+           "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+_COMPILE = ("import compileall, sys; "  # best effort: a file that does not compile is imported from source
+            "compileall.compile_dir(sys.argv[1], quiet=2, workers=0)")
+_CUDA_PROBE = (
+    "import json, torch\n"
+    "ok = torch.cuda.is_available()\n"
+    "print(json.dumps({'available': ok, 'torch': torch.__version__, 'cuda_build': torch.version.cuda,\n"
+    "  'devices': [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if ok else []}))\n"
+)
+
+
+def default_env_root() -> Path:
+    configured = os.environ.get("REPRO_MATRIX_ENVS")
+    return Path(configured) if configured else project_root() / ".repro-envs"
+
+
+def find_uv() -> str:
+    beside = Path(sys.executable).with_name("uv")
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if not found:
+        raise EnvBuildError("uv is not installed: run the suite through 'nox -s cases', "
+                            "or 'python -m pip install uv'")
+    return found
+
+
+class VenvBackend:
+    name = "venv"
+
+    def __init__(self, root: Path | None = None, memory_limit_bytes: int | None = None,
+                 find_links: Path | None = None, offline: bool = False) -> None:
+        self.root = root or default_env_root()
+        self.memory_limit_bytes = memory_limit_bytes
+        self.find_links = find_links
+        self.offline = offline
+        self._running: set[RunningProcess | HelperProcess] = set()
+        self._lock = threading.Lock()
+
+    def index_environment(self) -> dict[str, str]:
+        """uv's package sources: pip's (harness/environments/_index.py), a ``--find-links`` folder first, and with
+        ``--offline`` that folder alone: no index, no network."""
+        env = uv_index_environment()
+        if self.find_links is not None:  # the folder and its part-NN folders (harness/environments/_wheelhouse.py)
+            links = ",".join(str(p.resolve()) for p in link_folders(self.find_links))
+            env["UV_FIND_LINKS"] = links if self.offline else ",".join(filter(None, [links, env.get("UV_FIND_LINKS")]))
+        if self.offline:  # (uv takes --no-index on its command line only)
+            env["UV_OFFLINE"] = "1"
+            for name in ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX"):
+                env.pop(name, None)
+        return env
+
+    # -- environments -------------------------------------------------------------------------
+    def is_ready(self, spec: EnvSpec) -> bool:
+        return (self.root / f"venv-{spec.key()}" / _MARKER).is_file()
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        return self.root / f"venv-{spec.key()}.build.log"
+
+    def prepare(self, spec: EnvSpec, progress: Progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        env_id = f"venv-{spec.key()}"
+        folder = self.root / env_id
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / f"{env_id}.lock")):
+            if (folder / _MARKER).is_file():
+                meta = json.loads((folder / _MARKER).read_text())
+                if not (folder / _OWNERS).is_file():  # built before the map was stored
+                    self._store_owners(folder, folder.with_suffix(".build.log"), dict(os.environ), private,
+                                       spec.host)
+                _link_simulation(folder)  # environments built before the line existed get it too
+                self._compile_bytecode(folder, folder.with_suffix(".build.log"), private)
+                return self._prepared(env_id, spec, folder, meta, reused=True)
+            self._remove_unfinished(env_id, folder, progress)
+            progress(f"{env_id}: creating ({spec.summary()})")
+            started = time.perf_counter()
+            # Built under a temporary name and renamed when complete: a build killed half-way (even with
+            # the harness, SIGKILL) never leaves a folder under the final name, and a later build never
+            # shares a folder with what is left of an earlier one.
+            building = self.root / f"{_BUILDING}{env_id}-{os.getpid()}-{secrets.token_hex(3)}"
+            try:
+                meta = self._build(spec, building, folder.with_suffix(".build.log"), private)
+                meta["build_s"] = round(time.perf_counter() - started, 2)
+                _link_simulation(building)
+                (building / _MARKER).write_text(json.dumps(meta, indent=1))
+                os.rename(building, folder)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+            self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **self.index_environment()},
+                               private, spec.host)
+            self._compile_bytecode(folder, folder.with_suffix(".build.log"), private)
+            progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
+            return self._prepared(env_id, spec, folder, meta, reused=False)
+
+    def _remove_unfinished(self, env_id: str, folder: Path, progress: Progress) -> None:
+        """Under the lock: what earlier builds of this environment left (they died, or we would not hold it)."""
+        if folder.exists():  # a folder without its marker: built in place by an older harness, interrupted
+            progress(f"{env_id}: removing a half-built environment")
+            shutil.rmtree(folder)
+        for stale in self.root.glob(f"{_BUILDING}{env_id}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+    def _prepared(self, env_id: str, spec: EnvSpec, folder: Path, meta: dict[str, Any],
+                  *, reused: bool) -> PreparedEnv:
+        return PreparedEnv(id=env_id, spec=spec, backend=self.name, python_path=str(folder / "bin" / "python"),
+                           installed=meta["installed"], reused=reused,
+                           build_s=0.0 if reused else meta["build_s"])
+
+    def _build(self, spec: EnvSpec, folder: Path, log: Path, private: Sequence[Path] = ()) -> dict[str, Any]:
+        log.write_text("")
+        uv = find_uv()
+        env = {k: v for k, v in os.environ.items() if not (self.offline and k.startswith(("UV_INDEX", "PIP_")))}
+        env.update(self.index_environment())
+        cache = uv_cache_dir(uv, env)
+        if cache is not None:  # explicit: a sealed step's HOME and XDG_CACHE_HOME are not the harness's
+            env["UV_CACHE_DIR"] = str(cache)
+        place = build_place(cache, folder)
+        uses = [Path(uv).resolve().parent, *(p.path.parent for p in spec.patches), *_host_uses(spec.host)]
+        writes = (cache,) if cache is not None and place != folder else (place, *([cache] if cache else []))
+        try:
+            with BuildSandbox(env_root=self.root, private=private, env=env, uses=uses,
+                              requires=spec.requires) as sandbox:
+                place.mkdir()  # made here, so the sealed steps can be given it (and nothing else of the root)
+                meta = self._build_steps(spec, uv, place, log, env, sandbox, writes)
+            if place != folder:
+                os.rename(place, folder)
+        finally:
+            if place != folder:  # what a failed build left in uv's cache (``folder`` is the caller's to remove)
+                shutil.rmtree(place, ignore_errors=True)
+        return meta
+
+    def _build_steps(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
+                     sandbox: BuildSandbox, writes: tuple[Path, ...]) -> dict[str, Any]:
+        """uv venv, uv pip install, patches, freeze: each sealed, writing ``writes`` at most."""
+        # --relocatable: entry points and activation scripts keep working after the rename into place.
+        base = spec.host.executable if spec.host else sys.executable
+        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", base, str(folder)], env,
+                   sandbox.seal(*writes))
+        python = str(folder / "bin" / "python")
+        # A local file or folder can change without its path changing: uv must build it afresh (its cache
+        # key is the path and a few timestamps; the environment key already hashes the content).
+        refresh = [a for name in spec.local_requirements() for a in ("--refresh-package", name)]
+        wanted, overrides = self._host_requirements(spec, folder)
+        requires = sandbox.local_copies(wanted)  # in-tree builds write into copies, not case folders
+        if requires:
+            offline = ["--no-index", "--offline"] if self.offline else []
+            self._install(log, [uv, "pip", "install", "--python", python, *offline, *overrides, *refresh, *requires],
+                          env, sandbox.seal(*writes, sandbox.sources))
+        for patch in spec.patches:
+            site = self._site_packages(python, log, env, sandbox)
+            self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
+                       sandbox.seal(folder))
+        # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
+        installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
+        return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
+
+    def _host_requirements(self, spec: EnvSpec, folder: Path) -> tuple[tuple[str, ...], list[str]]:
+        """What ``uv pip install`` gets: the pins, or with a host torch the pins without the torch family
+        (linked from the host instead) and the overrides that keep uv from installing one."""
+        if spec.host is None:
+            return spec.requires, []
+        link_host_torch(folder, spec.host)
+        requires, overrides = spec.host.requirements(spec.requires)
+        listed = folder / ".host-torch-overrides.txt"
+        listed.write_text("".join(f"{line}\n" for line in overrides))
+        return requires, ["--override", str(listed)]
+
+    def _install(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> None:
+        """``uv pip install``; offline, a failure names the wheel the folder lacks."""
+        try:
+            self._step(log, argv, env, confinement)
+        except EnvBuildError as error:
+            if not self.offline:
+                raise
+            raise EnvBuildError(offline_hint(error.message, self.find_links), log) from None
+
+    def _store_owners(self, folder: Path, log: Path, env: dict[str, str], private: Sequence[Path] = (),
+                      host: HostTorch | None = None) -> None:
+        """Store the child runner's module -> distribution map; without it each cell computes its own."""
+        # -I: the sys.path a cell starts with (no cwd, no PYTHONPATH); the child checks what differs.
+        # -B: no bytecode in site-packages (cells keep theirs under .pycache).
+        argv = [str(folder / "bin" / "python"), "-I", "-B", str(CHILD_RUNNER), "--owners"]
+        with contextlib.suppress(EnvBuildError, OSError, ValueError, IndexError), \
+                BuildSandbox(env_root=self.root, private=private, env=env, uses=_host_uses(host)) as sandbox:
+            record = json.loads(self._step(log, argv, env, sandbox.seal()).strip().splitlines()[-1])
+            write_atomic(folder / _OWNERS, json.dumps(record))
+
+    def _compile_bytecode(self, folder: Path, log: Path, private: Sequence[Path]) -> None:
+        """Compile the environment's bytecode once, as the harness (sealed like a build step, writing the
+        environment only). Cells then read it and write none: no cell can plant bytecode another runs."""
+        if (folder / _BYTECODE).is_file():
+            return
+        python = str(folder / "bin" / "python")
+        env = dict(os.environ)
+        env.pop("PYTHONPYCACHEPREFIX", None)
+        with BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
+            self._step(log, [python, "-I", "-c", _COMPILE, str(folder / "lib")], env, sandbox.seal(folder))
+        (folder / _BYTECODE).write_text("")
+
+    def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:
+        return self._step(log, [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          env, sandbox.seal()).strip()
+
+    def _step(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> str:
+        with log.open("a") as handle:
+            handle.write(f"$ {' '.join(argv)}\n")
+        helper = HelperProcess(argv, env=env, timeout=_INSTALL_TIMEOUT_S, confinement=confinement)
+        with self._lock:
+            self._running.add(helper)
+        try:
+            proc = helper.result()
+        finally:
+            with self._lock:
+                self._running.discard(helper)
+        with log.open("a") as handle:
+            handle.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
+            if proc.notes:  # what the sealing could not do here (e.g. no namespaces): said as for cells
+                handle.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
+        if proc.timed_out:
+            raise EnvBuildError(f"'{argv[0]} {argv[1]}' did not finish in {_INSTALL_TIMEOUT_S}s", log)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.error or proc.stderr or proc.stdout).strip().splitlines()[-15:])
+            raise EnvBuildError(f"'{Path(argv[0]).name} {' '.join(argv[1:3])}' failed "
+                                f"(exit {proc.returncode}):\n{tail}", log)
+        return proc.stdout
+
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
+        folder = Path(env.python_path).parent.parent
+        cache = folder / ".pycache"  # the probe's own bytecode cache: no cell reads it
+        cache.mkdir(exist_ok=True)
+        probe_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
+        uses = _host_uses(env.spec.host)
+        with BuildSandbox(env_root=self.root, private=private, env=probe_env, uses=uses) as sandbox:
+            proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120,
+                              confinement=sandbox.seal(cache))
+        if proc.returncode != 0:
+            return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
+        probe = json.loads(proc.stdout.strip().splitlines()[-1])
+        if probe["available"]:
+            return True, f"CUDA devices: {', '.join(probe['devices'])}"
+        build = f"CUDA {probe['cuda_build']} build" if probe["cuda_build"] else "a CPU-only build"
+        return False, f"torch {probe['torch']} ({build}) sees no CUDA device"
+
+    # -- cells -----------------------------------------------------------------------------------
+    def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
+        request.cell_dir.mkdir(parents=True, exist_ok=True)
+        spec_path = request.cell_dir / "child-spec.json"
+        folder = Path(env.python_path).parent.parent
+        # Cells write no cache another case or a later run reads: the environment's bytecode is compiled by
+        # the harness (see prepare) and read-only to cells; JIT-built torch extensions are built in the cell's
+        # own folder and carried to the next cell of the same case and environment in this run only
+        # (_CaseExtensions). A planted .pyc or extension would otherwise forge other verdicts, now and later.
+        confinement = self._confinement(request, folder, env.spec.host)
+        extensions = _CaseExtensions(request.cell_dir.parent / _EXTENSIONS / f"{env.id}-{request.case_dir.name}",
+                                     request.cell_dir / "torch_extensions")
+        extensions.lend()
+        # Sealed by bwrap, the cell is its own user namespace: a process bound there counts the cell only.
+        spec_path.write_text(json.dumps({**request.child_spec(), "owners": str(folder / _OWNERS),
+                                         "pids": cell_pids() if confinement.by_bwrap else None}))
+        child_env = {**_base_environment(), **request.env}
+        # Nothing names the run's folder to the cell: not its cwd, argv or environment (its own folder, in the
+        # hidden scratch folder, it knows anyway).
+        child_env = {k: v for k, v in child_env.items() if not any(str(p) in v for p in confinement.hide)}
+        child_env.setdefault("TORCH_EXTENSIONS_DIR", str(extensions.own))
+        process = RunningProcess([env.python_path, str(CHILD_RUNNER), str(spec_path)], env=child_env,
+                                 cwd=request.cell_dir, log_path=request.log_path, timeout=request.timeout,
+                                 memory_limit_bytes=self.memory_limit_bytes, confinement=confinement,
+                                 log_fd=request.log_fd)
+        with self._lock:
+            self._running.add(process)
+        try:
+            result = process.wait()
+        finally:
+            with self._lock:
+                self._running.discard(process)
+            extensions.keep()
+        outcome = outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
+        return machinery_check(outcome, folder / _MARKER, request.cell_dir)
+
+    def _confinement(self, request: CellRequest, environment: Path, host: HostTorch | None = None) -> Confinement:
+        """What a cell reads (the harness package, the case folders, its environment and interpreters), all
+        read-only, the output hidden; only its own folder is writable. A host torch is read-only too: a cell
+        must not change what every later host-torch cell imports."""
+        interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
+        hosted = _host_uses(host)
+        readonly = tuple(dict.fromkeys((HARNESS_DIR, request.case_dir.parent, environment,
+                                        *(python.parents[1] for python in interpreters), *hosted)))
+        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
+        return Confinement(hide=request.private, readonly=readonly, writable=(request.cell_dir,),
+                           sealed=True, gpu=request.gpu).usable(needed)
+
+    def cancel(self) -> None:
+        with self._lock:
+            running = list(self._running)
+        for process in running:
+            process.interrupt()
+
+
+def _host_uses(host: HostTorch | None) -> tuple[Path, ...]:
+    return host_paths(host) if host is not None else ()
+
+
+_MISSING = (re.compile(r"(?:no version of|Because) ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?(?:[=<>!~]=?[^\s,]+)?)"
+                       r"(?: was not found| could not be found|,|\s)"),)
+
+
+def offline_hint(error: str, links: Path | None) -> str:
+    """An offline install failure, led by the requirement the wheel folder does not hold."""
+    found = next((m.group(1) for pattern in _MISSING for m in pattern.finditer(error)
+                  if m.group(1) not in ("there", "the", "all", "only")), None)
+    where = str(links) if links is not None else "the --find-links folder"
+    lead = (f"offline: {where} holds no wheel for {found}" if found else f"offline: {where} lacks a wheel this "
+            "environment needs")
+    return (f"{lead}; make the folder on a connected machine with 'nox -s wheelhouse -- --case ID ... --output DIR' "
+            f"and bring it here.\n{error}")
+
+
+def _link_simulation(folder: Path) -> None:
+    """Children of a cuda-sim cell join its simulation: the line is inert unless the cell exports
+    ``CUDA_SIM_SUBPROCESS=1`` and the harness's folder (harness/sim/_startup.py), and names no path
+    itself (environments are keyed by content). Written here, by the harness: cells see it read-only."""
+    for site in (folder / "lib").glob("python3*/site-packages"):
+        pth = site / ENV_PTH_NAME
+        if not pth.is_file() or pth.read_text() != ENV_PTH_LINE:
+            write_atomic(pth, ENV_PTH_LINE)
+
+
+def _base_environment() -> dict[str, str]:
+    """A cell's environment before the case's own: the allow-list of the harness's (containment/_seal.py:
+    never a token or a key) and the harness's settings. HOME and TMPDIR are the cell's own where it is sealed."""
+    env = seal_environment(os.environ)
+    env.update({"PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONHASHSEED": "0",
+                "HOME": str(Path.home()), "TMPDIR": tempfile.gettempdir()})
+    return env
+
+
+_EXTENSION_LOCKS: dict[Path, threading.Lock] = {}
+_EXTENSION_GUARD = threading.Lock()
+
+
+class _CaseExtensions:
+    """JIT-built torch extensions of one case in one environment, for this run only: copied into a cell's
+    folder before it runs and back after it, so the case's next cell need not build them again. They live
+    in the run's scratch folder (removed with it): no other case and no later run ever loads them."""
+
+    def __init__(self, shared: Path, own: Path) -> None:
+        self.shared, self.own = shared, own
+        with _EXTENSION_GUARD:
+            self.lock = _EXTENSION_LOCKS.setdefault(shared, threading.Lock())
+
+    def lend(self) -> None:
+        with self.lock, contextlib.suppress(OSError):
+            if self.shared.is_dir():
+                shutil.copytree(self.shared, self.own, symlinks=True)
+        self.own.mkdir(exist_ok=True)
+
+    def keep(self) -> None:
+        """What the cell built, for the case's next cell (symlinks copied as links, never followed)."""
+        with self.lock, contextlib.suppress(OSError):
+            if not self.own.is_dir() or self.own.is_symlink() or not any(self.own.iterdir()):
+                return
+            fresh = self.shared.with_name(f"{self.shared.name}.tmp{os.getpid()}")
+            shutil.rmtree(fresh, ignore_errors=True)
+            shutil.copytree(self.own, fresh, symlinks=True)
+            shutil.rmtree(self.shared, ignore_errors=True)
+            os.rename(fresh, self.shared)
+
+
+def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> ChildOutcome:
+    """A cell that left no result because the harness's machinery failed under it (its environment removed
+    while it ran, the scratch filesystem full) is an infra-error, never a verdict against the case."""
+    if outcome.status in ("passed", "infra-error", "interrupted"):
+        return outcome
+    why = ""
+    if not marker.is_file():
+        why = f"its environment {marker.parent} was removed while the cell ran"
+    else:
+        with contextlib.suppress(OSError):
+            space = os.statvfs(cell_dir)
+            if space.f_bavail * space.f_frsize < _MIN_FREE_BYTES or space.f_favail == 0:
+                why = f"the scratch filesystem of {cell_dir.parent} is full"
+    if why:
+        outcome.status = "infra-error"
+        outcome.reason = f"{why}: the cell could not record its result ({outcome.reason})"
+    return outcome

@@ -1,0 +1,444 @@
+"""Results of a run: the records, the run folder, and atomic writes of ``results.json``.
+
+Every report (JSON, JUnit, HTML, the terminal summary) renders from :meth:`RunRecord.serialize`.
+
+Only the harness writes a run folder, through a descriptor opened when it created the folder, and
+never through a symlink or into a folder someone else planted (see :class:`RunFolder`). Each cell's
+record is appended to ``cells.jsonl`` as it finishes and results.json names the harness process, so a
+run whose harness died (SIGKILL, a power cut) is found by :func:`recover_dead_run` and finalised as
+``interrupted`` with the cells it finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+import shutil
+import socket
+import stat
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+from harness._exceptions import ReportWriteError, UsageError
+from harness._io import write_atomic_at
+from harness._vocabulary import RUN_ID, CellStatus, Verdict
+
+if TYPE_CHECKING:
+    from harness.run._judge import VerdictRecord
+
+RESULTS_VERSION = 1
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class CellDict(TypedDict):
+    """One cell as results.json stores it (harness/results.schema.json "cells"): :meth:`CellRecord.serialize`."""
+
+    case: str
+    variant: str
+    role: str
+    lane: str
+    expected: str
+    environment: str | None
+    status: CellStatus
+    judgement: str
+    reason: str
+    started: str | None
+    duration_s: float
+    exit_code: int | None
+    signal: str | None
+    exception: dict[str, Any] | None
+    signature_matched: bool
+    log: str | None
+    shims: list[str]
+    patches: list[str]
+    imported: dict[str, str]
+    image: dict[str, str] | None
+    torch: dict[str, Any] | None
+
+
+class RunDict(TypedDict):
+    id: str
+    started: str
+    finished: str | None
+    status: str
+    exit_code: int | None
+    harness_version: str
+    host: dict[str, Any]
+    selection: dict[str, Any]
+    load_errors: list[str]
+    harness_process: dict[str, Any]
+
+
+class ResultsDict(TypedDict):
+    """A run's results.json (harness/results.schema.json): :meth:`RunRecord.serialize`."""
+
+    version: int
+    run: RunDict
+    cases: dict[str, Any]
+    environments: dict[str, Any]
+    cells: list[CellDict]
+    verdicts: list[VerdictRecord]
+
+
+@dataclass
+class CellRecord:
+    case: str
+    variant: str
+    role: str
+    lane: str
+    expected: str
+    environment: str | None = None
+    status: CellStatus = "skipped"
+    judgement: Verdict = Verdict.SKIPPED
+    reason: str = ""
+    started: str | None = None
+    duration_s: float = 0.0
+    exit_code: int | None = None
+    signal: str | None = None
+    exception: dict[str, Any] | None = None
+    signature_matched: bool = False
+    log: str | None = None
+    shims: list[str] = field(default_factory=list)
+    patches: list[str] = field(default_factory=list)
+    imported: dict[str, str] = field(default_factory=dict)
+    image: dict[str, str] | None = None
+    torch: dict[str, Any] | None = None  # ran with a host torch (--python): which, and what the variant pins
+
+    def __post_init__(self) -> None:
+        self.judgement = Verdict(self.judgement)  # a plain word given (a test, an old record) becomes the enum
+
+    def serialize(self) -> CellDict:
+        data = asdict(self)
+        data["judgement"] = self.judgement.value
+        return cast(CellDict, data)
+
+
+@dataclass
+class RunRecord:
+    id: str
+    started: str
+    host: dict[str, Any]
+    selection: dict[str, Any]
+    harness_version: str
+    finished: str | None = None
+    status: str = "running"
+    exit_code: int | None = None
+    cases: dict[str, Any] = field(default_factory=dict)
+    environments: dict[str, Any] = field(default_factory=dict)
+    cells: list[CellRecord] = field(default_factory=list)
+    verdicts: list[VerdictRecord] = field(default_factory=list)
+    load_errors: list[str] = field(default_factory=list)
+    harness_process: dict[str, Any] = field(default_factory=lambda: harness_process())
+
+    def serialize(self) -> ResultsDict:
+        return {
+            "version": RESULTS_VERSION,
+            "run": {"id": self.id, "started": self.started, "finished": self.finished, "status": self.status,
+                    "exit_code": self.exit_code, "harness_version": self.harness_version, "host": self.host,
+                    "selection": self.selection, "load_errors": self.load_errors,
+                    "harness_process": self.harness_process},
+            "cases": self.cases,
+            "environments": self.environments,
+            "cells": [cell.serialize() for cell in self.cells],
+            "verdicts": self.verdicts,
+        }
+
+
+def new_run_dir(output: Path) -> tuple[str, Path]:
+    """Create a fresh run folder; the id is time-ordered and never collides (exclusive mkdir).
+
+    ``REPRO_MATRIX_RUN_ID`` gives every shard of one CI run the same id, so the site merges them; the
+    folder then gets a numeric suffix if that id is already taken in ``output``.
+    """
+    shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
+    if shared and not RUN_ID.fullmatch(shared):  # a bad setting: exit 2, not 4
+        raise UsageError(f"REPRO_MATRIX_RUN_ID={shared[:120]!r}: use at most 101 letters, digits, '.', '_' and '-', "
+                         "starting with a letter or digit (e.g. gh-${{ github.run_id }})")
+    output = output.resolve()  # cells run in their own folders: every path handed to them is absolute
+    if output.exists() and not output.is_dir():
+        raise ReportWriteError(f"--output {output} is a file, not a folder: name a folder (it is created if missing)")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        return _new_run_folder(output)
+    except OSError as error:
+        raise ReportWriteError(f"cannot create a run folder in {output}: {error.strerror or error}; "
+                               "give --output a folder you can write to") from error
+
+
+def _new_run_folder(output: Path) -> tuple[str, Path]:
+    shared = os.environ.get("REPRO_MATRIX_RUN_ID", "").strip()
+    if shared:  # checked by new_run_dir
+        for n in range(1000):
+            folder = output / (shared if n == 0 else f"{shared}.{n}")
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            return shared, folder
+    while True:  # microseconds: runs started within one second still sort in the order they started
+        run_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}"
+        folder = output / run_id
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return run_id, folder
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write to a temp file in the same folder, fsync, then rename: readers see old or new, never half."""
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise ReportWriteError(f"could not write {path}: {error.strerror or error}") from error
+    try:
+        _write_json_at(folder, path.name, data, path)
+    finally:
+        os.close(folder)
+
+
+def _write_json_at(folder: int, name: str, data: Any, shown: Path) -> None:
+    try:
+        text = json.dumps(data, indent=1, sort_keys=False) + "\n"
+        write_atomic_at(folder, name, text, before_replace=_clear_for_file)
+    except OSError as error:
+        raise ReportWriteError(f"could not write {shown}: {error.strerror or error}; "
+                               "the previous version of the file is intact") from error
+
+
+def _clear_for_file(folder: int, name: str) -> None:
+    """A folder where our file goes (a cell replaced results.json with one) is removed; a symlink is
+    replaced by the rename itself, never followed."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+            shutil.rmtree(name, dir_fd=folder)
+
+
+class RunFolder:
+    """A run's folder, written through a descriptor opened at creation: files land in the folder the
+    harness made even if its path is swapped, and no symlink planted inside is followed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+    def write_json(self, name: str, data: Any) -> None:
+        _write_json_at(self._fd, name, data, self.path / name)
+
+    def append_cell(self, record: CellRecord) -> None:
+        """One line per finished cell, fsync'd: what survives the harness dying mid-run."""
+        line = (json.dumps(record.serialize()) + "\n").encode()
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with self._lock:
+            try:
+                try:
+                    fd = os.open(CELLS_LOG, flags, 0o644, dir_fd=self._fd)
+                except OSError as error:
+                    if error.errno != errno.ELOOP:
+                        raise
+                    os.unlink(CELLS_LOG, dir_fd=self._fd)  # a planted symlink is replaced, never followed
+                    fd = os.open(CELLS_LOG, flags, 0o644, dir_fd=self._fd)
+                try:
+                    os.write(fd, line)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as error:  # the record is still in memory and in results.json at the end
+                raise ReportWriteError(f"could not append to {self.path / CELLS_LOG}: {error.strerror}") from error
+
+    def new_file(self, parts: Sequence[str], text: str) -> tuple[Path, int]:
+        """Create ``parts`` (e.g. logs/case/lane/variant.log) afresh with ``text``; returns its path and an
+        open descriptor for appending. Folders on the way are created or entered without following symlinks;
+        whatever was at the file's place before is removed."""
+        folder = os.dup(self._fd)
+        try:
+            for part in parts[:-1]:
+                inner = _enter(folder, part)
+                os.close(folder)
+                folder = inner
+            _clear_for_file(folder, parts[-1])
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(parts[-1], dir_fd=folder)
+            fd = os.open(parts[-1], os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         0o644, dir_fd=folder)
+        finally:
+            os.close(folder)
+        os.write(fd, text.encode())
+        return self.path.joinpath(*parts), fd
+
+
+CELLS_LOG = "cells.jsonl"
+
+
+def _enter(folder: int, name: str) -> int:
+    """Open (creating it if needed) the real folder ``name``: anything else in its place is removed."""
+    for _ in range(3):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=folder)
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError as error:
+            if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            os.unlink(name, dir_fd=folder)  # a symlink or a file planted where our folder goes
+    raise OSError(errno.EEXIST, f"{name} keeps being replaced")
+
+
+# -- runs whose harness died -----------------------------------------------------------------------
+def harness_process() -> dict[str, Any]:
+    """What identifies this harness process later: pid, host, boot and the pid's start time (pid reuse)."""
+    return {"pid": os.getpid(), "hostname": socket.gethostname(), "boot_id": _boot_id(),
+            "start_ticks": _start_ticks(os.getpid())}
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _start_ticks(pid: int) -> int | None:
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_bytes()
+        return int(stat_line[stat_line.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def harness_alive(process: Any) -> bool | None:
+    """Is the harness process described by ``process`` still running? None: not on this host, can't tell."""
+    if not isinstance(process, dict) or process.get("hostname") != socket.gethostname():
+        return None
+    pid = process.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    if process.get("boot_id") and process.get("boot_id") != _boot_id():
+        return False  # the host rebooted since
+    ticks = _start_ticks(pid)
+    if ticks is None:
+        return False
+    return process.get("start_ticks") in (None, ticks)
+
+
+def recover_dead_run(run_dir: Path) -> bool:
+    """Finalise a run whose harness died on this host: status ``running`` but its process gone.
+
+    The run becomes ``interrupted`` (exit code 130) with the cells it finished (``cells.jsonl``) and
+    their verdicts, written back to its results.json. Returns True when it finalised the run; False for
+    any other run (finished, still running, from another host, or unreadable).
+    """
+    try:
+        folder = RunFolder(run_dir)
+    except OSError:
+        return False
+    try:
+        data = dead_run_results(folder, _read_json(folder, "results.json"))
+        if data is None:
+            return False
+        folder.write_json("results.json", data)
+        return True
+    except RecursionError:  # nested just shallow enough to parse, too deep to write back: not a run of ours
+        return False
+    finally:
+        folder.close()
+
+
+def recovered_results(run_dir: Path, data: Any, *, limit: int) -> dict[str, Any] | None:
+    """What :func:`recover_dead_run` would write, without writing anything (for readers such as ``report``,
+    which must never write into their inputs): ``data`` (the run's results.json, already read) finalised as
+    interrupted with the cells of ``cells.jsonl`` (read only if at most ``limit`` bytes), or None when the run
+    is not a dead one of this host."""
+    try:
+        folder = RunFolder(run_dir)
+    except OSError:
+        return None
+    try:
+        return dead_run_results(folder, data, limit=limit)
+    finally:
+        folder.close()
+
+
+def dead_run_results(folder: RunFolder, data: Any, *, limit: int = 256 * 1024 * 1024) -> dict[str, Any] | None:
+    from harness.run._judge import lane_verdicts
+
+    run = data.get("run") if isinstance(data, dict) else None
+    if not isinstance(run, dict) or run.get("status") != "running" or harness_alive(run.get("harness_process")) in (
+            None, True):
+        return None
+    cells = _read_cells(folder, limit)
+    cases = data.get("cases") if isinstance(data.get("cases"), dict) else {}
+    run = {**run, "status": "interrupted", "exit_code": 130, "finished": run.get("finished") or utc_now(),
+           "interrupted_reason": "the harness process died mid-run (killed, or the machine stopped); "
+                                 "the cells it finished are kept"}
+    return {**data, "run": run, "cells": cells, "verdicts": lane_verdicts(list(cases), cells)}
+
+
+_CELL_KEYS = ("case", "lane", "variant", "judgement")
+
+
+def looks_running(run_dir: Path) -> bool:
+    """A cheap look at the head of a run's results.json (the run's status is written near the top); False for
+    anything that is not a regular file reached without a symlink (a FIFO there must not block a later run)."""
+    try:
+        folder = RunFolder(run_dir)
+    except OSError:
+        return False
+    try:
+        return b'"status": "running"' in _read_regular(folder, "results.json", _MAX_READ, head=8192)
+    except OSError:
+        return False
+    finally:
+        folder.close()
+
+
+def _read_json(folder: RunFolder, name: str) -> Any:
+    try:
+        return json.loads(_read_regular(folder, name, _MAX_READ))
+    except (OSError, ValueError, RecursionError):  # RecursionError: "[[[[..." nested 100,000 deep
+        return None
+
+
+_MAX_READ = 256 * 1024 * 1024
+
+
+def _read_regular(folder: RunFolder, name: str, limit: int, *, head: int | None = None) -> bytes:
+    """The file (its first ``head`` bytes when given); OSError unless it is a regular file of at most ``limit``
+    bytes. Opened non-blocking: a FIFO (or a device) must not hold the reader."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder._fd)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise OSError(f"{name} is not a regular file of a sane size")
+        return handle.read(limit if head is None else head)
+
+
+def _read_cells(folder: RunFolder, limit: int) -> list[dict[str, Any]]:
+    try:
+        text = _read_regular(folder, CELLS_LOG, limit).decode(errors="replace")
+    except OSError:
+        return []
+    cells = []
+    for line in text.splitlines():
+        try:
+            cell = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # the line being written when the harness died
+        if isinstance(cell, dict) and all(isinstance(cell.get(k), str) for k in _CELL_KEYS):
+            cells.append(cell)
+    return cells

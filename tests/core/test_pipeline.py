@@ -1,0 +1,109 @@
+"""The whole run in-process: load -> select -> plan -> run (a fake backend) -> judge -> results.json -> report.
+
+No environment is built and no process started: the fake backend answers each cell from its ``--behaviour``
+argument the way the fixture repro would behave, so the pipeline's own logic is what is tested, in well
+under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from harness._vocabulary import ExitCode, Verdict
+from harness.run import _workflow
+from harness.run._backend import CellRequest, ChildOutcome, EnvSpec, PreparedEnv
+from harness.run._plan import Selection
+from harness.run._results import CellRecord
+from harness.run._workflow import UI, RunOptions, run_cases
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
+SIGNATURE = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+class FakeBackend:
+    """Plays the fixture repro: ``--behaviour signature|other-error|clean|exit-3|hang``."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[CellRequest] = []
+
+    def prepare(self, spec: EnvSpec, progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        return PreparedEnv(id=f"fake-{spec.key()}", spec=spec, backend=self.name, python_path=sys.executable,
+                           installed={"torch": "2.13.0"}, reused=True, build_s=0.0)
+
+    def is_ready(self, spec: EnvSpec) -> bool:
+        return True
+
+    def build_log(self, spec: EnvSpec) -> Path | None:
+        return None
+
+    def cuda_status(self, env: PreparedEnv, *, private: Sequence[Path] = ()) -> tuple[bool, str]:
+        return False, "the fake backend has no GPU"
+
+    def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:
+        self.requests.append(request)
+        behaviour = request.argv[request.argv.index("--behaviour") + 1]
+        if behaviour == "signature":
+            return ChildOutcome("raised", exit_code=1, exception={"type": "RuntimeError", "message": SIGNATURE})
+        if behaviour == "other-error":
+            return ChildOutcome("raised", exit_code=1,
+                                exception={"type": "ValueError", "message": "something unrelated went wrong"})
+        if behaviour == "hang":
+            return ChildOutcome("timeout", reason="timed out after 60s")
+        return ChildOutcome("passed", exit_code=0)
+
+    def cancel(self) -> None:
+        pass
+
+
+def _ui(done: list[CellRecord]) -> UI:
+    messages: list[str] = []
+    return UI(info=messages.append, error=messages.append, messages=messages,
+              cell_done=lambda i, total, record: done.append(record))
+
+
+@pytest.fixture
+def fake(monkeypatch) -> FakeBackend:
+    backend = FakeBackend()
+    monkeypatch.setattr(_workflow, "make_backend", lambda options, cells=(), run_id=None: backend)
+    return backend
+
+
+def test_the_pipeline_judges_every_fixture_case_in_process(tmp_path, fake):
+    done: list[CellRecord] = []
+    options = RunOptions(case_roots=(FIXTURES,), output=tmp_path / "reports",
+                         selection=Selection(lanes=("cpu", "cuda-sim")))
+    started = time.perf_counter()
+    code = run_cases(options, _ui(done))
+    elapsed = time.perf_counter() - started
+
+    assert code == ExitCode.VERDICTS  # fix-regressed, stale-repro... need attention
+    (run_dir,) = (tmp_path / "reports").iterdir()
+    results = json.loads((run_dir / "results.json").read_text())
+    verdicts = {(v["case"], v["lane"]): v["verdict"] for v in results["verdicts"]}
+    for lane in ("cpu", "cuda-sim"):
+        assert verdicts[("confirmed", lane)] == "confirmed"
+        assert verdicts[("fix-regressed", lane)] == "fix-regressed"
+        assert verdicts[("stale-repro", lane)] == "stale-repro"
+        assert verdicts[("failed-differently", lane)] == "failed-differently"
+        assert verdicts[("hangs", lane)] == "infra-error"
+    assert len(fake.requests) == len(done) == len(results["cells"]) == 5 * 2 * 2
+    assert all(isinstance(record.judgement, Verdict) for record in done)
+    assert {r.sim for r in fake.requests} == {False, True}  # the cuda-sim lane asks for the simulation
+    assert results["run"]["exit_code"] == 1 and results["run"]["status"] == "completed"
+    assert (run_dir / "index.html").is_file() and (run_dir / "junit.xml").is_file()
+    assert elapsed < 5, f"the in-process pipeline took {elapsed:.2f}s"
+
+
+def test_a_selection_of_only_confirmed_cells_exits_0(tmp_path, fake):
+    options = RunOptions(case_roots=(FIXTURES,), output=tmp_path / "reports",
+                         selection=Selection(cases=("confirmed",), lanes=("cpu",)))
+    assert run_cases(options, _ui([])) == ExitCode.OK
+    assert [r.argv[-1] for r in fake.requests] in (["signature", "clean"], ["clean", "signature"])
