@@ -23,14 +23,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness._bugreport import Frame, clean_lines, parse_environment, parse_report
 from harness._cases import load_case, load_cases
 from harness._cli import main
-from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
-from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
 from harness._verdicts import search_signature
+from harness.authoring._bugreport import Frame, clean_lines, parse_environment, parse_report
+from harness.authoring._draft import draft_case, frame_packages, make_signature
+from harness.authoring._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -608,7 +608,7 @@ def test_unreadable_reports_are_clear_errors(tmp_path, monkeypatch):
         read_report_file(tmp_path / "missing.txt")
     with pytest.raises(UsageError, match="is a folder"):
         read_report_file(tmp_path)
-    monkeypatch.setattr("harness._new.MAX_REPORT_BYTES", 100)
+    monkeypatch.setattr("harness.authoring._new.MAX_REPORT_BYTES", 100)
     big = tmp_path / "big.log"
     big.write_text("x" * 200)
     with pytest.raises(UsageError, match=r"larger than .* cut the rest of the log"):
@@ -803,7 +803,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
 
 def _cut_frames(name: str) -> tuple[Frame, ...]:
     """The frames of a fixture whose traceback the paste cut before its exception line."""
-    from harness._bugreport import _chains
+    from harness.authoring._bugreport import _chains
 
     return tuple(f for chain in _chains(clean_lines((REPORTS / name).read_text())) for p in chain for f in p.frames)
 
@@ -819,7 +819,7 @@ def _cut_frames(name: str) -> tuple[Frame, ...]:
     ("mmrotate-688.txt", ["torch", "mmdet"], "mmdet", "inference_detector"),
 ])
 def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, culprit, function):
-    from harness._draft import _culprit
+    from harness.authoring._draft import _culprit
 
     frames = _cut_frames(name)
     environment = parse_environment(clean_lines((REPORTS / name).read_text()))
@@ -829,7 +829,7 @@ def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, c
 
 
 def test_the_report_s_own_script_and_the_standard_library_are_no_project():
-    from harness._draft import frame_owner
+    from harness.authoring._draft import frame_owner
 
     own = [Frame(path, 1, "f", "", 1) for path in (
         "demo/image_demo.py", "/home/aniket/Projects/kaggle/essay-score/tuner.py", "/usr/lib/python3.10/runpy.py",
@@ -885,7 +885,7 @@ def test_two_gpu_messages_say_why_neither_lane_can_show_them(tmp_path):
     ("shape '[2, 3]' is invalid for input of size 5", "not a device error"),
 ])
 def test_lane_guesses(message, guess):
-    from harness._draft import _expectations
+    from harness.authoring._draft import _expectations
 
     assert _expectations("TypeError", message)[1] == guess
 

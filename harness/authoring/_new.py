@@ -17,15 +17,15 @@ from pathlib import Path
 
 import yaml
 
-from harness._bugreport import BugReport, parse_report
 from harness._cases import _line_of as line_of
-from harness._draft import Draft, draft_case
 from harness._exceptions import UsageError
 from harness._placeholders import find_placeholders
 from harness._text import for_terminal
+from harness.authoring._bugreport import BugReport, parse_report
+from harness.authoring._draft import Draft, draft_case
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
-_SCHEMA = json.loads((Path(__file__).with_name("case.schema.json")).read_text())["properties"]["id"]
+_SCHEMA = json.loads((Path(__file__).parent.parent / "case.schema.json").read_text())["properties"]["id"]
 
 
 def read_report_file(path: Path) -> str:
@@ -71,7 +71,7 @@ def _encoding_hint(raw: bytes) -> str:
 
 def default_cases_dir() -> Path:
     """``cases/`` of the checkout the harness runs from, else of the current folder (an installed harness)."""
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]
     return (checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()) / "cases"
 
 

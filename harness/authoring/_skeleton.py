@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from harness._bugreport import Frame, Traceback
 from harness._placeholders import MARK
 from harness._text import for_terminal
+from harness.authoring._bugreport import Frame, Traceback
 
 
 @dataclass(frozen=True)

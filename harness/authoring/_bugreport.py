@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from harness._envlist import Environment, Pin, parse_environment
 from harness._exceptions import UsageError
+from harness.authoring._envlist import Environment, Pin, parse_environment
 
 __all__ = ["BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report"]
