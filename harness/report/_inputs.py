@@ -156,11 +156,11 @@ def _story_problems(data: Mapping[str, Any]) -> Iterator[str]:
                "(each becomes a page in every later build); split the run")
     seen: set[tuple[str, str]] = set()
     for i, verdict in enumerate(data["verdicts"]):
-        key = (verdict["case"], verdict["lane"])
-        if key in seen:
-            yield (f"verdicts[{i}]: a second verdict for case {printable(key[0])} on lane {key[1]} (one run "
+        pair = (verdict["case"], verdict["lane"])
+        if pair in seen:
+            yield (f"verdicts[{i}]: a second verdict for case {printable(pair[0])} on lane {pair[1]} (one run "
                    "judges each case and lane once; the pages could not agree on which to show)")
-        seen.add(key)
+        seen.add(pair)
 
 
 def _check(kind: str, values: Any, where: str) -> Iterator[str]:

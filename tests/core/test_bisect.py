@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness._bisect import outcome_of, select_range, variant_with
 from harness._exceptions import SelectionError
+from harness.authoring._bisect import outcome_of, select_range, variant_with
 from harness.cases._load import load_case
 from harness.run._results import CellRecord
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness._bugreport import parse_report
-from harness._draft import draft_case
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ALL_REPRODUCE = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}

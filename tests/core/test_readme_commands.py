@@ -222,10 +222,6 @@ COMMANDS: dict[str, Run] = {
     "nox -R -s cases -- --case var-resume": Run(
         extra="--lane cpu --variant buggy", expect=("Reusing existing virtual environment", "confirmed"),
         needs=("nox -s cases -- --case var-resume",)),
-    # The environment listings a bug report carries ("Adding a case", step 1): they run here too.
-    "pip freeze": Run(expect=("nox==",)),
-    "pip list": Run(expect=("nox ",)),
-    "python -m torch.utils.collect_env": Run(expect=("PyTorch version: 2.13.0",), needs=(PIP_INSTALL,)),
     "nox -s new -- my-bug --from report.txt": Run(
         before=_write_a_report, expect=("wrote cases/my-bug/case.yaml", "left to fill in"), after=_drafted),
     "nox -s validate": Run(before=_add_the_example_case, after=_expect_valid_count),
@@ -243,7 +239,6 @@ COMMANDS: dict[str, Run] = {
         after=_bisect_written),
     "nox -s faults": Run(extra="-- --no-system -k test_selecting_only_a_broken_case_stops_with_its_error",
                          expect=("faults handled: 1/",)),
-    "nox -s tests": Run(extra="-- --no-system tests/core/test_plan.py -q -p no:cacheprovider", expect=(" passed",)),
     "python3 -m pip install . && python3 benchmarks/harness_overhead.py": Run(
         extra="--quick --parts scale --scale 2", expect=("scale: environment ready",), absent=("part failed",),
         own_venv=True),

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from harness._bugreport import Frame, Traceback
 from harness._io import for_terminal
+from harness.authoring._bugreport import Frame, Traceback
 from harness.cases._placeholders import MARK
 
 

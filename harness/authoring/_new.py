@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from harness._bugreport import BugReport, parse_report
-from harness._draft import Draft, draft_case
 from harness._exceptions import UsageError
 from harness._io import for_terminal
 from harness._io import yaml_line as line_of
+from harness.authoring._bugreport import BugReport, parse_report
+from harness.authoring._draft import Draft, draft_case
 from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
-_SCHEMA = json.loads((Path(__file__).with_name("case.schema.json")).read_text())["properties"]["id"]
+_SCHEMA = json.loads((Path(__file__).parent.parent / "case.schema.json").read_text())["properties"]["id"]
 
 
 def read_report_file(path: Path) -> str:
@@ -71,7 +72,7 @@ def _encoding_hint(raw: bytes) -> str:
 
 def default_cases_dir() -> Path:
     """``cases/`` of the checkout the harness runs from, else of the current folder (an installed harness)."""
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]
     return (checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()) / "cases"
 
 
@@ -98,15 +99,8 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
     if not cases_dir.is_dir():
         raise UsageError(f"--cases-dir {cases_dir}: not a folder")
     folder = cases_dir / case_id
-    if folder.exists() and not force:
-        raise UsageError(f"{folder} already exists: pick another id (ids are never reused), or pass --force to "
-                         "overwrite its case.yaml and repro.py")
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{folder} exists and is not a folder")
     files = (folder / "case.yaml", folder / "repro.py")
-    odd = [str(path) for path in files if path.exists() and not path.is_file()]
-    if odd:
-        raise UsageError(f"{', '.join(odd)}: not a file; --force overwrites files only")
+    _check_target(folder, files, force=force)
     report = _parse(report_path) if report_path is not None else None
     draft = draft_case(case_id, report, source=report_path.name if report_path else "")
     from harness.report._io import write_text_atomic  # here: the report package is not needed before
@@ -124,6 +118,23 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
                 folder.rmdir()
         raise UsageError(f"cannot write {folder}: {error.strerror or error}") from None
     return Written(folder, files, tuple(draft.notes), _todo(files[0], draft))
+
+
+def _check_target(folder: Path, files: tuple[Path, ...], *, force: bool) -> None:
+    """Refuse a case folder that exists (unless ``force``), is a link, is not a folder or holds folders in the
+    files' place."""
+    if folder.is_symlink():  # --force or not: writing through the link would change files outside cases/
+        target = for_terminal(os.readlink(folder), one_line=True)
+        raise UsageError(f"{folder} is a symbolic link (to {target}): the harness does not write through it; "
+                         "remove the link, or pick another id")
+    if folder.exists() and not force:
+        raise UsageError(f"{folder} already exists: pick another id (ids are never reused), or pass --force to "
+                         "overwrite its case.yaml and repro.py")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} exists and is not a folder")
+    odd = [str(path) for path in files if path.exists() and not path.is_file()]
+    if odd:
+        raise UsageError(f"{', '.join(odd)}: not a file; --force overwrites files only")
 
 
 def _parse(report_path: Path) -> BugReport:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from harness._envlist import Environment, Pin, parse_environment
 from harness._exceptions import UsageError
+from harness.authoring._envlist import Environment, Pin, parse_environment
 
 __all__ = ["BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report"]
@@ -88,6 +88,7 @@ _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInte
 _MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
 _NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
 _LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
+_MAX_RICH_PATH = 1024  # characters of a path a rich box wraps over lines; longer is no path
 _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback
 
 
@@ -243,7 +244,8 @@ def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> 
         boxed, text = _unbox(text)
         frame = _frame_of(text, index, rich_path if boxed else None)
         if boxed and frame is None and _rich_path_piece(text):
-            rich_path += text.strip()
+            # bounded: each boxed line re-reads the pieces so far, so an unbounded path costs quadratic time
+            rich_path = (rich_path if len(rich_path) < _MAX_RICH_PATH else "") + text.strip()
             continue
         rich_path = ""
         if frame is not None:
@@ -251,18 +253,17 @@ def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> 
             frame_indent = _indent(text) if frame_indent is None else min(frame_indent, _indent(text))
             after_frame, gap, fallback = True, 0, -1
             continue
-        if after_frame and not boxed and _wrapped_function(part, lines[index - 1], text):
+        still_after = _frame_detail(part, lines[index - 1], text, boxed, after_frame)
+        if still_after is not None:
+            after_frame = still_after
             continue
-        if part.frames and _attach_source(part, text, boxed, after_frame):
-            after_frame = False
-            continue
-        if not boxed and part.frames and _strong_exception(text):
-            # Python prints frames indented and the exception flush left; a paste that lost all indentation
-            # leaves the class-name test alone to decide.
-            if not frame_indent or _indent(text) < frame_indent:
-                _read_exception(lines, index, stop, prefix, part)
-                return
-            fallback = index if fallback < 0 else fallback
+        exception = not boxed and bool(part.frames) and _strong_exception(text)
+        # Python prints frames indented and the exception flush left; a paste that lost all indentation
+        # leaves the class-name test alone to decide.
+        if exception and (not frame_indent or _indent(text) < frame_indent):
+            _read_exception(lines, index, stop, prefix, part)
+            return
+        fallback = index if exception and fallback < 0 else fallback
         after_frame = False
         gap += 1
         if gap > _MAX_GAP:
@@ -271,6 +272,16 @@ def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> 
         _read_exception(lines, fallback, stop, prefix, part)
     else:
         part.end = stop
+
+
+def _frame_detail(part: _Part, previous: str, text: str, boxed: bool, after_frame: bool) -> bool | None:
+    """When ``text`` belongs to the last frame (its wrapped function, its source, context around it): whether the
+    next line may still be the frame's source; None when it does not belong to the frame."""
+    if after_frame and not boxed and _wrapped_function(part, previous, text):
+        return True
+    if part.frames and _attach_source(part, text, boxed, after_frame):
+        return False
+    return None
 
 
 def _without(prefix: str, line: str) -> str:

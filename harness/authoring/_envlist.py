@@ -96,8 +96,8 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
         if found:
             continue
         for pattern, source_name in _LISTINGS:
-            if match := pattern.match(line):
-                yield _dist(match["name"]), Pin(match["ver"].rstrip(",;+"), source_name, index + 1)
+            if listed := pattern.match(line):
+                yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
                 break
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from harness._bugreport import BugReport, Environment, Frame
-from harness._skeleton import CaseText, case_yaml, repro_py, template_yaml
+from harness.authoring._bugreport import BugReport, Environment, Frame
+from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
 from harness.cases._placeholders import MARK
 
 TORCH_PIN = "torch==2.13.0"  # what runs here (a local CPU wheel); every case pins it
