@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
 from harness.cases._placeholders import MARK
-
-TORCH_PIN = "torch==2.13.0"  # what runs here (a local CPU wheel); every case pins it
 
 # Module folder (site-packages/<folder>) -> the distributions that install it, usual one first; the report's
 # own listing picks among them (opencv-python-headless over opencv-python when that is what it lists).
@@ -265,14 +264,15 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
                   notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
     torch = environment.pins.get("torch")
-    if torch and torch.version and not torch.version.startswith("2.13.0"):
+    if torch and torch.version and not torch.version.startswith(TORCH_VERSION):
         torch_comment = (f"the report ran torch {torch.version} (report line {torch.report_line}); "
-                         "torch 2.13.0 is what runs here")
+                         f"torch {TORCH_VERSION} is what runs here")
         notes.append(f"the report ran torch {torch.version}; the case pins {TORCH_PIN} (what runs here): if the "
                      "bug needs the older torch, say why in the case (or reproduce it with a patch, as "
                      "cases/var-resume does)")
     else:
-        torch_comment = "torch 2.13.0 is what runs here" + ("" if torch else " (the report lists no torch version)")
+        torch_comment = (f"torch {TORCH_VERSION} is what runs here"
+                         + ("" if torch else " (the report lists no torch version)"))
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
@@ -280,7 +280,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
-                "workaround with args or a patch (torch stays 2.13.0; see cases/var-resume)", "")]
+                f"workaround with args or a patch (torch stays {TORCH_VERSION}; see cases/var-resume)", "")]
     else:
         fix = [(f"{MARK}: pin the first fixed release, e.g. {culprit}==X.Y.Z (or the documented workaround's pins)",
                 "the innermost library frame is in " + culprit)]

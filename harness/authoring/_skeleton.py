@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from harness._io import for_terminal
+from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
 from harness.cases._placeholders import MARK
 
@@ -111,7 +112,7 @@ signature: "{MARK}: a regular expression the buggy failure's message matches"
 # exception: RuntimeError            # optional: the class the buggy failure raises
 summary: "{MARK}: one paragraph: what breaks, why, what fixed it, and how the repro reaches it"
 requires:  # shared by every variant; a variant's own pin of a package replaces it
-  - torch==2.13.0  # always pinned: an unpinned torch pulls a multi-GB CUDA build
+  - {TORCH_PIN}  # always pinned: an unpinned torch pulls a multi-GB CUDA build
 # tags: [somelib, device-placement]
 variants:
   buggy:
