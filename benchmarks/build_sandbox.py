@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 BUILD = textwrap.dedent("""
     import json, os, resource, sys, time
     from pathlib import Path
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
     from harness.environments._venv import VenvBackend
     root, out = Path(sys.argv[1]), Path(sys.argv[2])
     started = time.perf_counter()

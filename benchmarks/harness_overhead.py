@@ -489,8 +489,8 @@ def cold_requires(roots: Sequence[Path], case_id: str, variant: str, explicit: S
 def cold_part(requires: tuple[str, ...], reps: int, tmp: Path, log: Log, *,
               compiled_build: bool = True) -> dict[str, Any]:
     from harness import uv_index_environment
+    from harness.environments._spec import EnvSpec
     from harness.environments._venv import VenvBackend, find_uv
-    from harness.run._backend import EnvSpec
 
     uv = find_uv()
     # What each environment build pays to learn the uv settings where only pip's config has them (CI).
@@ -622,7 +622,7 @@ def _marginal(figures: dict[str, Any]) -> None:
 
 
 def _bare_trivial(case: Path, env: dict[str, str], reps: int) -> float:
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
 
     env_dir = Path(env["REPRO_MATRIX_ENVS"]) / f"venv-{EnvSpec(requires=('torch==2.13.0',)).key()}"
     cell_env = bare_environment(env_dir, {})

@@ -33,7 +33,8 @@ from harness._vocabulary import LANES, RICH_STYLES, ExitCode
 from harness.cases._listing import print_case_list
 from harness.cases._load import Case
 from harness.cases._roots import add_cases_dir, case_roots
-from harness.run._backend import floating_days, project_root
+from harness.environments._spec import floating_days
+from harness.run._backend import project_root
 from harness.run._execute import usable_cores
 from harness.run._plan import Selection, parse_shard
 from harness.run._progress import LiveCells

@@ -49,7 +49,8 @@ from harness.docker._containers import (
     remove_leftovers,
 )
 from harness.docker._plan import DEFAULT_IMAGE_DIR, Flavour, ImagePlan, ImageSettings, plan_image
-from harness.run._backend import REPO_ROOT, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
+from harness.environments._spec import EnvSpec
+from harness.run._backend import REPO_ROOT, CellRequest, ChildOutcome, PreparedEnv, Progress
 from harness.run._outcome import outcome_from_process
 
 INSIDE = Path("/repro")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from harness.cases._load import Case
 from harness.docker._plan import Flavour, ImagePlan, ImageSettings, plan_image
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 from harness.run._lanes import LANE_TABLE
 from harness.run._plan import plan_cells
 

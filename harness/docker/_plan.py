@@ -22,7 +22,8 @@ from packaging.utils import canonicalize_name
 
 from harness._exceptions import UsageError
 from harness.cases._load import PatchFile
-from harness.run._backend import REPO_ROOT, EnvSpec, project_root
+from harness.environments._spec import EnvSpec
+from harness.run._backend import REPO_ROOT, project_root
 
 Flavour = Literal["cpu", "cuda"]
 PipSource = Literal["wheelhouse", "index"]

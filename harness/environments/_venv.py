@@ -35,13 +35,13 @@ from harness.containment._seal import cell_environment as seal_environment
 from harness.containment._seal import cell_pids
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
+from harness.environments._spec import EnvSpec
 from harness.environments._wheelhouse import link_folders
 from harness.run._backend import (
     CHILD_RUNNER,
     HARNESS_DIR,
     CellRequest,
     ChildOutcome,
-    EnvSpec,
     PreparedEnv,
     Progress,
     project_root,

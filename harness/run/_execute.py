@@ -21,7 +21,8 @@ from typing import Any
 from harness._exceptions import EnvBuildError, HarnessError
 from harness._vocabulary import Verdict
 from harness.environments._hosttorch import HostTorch, pinned_torch
-from harness.run._backend import Backend, CellRequest, ChildOutcome, EnvSpec, PreparedEnv
+from harness.environments._spec import EnvSpec
+from harness.run._backend import Backend, CellRequest, ChildOutcome, PreparedEnv
 from harness.run._judge import judge_record
 from harness.run._lanes import host_lane_status
 from harness.run._plan import Cell

@@ -11,7 +11,7 @@ from harness._exceptions import SelectionError
 from harness._vocabulary import LANES
 from harness.cases._load import Case, Variant
 from harness.environments._hosttorch import HostTorch
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 from harness.run._lanes import LANE_TABLE, Lane
 
 

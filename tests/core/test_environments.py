@@ -8,7 +8,7 @@ import pytest
 
 from harness.cases._load import PatchFile
 from harness.environments._index import uv_index_environment
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 
 
 def test_key_is_stable_and_order_independent():
@@ -84,8 +84,8 @@ def test_pip_config_is_asked_once_per_process(monkeypatch):
 
 def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
     """The freeze step must not see the harness's working directory: a stray *.dist-info there is not installed."""
+    from harness.environments._spec import EnvSpec
     from harness.environments._venv import VenvBackend
-    from harness.run._backend import EnvSpec
 
     stray = tmp_path / "cwd" / "stray_pkg-9.9.dist-info"
     stray.mkdir(parents=True)
@@ -97,8 +97,8 @@ def test_installed_lists_only_the_environment(tmp_path, monkeypatch):
 
 
 def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
-    from harness.run import _backend
-    from harness.run._backend import EnvSpec
+    from harness.environments import _spec
+    from harness.environments._spec import EnvSpec
 
     package = tmp_path / "pkg"
     (package / "src").mkdir(parents=True)
@@ -109,7 +109,7 @@ def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
     (package / "src" / "code.py").write_text("VALUE = 2\n")
     (package / "__pycache__").mkdir()
     (package / "__pycache__" / "code.pyc").write_bytes(b"ignored")
-    monkeypatch.setattr(_backend, "_hashes", {})  # a new run hashes afresh
+    monkeypatch.setattr(_spec, "_hashes", {})  # a new run hashes afresh
     assert spec.key() != first
     assert EnvSpec(requires=("torch==2.13.0",)).local_requirements() == []
 
@@ -117,7 +117,7 @@ def test_a_local_requirement_is_keyed_by_its_content(tmp_path, monkeypatch):
 @pytest.mark.parametrize("days", ["nan", "inf", "0", "-1", "x"])
 def test_a_bad_floating_period_is_a_usage_error(monkeypatch, days):
     from harness._exceptions import UsageError
-    from harness.run._backend import floating_period
+    from harness.environments._spec import floating_period
 
     monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", days)
     with pytest.raises(UsageError, match="REPRO_MATRIX_FLOATING_DAYS"):

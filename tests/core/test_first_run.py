@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from harness.cases._load import PatchFile
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 from harness.run._estimate import History, estimate, read_history
 from harness.run._progress import LiveCells, last_line
 

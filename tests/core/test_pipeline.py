@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness._vocabulary import ExitCode, Verdict
+from harness.environments._spec import EnvSpec
 from harness.run import _workflow
-from harness.run._backend import CellRequest, ChildOutcome, EnvSpec, PreparedEnv
+from harness.run._backend import CellRequest, ChildOutcome, PreparedEnv
 from harness.run._plan import Selection
 from harness.run._results import CellRecord
 from harness.run._workflow import UI, RunOptions, run_cases

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from harness.cases._load import PatchFile, load_case
-from harness.run._backend import CellRequest, EnvSpec
+from harness.environments._spec import EnvSpec
+from harness.run._backend import CellRequest
 from harness.run._lanes import LANE_TABLE
 from harness.run._plan import plan_cells
 

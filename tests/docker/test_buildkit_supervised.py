@@ -12,7 +12,7 @@ import pytest
 
 from harness.docker import ImageSettings, _buildkit, plan_image
 from harness.docker._client import ImageBuildError
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 
 FAKE_CLI = """#!{python}
 import os, subprocess, sys, time

@@ -69,7 +69,7 @@ def test_buildkit_build_drops_the_build_cache_it_added(docker_client, tiny_setti
     from harness.cases._load import PatchFile
     from harness.docker import build_image, plan_image
     from harness.docker._buildkit import buildkit_cli
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
 
     try:
         buildkit_cli()
@@ -294,7 +294,7 @@ def test_clean_removes_images_no_case_uses(docker_client, tiny_settings, tmp_pat
     from harness.docker import build_image, clean_images, plan_image
     from harness.docker._client import find_image
     from harness.environments._clean import human_size
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
 
     # Its own image folder, so the sweep cannot touch the images other tests (or CI) built.
     shutil.copytree(Path(__file__).resolve().parents[2] / "images" / "torch", tmp_path / "cleantest")

@@ -21,7 +21,7 @@ from harness.docker import (
     plan_image,
 )
 from harness.docker._build import make_context
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 
 REPO = Path(__file__).resolve().parents[2]
 

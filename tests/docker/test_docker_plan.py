@@ -17,7 +17,7 @@ from harness.cases._load import PatchFile, load_cases
 from harness.docker import ImageSettings, catalog, plan_image
 from harness.docker._catalog import flavour_for_lane, flavours_for_lanes
 from harness.docker._plan import WHEELHOUSE_PIP_SOURCE, default_base, normalise_requirements, settle_bases
-from harness.run._backend import EnvSpec
+from harness.environments._spec import EnvSpec
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")
@@ -54,7 +54,7 @@ def test_requirements_lose_whitespace_and_markers_are_decided_for_the_image_pyth
 def test_tag_is_stable_across_processes_and_requirement_order():
     tag = plan_image(SPEC, "cpu", settings=LOCAL).tag
     assert plan_image(EnvSpec(requires=("numpy", "torch==2.13.0")), "cpu", settings=LOCAL).tag == tag
-    code = ("from harness.run._backend import EnvSpec; from harness.docker import ImageSettings, plan_image; "
+    code = ("from harness.environments._spec import EnvSpec; from harness.docker import ImageSettings, plan_image; "
             "print(plan_image(EnvSpec(requires=('torch==2.13.0', 'numpy')), 'cpu', "
             "settings=ImageSettings(cpu_base='localbase/python:3.11')).tag)")
     other = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,

@@ -195,8 +195,8 @@ def test_a_benign_in_tree_build_with_a_patch_still_builds_sealed(tmp_path, monke
 
 def test_an_environment_built_outside_uv_cache_is_kept(tmp_path, monkeypatch):
     """With uv's cache off (or on another filesystem) the environment is built where it ends up."""
+    from harness.environments._spec import EnvSpec
     from harness.environments._venv import VenvBackend
-    from harness.run._backend import EnvSpec
 
     _mode(monkeypatch, "1")
     monkeypatch.setenv("UV_NO_CACHE", "1")
@@ -214,7 +214,7 @@ def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeyp
 
     from harness.docker._build import make_context
     from harness.docker._plan import ImageSettings, plan_image
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
 
     _mode(monkeypatch, "1")
     token = new_token()

@@ -402,7 +402,7 @@ def test_an_image_folder_never_carries_a_host_file_into_a_build(tmp_path):
     from harness._exceptions import UsageError
     from harness.docker._build import make_context
     from harness.docker._plan import ImageSettings, plan_image
-    from harness.run._backend import EnvSpec
+    from harness.environments._spec import EnvSpec
 
     secret = tmp_path / "host" / "config.json"
     secret.parent.mkdir()
