@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -262,13 +262,8 @@ class VenvBackend:
         with log.open("a") as handle:
             handle.write(f"$ {' '.join(argv)}\n")
         helper = HelperProcess(argv, env=env, timeout=_INSTALL_TIMEOUT_S, confinement=confinement)
-        with self._lock:
-            self._running.add(helper)
-        try:
+        with self._tracked(helper):
             proc = helper.result()
-        finally:
-            with self._lock:
-                self._running.discard(helper)
         with log.open("a") as handle:
             handle.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
             if proc.notes:  # what the sealing could not do here (e.g. no namespaces): said as for cells
@@ -323,13 +318,10 @@ class VenvBackend:
                                  cwd=request.cell_dir, log_path=request.log_path, timeout=request.timeout,
                                  memory_limit_bytes=self.memory_limit_bytes, confinement=confinement,
                                  log_fd=request.log_fd)
-        with self._lock:
-            self._running.add(process)
         try:
-            result = process.wait()
+            with self._tracked(process):
+                result = process.wait()
         finally:
-            with self._lock:
-                self._running.discard(process)
             extensions.keep()
         outcome = outcome_from_process(result, request.cell_dir / "outcome.json", request.timeout)
         return machinery_check(outcome, folder / _MARKER, request.cell_dir)
@@ -345,6 +337,17 @@ class VenvBackend:
         needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
         return Confinement(hide=request.private, readonly=readonly, writable=(request.cell_dir,),
                            sealed=True, gpu=request.gpu).usable(needed)
+
+    @contextlib.contextmanager
+    def _tracked(self, process: RunningProcess | HelperProcess) -> Iterator[None]:
+        """``process`` is one :meth:`cancel` stops while the block runs."""
+        with self._lock:
+            self._running.add(process)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(process)
 
     def cancel(self) -> None:
         with self._lock:

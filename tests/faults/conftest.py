@@ -15,16 +15,27 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 
 
+def tmpfs_folder(folder: Path, options: str, why: str):
+    """``folder`` as a fresh tmpfs mounted with ``options`` for the test's duration (root only: skipped
+    otherwise, saying ``why`` a mount is needed)."""
+    if os.geteuid() != 0:
+        pytest.skip(f"{why} needs root (CI runs as root)")
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
 @pytest.fixture
 def read_only_folder(tmp_path: Path):
     """A folder nothing can be written into, for this uid: root ignores permission bits, so a read-only mount."""
     folder = tmp_path / "read-only"
-    folder.mkdir()
     if os.geteuid() == 0:
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], check=True)
-        yield folder
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+        yield from tmpfs_folder(folder, "ro,size=64k", "a read-only mount")
     else:
+        folder.mkdir()
         folder.chmod(0o555)
         yield folder
         folder.chmod(0o755)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -11,6 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.faults import conftest
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, verdict, write_case
 from tests.faults.processes import new_token, processes_with, wait_until
 
@@ -110,13 +110,7 @@ def test_two_concurrent_runs_both_complete(tmp_path):
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    yield from conftest.tmpfs_folder(tmp_path / "disk", "size=400k", "mounting a small tmpfs")
 
 
 @pytest.mark.fault("disk full while writing results")

@@ -16,6 +16,7 @@ import pytest
 
 from harness.containment._seal import bwrap
 from harness.environments._venv import default_env_root
+from tests.faults import conftest
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, write_case
 from tests.faults.processes import new_token, wait_until
 
@@ -364,13 +365,7 @@ def test_a_full_scratch_filesystem_is_an_infra_error(tmp_path, small_scratch):
 
 @pytest.fixture
 def small_scratch(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("a small scratch filesystem needs root (a tmpfs mount)")
-    folder = tmp_path / "scratch"
-    folder.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,mode=1777", "tmpfs", str(folder)], check=True)
-    yield folder
-    subprocess.run(["umount", "-l", str(folder)], check=False)
+    yield from conftest.tmpfs_folder(tmp_path / "scratch", "size=8m,mode=1777", "a small scratch filesystem (a tmpfs mount)")
 
 
 VANISH = """
