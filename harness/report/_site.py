@@ -36,7 +36,7 @@ from harness.report._run import write_run_reports
 from harness.report._safe import UnsafePath, inside, read_inside
 from harness.report._site_pages import write_pages
 from harness.report._timeline import StaleItem
-from harness.run._results import recovered_results
+from harness.run._recover import recovered_results
 
 _MAX_DEPTH = 6
 KEEP_REPORTS = 50  # per-run reports the site carries: seven weeks of nightly runs; CI artifacts keep 30 days

@@ -26,13 +26,12 @@ from harness.run._execute import Executor, Interrupted
 from harness.run._host import describe_host
 from harness.run._judge import VerdictRecord, judge_lanes
 from harness.run._plan import Cell, Selection, plan_cells, select_cases, select_lanes
+from harness.run._recover import looks_running, recover_dead_run
 from harness.run._results import (
     CellRecord,
     RunFolder,
     RunRecord,
-    looks_running,
     new_run_dir,
-    recover_dead_run,
     utc_now,
 )
 
@@ -106,7 +105,7 @@ def report_step(folder: RunFolder, record: RunRecord, ui: UI) -> dict[str, Any]:
 
 
 def recover_step(output: Path, ui: UI) -> None:
-    """Finalise earlier runs in ``output`` whose harness died mid-run (see _results.recover_dead_run)."""
+    """Finalise earlier runs in ``output`` whose harness died mid-run (see run/_recover.py)."""
     if not output.is_dir():
         return
     for run_dir in sorted(output.iterdir()):

@@ -9,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.run._recover import recover_dead_run
 from harness.run._results import (
     CellRecord,
     RunFolder,
     RunRecord,
     harness_process,
     new_run_dir,
-    recover_dead_run,
     write_json_atomic,
 )
 
