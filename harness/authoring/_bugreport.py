@@ -9,6 +9,7 @@ colours), and environment listings (``pip freeze``, ``pip list``, ``conda list``
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field, replace
 
@@ -63,6 +64,7 @@ class BugReport:
     notes: tuple[str, ...]
     url: str = ""  # the upstream issue or pull request the paste links to (its first github.com/.../issues/N)
     missing: tuple[str, ...] = ()  # what the report lacks that a draft needs: "traceback frames"
+    modules: tuple[str, ...] = ()  # top-level modules the report's text imports or links, once per mention
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -99,10 +101,30 @@ def parse_report(text: str) -> BugReport:
     chains = _chains(lines)
     url = _issue_url(lines)
     if not any(chain[-1].complete for chain in chains):
-        return _exception_only(lines, chains, url)
+        return replace(_exception_only(lines, chains, url), modules=_modules(lines))
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
-    return BugReport(traceback, parse_environment(lines), tuple(notes), url)
+    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=_modules(lines))
+
+
+# How a report's text names a module: an import statement, a source link into a repository
+# (github.com/o/r/blob/<ref>/timm/utils/x.py), or a dotted path of three or more names (timm.layers.patch_embed).
+_IMPORT = re.compile(r"^\s*(?:>>>\s*)?(?:from|import)\s+(?P<module>[A-Za-z_]\w{0,60})\b")
+_BLOB = re.compile(r"github\.com/[\w.-]{1,100}/[\w.-]{1,100}/blob/[\w.-]{1,100}/(?:(?:src|lib|python)/)?"
+                   r"(?P<module>[A-Za-z_]\w{0,60})/")
+_DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
+
+
+_NOT_MODULES = frozenset({"self", "cls", "super"})
+
+
+def _modules(lines: list[str]) -> tuple[str, ...]:
+    """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
+    found: list[str] = []
+    for line in lines:
+        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
+        found += [m["module"] for pattern in patterns for m in pattern.finditer(line)]
+    return tuple(m for m in found if m not in _NOT_MODULES)
 
 
 _URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
@@ -119,6 +141,9 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
+        found = _header_exception(lines, chains) or _inline_exception(lines)
+        if found is not None:
+            return _exception_named(found, lines, chains, url)
         if chains:
             start = chains[-1][-1].start + 1
             raise UsageError(f"the traceback at report line {start} stops before its final exception line (e.g. "
@@ -138,6 +163,55 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
 
 
+# IPython's header names the class before its "Traceback (most recent call last)"; a paste cut before the last
+# line still gives the class.
+_IPY_HEADER = re.compile(r"^\s*(?P<type>[A-Za-z_][\w.]{0,200}?)\s+Traceback \(most recent call last\)")
+# An exception named inside a sentence or a title: "Fix AttributeError: module 'torch.nn' has no attribute ...".
+_INLINE = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception)):\s(?P<msg>\S.{0,1000})")
+
+
+def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int, str, str, str] | None:
+    for chain in reversed(chains):
+        match = _IPY_HEADER.match(lines[chain[-1].start])
+        if match and _strong_exception(match["type"]):
+            return chain[-1].start, match["type"], "", "its IPython header (the message is cut off)"
+    return None
+
+
+def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
+    for index in range(len(lines) - 1, -1, -1):
+        if "rror" not in lines[index] and "xception" not in lines[index]:
+            continue
+        for match in reversed(list(_INLINE.finditer(lines[index]))):
+            if match["type"] not in ("Error", "Exception"):
+                return index, match["type"], _sentence_message(match["msg"]), \
+                    "a sentence that names it (check where the message ends)"
+    return None
+
+
+def _sentence_message(text: str) -> str:
+    """Where a message named in prose ends: a code span's end, else its last quoted name ("... 'Layernorm' in
+    vit_1d." -> "... 'Layernorm'"), else the sentence's end."""
+    text = text.split("`")[0]
+    quote = max(text.rfind("'"), text.rfind('"'))
+    if quote > 0 and text.count(text[quote]) >= 2:
+        return text[:quote + 1]
+    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
+
+
+def _exception_named(found: tuple[int, str, str, str], lines: list[str], chains: list[list[_Part]],
+                     url: str) -> BugReport:
+    """A draft from an exception the report names without printing its line."""
+    index, exception, message, where = found
+    cut = [chain for chain in chains if chain[-1].frames]
+    frames = tuple(frame for part in cut[-1] for frame in part.frames) if cut else ()
+    missing = ["the exception line as Python printed it"] + ([] if frames else ["traceback frames"])
+    note = (f"the report has no exception line of its own: drafted from {where} at report line {index + 1}"
+            + ("" if frames else "; no frames: the library, the call and the repro are yours to find"))
+    traceback = Traceback(frames, frames, exception, message, index + 1, index + 1)
+    return BugReport(traceback, parse_environment(lines), (note,), url, tuple(missing))
+
+
 def _lone_exception(line: str) -> bool:
     """An exception line as Python prints it, not prose or a warning: 'ValueError: ...' flush with its text."""
     text = _unmark(line.strip())
@@ -148,9 +222,22 @@ def _lone_exception(line: str) -> bool:
 
 
 def clean_lines(text: str) -> list[str]:
-    """The report's lines without colours, launcher prefixes or line-end variants (one per report line)."""
+    """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
+    paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", line[:MAX_LINE]).rstrip() for line in text.split("\n")]
+    return [_LINE_PREFIX.sub("", _unhtml(line[:MAX_LINE])).rstrip() for line in text.split("\n")]
+
+
+# The tags GitHub's markdown lets through around pasted errors; any other "<...>" is left (it may be Python's).
+_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|details|summary|b|i|em|strong|kbd|samp|tt|sub|sup)"
+                  r"(?:\s[^<>]{0,200})?/?>", re.IGNORECASE)
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});")
+
+
+def _unhtml(line: str) -> str:
+    if "<" in line:
+        line = _TAG.sub("", line)
+    return html.unescape(line) if "&" in line and _ENTITY.search(line) else line
 
 
 def _colours(text: str, traceback: Traceback) -> tuple[tuple[int, int], ...]:

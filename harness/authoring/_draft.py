@@ -57,6 +57,8 @@ _CHECKOUT_PACKAGES = frozenset({
     "diffusers", "accelerate", "peft", "trl", "deepspeed", "lightning", "pytorch_lightning", "torchvision",
     "torchaudio", "fairseq", "xformers", "bitsandbytes", "einops", "vllm", "sentence_transformers", "k_diffusion",
     "torchtune", "axolotl", "unsloth", "lycoris", "torchmetrics", "apex"})
+# Modules a report's code names that are never the bug's project: the standard library and the usual suspects.
+_NOT_PROJECTS = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "np", "pytest", "setuptools", "pip"}
 _NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
 _NOT_PINS = frozenset({"torch", "python", "cuda", "version"})
@@ -98,7 +100,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
     packages = frame_packages(traceback.frames, report.environment)
     culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
     importing = culprit_frame is not None and _importing_torch(culprit_frame)
-    if culprit == "torch" and not importing and (project := _url_project(report.url)):
+    if culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
         culprit = project
         packages.append(project) if project not in packages else None
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -113,13 +115,15 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
                      "it, so the draft expects 'unsupported' there; if the bug also shows as a cuda:0/cpu mix, write "
                      "the repro that way and expect 'reproduces'")
     signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
+    if not traceback.first_message_line.strip():
+        signature = f"{MARK}: a regex for the exception's message (the report cut it off; run the repro to read it)"
     if signature_note:
         notes.append(signature_note)
     if report.missing:
-        notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read; the repro "
-                     "shows no frame to follow")
+        notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read"
+                     + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
-    tags += ["device-placement"] if "device" in guess else []
+    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS) else []
     title = _title(report, culprit, culprit_frame)
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
@@ -134,12 +138,22 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
                  culprit)
 
 
-def _url_project(url: str) -> str | None:
-    """The project of the report's github.com link (not torch's own tracker)."""
+def _url_project(url: str, modules: tuple[str, ...], notes: list[str]) -> str | None:
+    """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
+    otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
+    report's own text imports or links, the module it names most is taken, and the note says so."""
     match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
-    return str(canonicalize_name(match["repo"]))
+    repo = str(canonicalize_name(match["repo"]))
+    named = [m for m in modules if m not in _NOT_PROJECTS and not m.startswith("_")]
+    if not named or repo in {str(canonicalize_name(m)) for m in named}:
+        return repo
+    module = max(dict.fromkeys(named), key=named.count)
+    project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
+    notes.append(f"the link's repository is {match['repo']}, but the report's text imports or links the module "
+                 f"{module!r}: drafted as the distribution {project} (check the name on the index)")
+    return project
 
 
 def _upstream(url: str) -> dict[str, str]:
@@ -318,6 +332,7 @@ def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, st
 
 
 _TWO_GPUS = "a device error between two GPUs"
+_DEVICE_GUESS = "a device-placement error"
 _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
 
@@ -331,7 +346,7 @@ def _expectations(exception: str, message: str) -> tuple[dict[str, str], str]:
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
     if _DEVICE_ERROR.search(message):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, "a device-placement error"
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 

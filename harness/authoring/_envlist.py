@@ -49,12 +49,16 @@ _LISTED = re.compile(
 _COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
 _PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<ver>{_RELEASE})\s*$")  # pip list, spaces collapsed
+# GitHub's bug-template bullets: " - PyTorch 2.0.1 CUDA", "- timm v0.9.12" (a name, a release, a word or two)
+_BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{_RELEASE})"
+                     r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
 _INSTALL = re.compile(r"\binstall\b")
 _LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"),
-             (_CONDA, "pip list / conda list"), (_COLON, "env listing"), (_PAIR, "env listing"))
+             (_CONDA, "pip list / conda list"), (_COLON, "env listing"), (_PAIR, "env listing"),
+             (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
 _ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch", "mmdetection": "mmdet",
             "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python"}

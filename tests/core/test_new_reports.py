@@ -7,6 +7,7 @@ pinned by the case's buggy variant: the fields a maintainer kept unedited stay r
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,40 @@ def test_a_kept_report_still_drafts(report: Path):
     culprit = draft.culprit.lower().replace("_", "-")
     assert culprit == "torch" or culprit in _buggy_names(case), (
         f"{report.name}: blamed {draft.culprit!r}, the case's buggy pins are {sorted(_buggy_names(case))}")
+
+
+# Report shapes `new` used to refuse although they name the exception (issue 21 §1: no refusal of a report with
+# at least an exception line). Each is a real report; what a maintainer would keep from each.
+NAMED_ONLY = {
+    # raw markdown: <pre>AttributeError: &apos;OneCycleLR&apos; ...</pre>
+    "mmengine-1401-raw-html.txt": ("AttributeError", "'OneCycleLR' object has no attribute 'end'", "mmengine"),
+    # "Fix AttributeError: module 'torch.nn' has no attribute 'Layernorm' in vit_1d."
+    "vit-pytorch-285-inline.txt": ("AttributeError", "module 'torch.nn' has no attribute 'Layernorm'", "vit-pytorch"),
+    # IPython's "RuntimeError   Traceback (most recent call last)", cut before the message
+    "tabnet-197-ipython-cut.txt": ("RuntimeError", None, "pytorch-tabnet"),
+    "timm-913-ipython-cut.txt": ("RuntimeError", None, "timm"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_ONLY))
+def test_a_report_that_only_names_its_exception_is_drafted(name: str):
+    exception, message, library = NAMED_ONLY[name]
+    report = parse_report((ROOT / "tests" / "fixtures" / "reports" / name).read_text())
+    draft = draft_case("named", report, name)
+    data = yaml.safe_load(draft.case_yaml)
+    assert data["exception"] == exception
+    if message is None:  # the report cut the message off: the signature is a placeholder, never a regex of nothing
+        assert data["signature"].startswith("FILL-IN")
+    else:
+        assert re.search(data["signature"], message), data["signature"]
+    assert draft.culprit == library
+    assert report.missing and any("no exception line of its own" in n or "exception line at" in n for n in draft.notes)
+    assert "device-placement" not in data.get("tags", [])  # none of these is a device error
+
+
+def test_a_bug_template_bullet_gives_the_torch_release():
+    """GitHub's bug template "Desktop" bullets (" - PyTorch 2.0.1 CUDA", no colon) name the versions the report ran."""
+    report = parse_report((ROOT / "tests" / "fixtures" / "new-reports" / "timm-resample-patch-embed-device.txt")
+                          .read_text())
+    assert report.environment.pins["torch"].version == "2.0.1"
+    assert "os" not in report.environment.pins  # " - OS: Debian" names no release
