@@ -26,7 +26,7 @@ from harness._exceptions import SelectionError, UsageError
 from harness.cases._load import Case, Variant
 from harness.environments._releases import describe_failure, index_environment, list_releases
 from harness.run._backend import Backend
-from harness.run._execute import Executor
+from harness.run._execute import Executor, Hooks
 from harness.run._lanes import Lane
 from harness.run._plan import Cell
 from harness.run._results import CellRecord, new_run_dir, utc_now, write_json_atomic
@@ -94,7 +94,7 @@ def outcome_of(record: CellRecord) -> str:
 def run_bisect(request: BisectRequest, backend: Backend, output: Path, *, jobs: int,
                say: Callable[[str], None]) -> dict[str, Any]:
     run_id, run_dir = new_run_dir(output)
-    executor = Executor(backend, run_dir, jobs=jobs, gpus=1, progress=say)
+    executor = Executor(backend, run_dir, jobs=jobs, gpus=1, hooks=Hooks(progress=say))
     outcomes: dict[str, CellRecord] = {}
 
     def run(versions: Sequence[str]) -> None:

@@ -32,6 +32,16 @@ CellDone = Callable[[int, Cell, CellRecord], None]
 Started = Callable[[str, Path | None], None]  # (what: a cell key or an environment build, the log it writes)
 
 
+@dataclass(frozen=True)
+class Hooks:
+    """What the executor tells its caller as it goes (called from the cells' threads)."""
+
+    progress: Callable[[str], None] = lambda text: None
+    on_start: Started = lambda key, log: None  # a cell or an environment build started, writing that log
+    on_finish: Callable[[str], None] = lambda key: None
+    on_record: Callable[[CellRecord], None] = lambda record: None  # a cell is over: its record, at once
+
+
 @dataclass
 class _EnvSlot:
     """One environment's preparation, shared by every cell that needs it (built once per run)."""
@@ -49,16 +59,13 @@ class Executor:
     and the output folder is hidden from it where the host allows (``private``, see _process.Confinement).
     """
 
-    def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int,
-                 progress: Callable[[str], None], on_start: Started = lambda key, log: None,
-                 on_finish: Callable[[str], None] = lambda key: None,
-                 on_record: Callable[[CellRecord], None] = lambda record: None,
+    def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int, hooks: Hooks,
                  folder: RunFolder | None = None, host: HostTorch | None = None) -> None:
         self.backend = backend
         self.host = host  # ``--python``: every environment takes its torch family from this interpreter
         self.run_dir = run_dir
         self.folder = folder or RunFolder(run_dir)
-        self.on_record = on_record
+        self.on_record = hooks.on_record
         _sweep_scratch()
         # Every cell's scratch folder lives in one folder per executor: hidden from each cell but for its own,
         # so cells running side by side cannot touch each other's outcome.
@@ -70,9 +77,9 @@ class Executor:
         hidden = (output,) if not any(c == output or output in c.parents for c in common) else ()
         self.private = (*hidden, run_dir, self._scratch)
         self.jobs = max(1, jobs)
-        self.progress = progress
-        self.on_start = on_start
-        self.on_finish = on_finish
+        self.progress = hooks.progress
+        self.on_start = hooks.on_start
+        self.on_finish = hooks.on_finish
         self.environments: dict[str, dict[str, Any]] = {}
         self._slots: dict[EnvSpec, _EnvSlot] = {}
         self._slots_lock = threading.Lock()

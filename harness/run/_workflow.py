@@ -22,7 +22,7 @@ from harness.containment._seal import mode_line, sandbox_mode
 from harness.environments._hosttorch import HostTorch, probe_host_torch
 from harness.run._backend import Backend
 from harness.run._estimate import History, estimate, read_history
-from harness.run._execute import Executor, Interrupted
+from harness.run._execute import Executor, Hooks, Interrupted
 from harness.run._host import describe_host
 from harness.run._judge import VerdictRecord, judge_lanes
 from harness.run._plan import Cell, Selection, plan_cells, select_cases, select_lanes
@@ -190,9 +190,9 @@ def _run(options: RunOptions, ui: UI, planned: tuple[CaseLoad, list[Case], list[
         record.host["sandbox"] = sandbox_mode(namespaces_wanted())
         ui.info(mode_line(namespaces_wanted()))
     folder.write_json("results.json", record.serialize())
-    executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), progress=ui.info,
-                        on_start=ui.cell_started, on_finish=ui.cell_finished, on_record=folder.append_cell,
-                        folder=folder, host=host)
+    hooks = Hooks(progress=ui.info, on_start=ui.cell_started, on_finish=ui.cell_finished,
+                  on_record=folder.append_cell)
+    executor = Executor(backend, run_dir, jobs=options.jobs, gpus=gpu_count(), hooks=hooks, folder=folder, host=host)
     estimate_step(executor, cells, options, run_id, ui)
     interrupted = False
     try:
