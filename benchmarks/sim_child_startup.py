@@ -1,4 +1,4 @@
-"""What ``cuda_sim.pth`` (harness/sim/_startup.py) costs every Python interpreter start, side by side.
+"""What ``cuda_sim.pth`` (cuda_sim/_startup.py) costs every Python interpreter start, side by side.
 
     python3 benchmarks/sim_child_startup.py [--n 40]
 

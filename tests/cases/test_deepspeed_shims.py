@@ -29,8 +29,8 @@ import base64, hashlib, json, os, runpy, sys
 from importlib import metadata
 if os.environ.get("PROBE_SIM"):
     sys.path.insert(0, os.environ["PROBE_SIM"])
-    import harness.sim
-    harness.sim.install()
+    import cuda_sim
+    cuda_sim.install()
 from torch.distributed.elastic.agent.server import api
 before = {n: hasattr(api, n) for n in ("log", "_get_socket_with_port")}
 for shim in sys.argv[1:]:

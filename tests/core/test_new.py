@@ -31,6 +31,7 @@ from harness._exceptions import CaseFileError, UsageError
 from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
 from harness._verdicts import search_signature
+from tests.checkout import SOURCE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -746,7 +747,7 @@ def test_cli_in_process_errors_exit_2(tmp_path, capsys):
 def test_end_to_end_through_the_command_line(tmp_path):
     cases = tmp_path / "cases"
     cases.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": SOURCE_PATH, "COLUMNS": "200"}
 
     def harness(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
@@ -772,7 +773,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import torch\nmodel = torch.nn.Linear(3, 4).to('cuda')\nmodel(torch.randn(2, 3))\n")
     report = tmp_path / "report.txt"
-    report.write_text(run_python("", "-m", "harness.sim", str(script)) + "\n" + pip_freeze())
+    report.write_text(run_python("", "-m", "cuda_sim", str(script)) + "\n" + pip_freeze())
     cases = tmp_path / "cases"
     cases.mkdir()
     written = create_case("linear-input-on-cpu", cases, report)

@@ -17,11 +17,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from cuda_sim import _startup
 from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
 from harness import uv_index_environment
 from harness._venv import find_uv
-from harness.sim import _startup
 from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,18 +83,18 @@ def test_the_wheel_carries_the_package_and_nothing_else(wheel):
     tops = {n.split("/")[0] for n in names}
     assert tops == {"harness", "cuda_sim.pth",
                     wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
-    # site-packages/cuda_sim.pth: children of a simulated process join it (harness/sim/_startup.py)
+    # site-packages/cuda_sim.pth: children of a simulated process join it (cuda_sim/_startup.py)
     assert zipfile.ZipFile(wheel).read("cuda_sim.pth").decode() == _startup.PTH_LINE
     for needed in ("harness/case.schema.json", "harness/results.schema.json", "harness/py.typed",
                    "harness/report/templates/run.html", "harness/report/templates/style.css",
-                   "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/_child.py"):
+                   "cuda_sim/pytest_plugin.py", "harness/docker/_build.py", "harness/_child.py"):
         assert needed in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     meta = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     entry_points = zipfile.ZipFile(wheel).read(meta).decode()
     assert "repro-matrix = harness._cli:main" in entry_points
-    assert "cuda-sim = harness.sim.__main__:main" in entry_points
-    assert "[pytest11]\ncuda_sim = harness.sim.pytest_plugin" in entry_points
+    assert "cuda-sim = cuda_sim.__main__:main" in entry_points
+    assert "[pytest11]\ncuda_sim = cuda_sim.pytest_plugin" in entry_points
     metadata = zipfile.ZipFile(wheel).read(meta.replace("entry_points.txt", "METADATA")).decode()
     assert "Requires-Dist: torch" not in metadata
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
-from harness.sim._errors import cuda_error
-from harness.sim._placement import device_of, place
+from cuda_sim._errors import cuda_error
+from cuda_sim._placement import device_of, place
 
 _HOOKED = "cuda_sim_device_hook"
 _NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)

@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from harness.sim._errors import cuda_error
-from harness.sim._placement import CPU, parse_device
+from cuda_sim._errors import cuda_error
+from cuda_sim._placement import CPU, parse_device
 
 _RealGenerator = torch._C.Generator
 

@@ -13,6 +13,7 @@ import re
 import sys
 import warnings
 
+__version__ = "0.1.0"  # this distribution's own version (hatch reads it from here)
 # Minor releases the simulation is measured with: its tests run under torch 2.13 (the CPU build) and
 # 2.14 (PyPI's CUDA build on a host without a GPU); docs/cuda-sim.md, "Supported torch versions",
 # says what was run with each.
@@ -41,7 +42,7 @@ def torch_version() -> str:
     except ImportError as error:
         raise UnsupportedTorchError(
             f"cuda-sim needs torch (tested with {TESTED_TEXT}), but this Python ({sys.executable}) cannot "
-            f"import it: {error}. Install torch in this environment next to repro-matrix."
+            f"import it: {error}. Install torch in this environment next to cuda-sim."
         ) from error
     return str(torch.__version__)
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._placement import device_of
+from cuda_sim._errors import NotSimulatedError, cuda_error
+from cuda_sim._placement import device_of
 
 # aten name -> checkSameDevice's fn_name (BatchLinearAlgebra.cpp, LinearAlgebra.cpp)
 SAME_DEVICE_NAMES = {

@@ -32,10 +32,10 @@ from typing import Any
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 
-from harness.sim import _native
-from harness.sim._errors import cuda_error
-from harness.sim._placement import CPU, device_of, is_guess, storage_device
-from harness.sim._prerun import raise_earlier_error
+from cuda_sim import _native
+from cuda_sim._errors import cuda_error
+from cuda_sim._placement import CPU, device_of, is_guess, storage_device
+from cuda_sim._prerun import raise_earlier_error
 
 Handler = Callable[[torch._ops.OpOverload, Sequence[object], dict[str, object], list[Any]], torch.device]
 
@@ -174,7 +174,7 @@ def host_argument(name: str, argument: str, type_text: str) -> Callable[[Sequenc
 
 
 # outputs CUDA kernels make on the host whatever the inputs' device (native/PackedSequence.cpp:
-# batch sizes are made with the CPU lengths' options; _pad_packed_sequence: harness/sim/_function.py)
+# batch sizes are made with the CPU lengths' options; _pad_packed_sequence: cuda_sim/_function.py)
 HOST_OUTPUTS: dict[str, frozenset[int]] = {"_pack_padded_sequence": frozenset({1})}
 
 

@@ -6,7 +6,7 @@ import threading
 
 import torch
 
-from harness.sim._placement import CPU
+from cuda_sim._placement import CPU
 
 
 class _Local(threading.local):
@@ -23,7 +23,7 @@ class _Local(threading.local):
         # the Python-level torch function being run (function, self) by redispatch
         self.python: tuple[object, object] | None = None
         # the out= tensors of the builtin running now, where they sit on another device than
-        # its inputs (harness.sim._out.Watch)
+        # its inputs (cuda_sim._out.Watch)
         self.out_watch: object = None
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.sim import _kernels, _native
-from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._placement import _TAG, CPU, device_of, storage_of
-from harness.sim._prerun import marked, raise_earlier_error
+from cuda_sim import _kernels, _native
+from cuda_sim._errors import NotSimulatedError, cuda_error
+from cuda_sim._placement import _TAG, CPU, device_of, storage_of
+from cuda_sim._prerun import marked, raise_earlier_error
 
 SIM_NAMESPACES = frozenset({"aten", "prims", "prim", "c10d", "_c10d_functional", "_c10d_functional_autograd",
                              "profiler", "_dtensor", "debugprims", "rngprims"})

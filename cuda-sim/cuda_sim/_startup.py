@@ -2,13 +2,13 @@
 
 ``pytest --cuda-sim`` and ``cuda-sim SCRIPT`` set the variable, so every Python process a test or a
 script starts (``subprocess.run([sys.executable, ...])``, ``accelerate launch``, ``torchrun``,
-multiprocessing's spawn) inherits it. The wheel ships ``cuda_sim.pth`` (site-packages), whose one
+multiprocessing's spawn) inherits it. The cuda-sim wheel ships ``cuda_sim.pth`` (site-packages), whose one
 line runs at every interpreter start and, only when the variable is ``1``, calls :func:`start`:
 the simulation is installed right after the child imports torch (a child that never imports torch
 pays nothing more). Without the variable the line is one dictionary lookup. As coverage.py's
-``COVERAGE_PROCESS_START``, this reaches the interpreters of environments where repro-matrix is
-installed. The harness reaches the others (its case environments) with :data:`ENV_PTH_LINE`, which
-it writes into their site-packages: with :data:`ROOT_ENV` also set, it loads ``harness`` from there.
+``COVERAGE_PROCESS_START``, this reaches the interpreters of environments where cuda-sim is
+installed. repro-matrix reaches the others (its case environments) with :data:`ENV_PTH_LINE`, which
+it writes into their site-packages: with :data:`ROOT_ENV` also set, it loads ``cuda_sim`` from there.
 """
 
 from __future__ import annotations
@@ -19,32 +19,32 @@ import types
 ENV = "CUDA_SIM_SUBPROCESS"
 PTH_NAME = "cuda_sim.pth"
 PTH_LINE = (f'import os; os.environ.get("{ENV}") == "1" and '
-            '__import__("harness.sim._startup", fromlist=["start"]).start()\n')
-ROOT_ENV = "CUDA_SIM_HARNESS"  # the folder holding the harness package, for environments without it
-ENV_PTH_NAME = "zzz_cuda_sim_harness.pth"  # after the wheel's cuda_sim.pth, which wins where both exist
+            '__import__("cuda_sim._startup", fromlist=["start"]).start()\n')
+ROOT_ENV = "CUDA_SIM_ROOT"  # the folder holding the cuda_sim package, for environments without it
+ENV_PTH_NAME = "zzz_cuda_sim_root.pth"  # after the wheel's cuda_sim.pth, which wins where both exist
 # No path in the line: environments are keyed by content and shared by checkouts.
 ENV_PTH_LINE = (f'import os; os.environ.get("{ENV}") == "1" and os.environ.get("{ROOT_ENV}") and '
-                f'__import__("runpy").run_path(os.path.join(os.environ["{ROOT_ENV}"], "harness", "sim", "_join.py"))\n')
+                f'__import__("runpy").run_path(os.path.join(os.environ["{ROOT_ENV}"], "cuda_sim", "_join.py"))\n')
 
 
 def start() -> None:
     """Install the simulation when this interpreter imports torch (now, if it has already)."""
-    from harness.sim._imports import AfterImport
+    from cuda_sim._imports import AfterImport
 
     AfterImport("torch", _install).install()
 
 
 def _install(torch: types.ModuleType) -> None:
-    import harness.sim
+    import cuda_sim
 
-    harness.sim.install()
+    cuda_sim.install()
 
 
 def propagate(root: str | None = None) -> str | None:
     """Make child processes join the simulation; returns the variable's previous value.
 
-    ``root``, the folder holding the harness package, also reaches the interpreters of environments
-    that carry :data:`ENV_PTH_LINE` instead of repro-matrix.
+    ``root``, the folder holding the cuda_sim package, also reaches the interpreters of environments
+    that carry :data:`ENV_PTH_LINE` instead of an installed cuda-sim.
     """
     previous = os.environ.get(ENV)
     os.environ[ENV] = "1"

@@ -19,9 +19,9 @@ from typing import Any
 
 import torch
 
-from harness.sim import _memory, _rng
-from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._placement import CUDA, cuda_device, parse_device
+from cuda_sim import _memory, _rng
+from cuda_sim._errors import NotSimulatedError, cuda_error
+from cuda_sim._placement import CUDA, cuda_device, parse_device
 
 DEVICE_NAME = "cuda-sim (simulated CUDA device on CPU)"
 CUDA_VERSION = "12.4"

@@ -17,9 +17,9 @@ import torch
 import torch.utils._device as _device_module
 from torch.overrides import TorchFunctionMode
 
-from harness.sim import _autograd, _composite, _devices_api, _out, _rng, _serialization
-from harness.sim._errors import NotSimulatedError, cuda_error, take_mark
-from harness.sim._placement import (
+from cuda_sim import _autograd, _composite, _devices_api, _out, _rng, _serialization
+from cuda_sim._errors import NotSimulatedError, cuda_error, take_mark
+from cuda_sim._placement import (
     CPU,
     cuda_device,
     device_of,
@@ -30,7 +30,7 @@ from harness.sim._placement import (
     real_device,
     storage_of,
 )
-from harness.sim._state import local
+from cuda_sim._state import local
 
 _Base = torch._C.TensorBase
 _redispatch = getattr(torch._C, "_skip_one_hop_torch_function", None)

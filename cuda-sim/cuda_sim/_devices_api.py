@@ -11,10 +11,10 @@ from typing import Any
 
 import torch
 
-from harness.sim import _cuda_api, _memory
-from harness.sim._errors import NotSimulatedError
-from harness.sim._patch import Patcher
-from harness.sim._placement import CPU, CUDA, cuda_device, device_of, parse_device
+from cuda_sim import _cuda_api, _memory
+from cuda_sim._errors import NotSimulatedError
+from cuda_sim._patch import Patcher
+from cuda_sim._placement import CPU, CUDA, cuda_device, device_of, parse_device
 
 _NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import torch
 
-from harness.sim._errors import cuda_error
-from harness.sim._placement import device_of
-from harness.sim._prerun import raise_earlier_call_error, shadow_out
+from cuda_sim._errors import cuda_error
+from cuda_sim._placement import device_of
+from cuda_sim._prerun import raise_earlier_call_error, shadow_out
 
 Check = Callable[[Callable[..., Any], Sequence[object], dict[str, object]], None]
 

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from harness.sim._errors import cuda_error
+from cuda_sim._errors import cuda_error
 
 _NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 

@@ -14,9 +14,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from harness.sim._errors import NotSimulatedError
-from harness.sim._patch import Patcher
-from harness.sim._placement import CPU, CUDA, cuda_device, parse_device, storage_device, tag_storage
+from cuda_sim._errors import NotSimulatedError
+from cuda_sim._patch import Patcher
+from cuda_sim._placement import CPU, CUDA, cuda_device, parse_device, storage_device, tag_storage
 
 _PRIORITY = 1
 _NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
@@ -176,7 +176,7 @@ def asarray(mode: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     ``device`` if that differs. Built where the simulation says the storage lives, then moved."""
     if not args or not isinstance(args[0], (torch.UntypedStorage, torch.TypedStorage)):
         return DEFAULT
-    from harness.sim._function import move
+    from cuda_sim._function import move
 
     storage = args[0] if isinstance(args[0], torch.UntypedStorage) else args[0].untyped()
     source = storage_device(storage)

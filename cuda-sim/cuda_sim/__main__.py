@@ -1,10 +1,10 @@
-"""``cuda-sim SCRIPT [ARGS...]`` (or ``python -m harness.sim``): run a script as ``__main__`` under cuda-sim.
+"""``cuda-sim SCRIPT [ARGS...]`` (or ``python -m cuda_sim``): run a script as ``__main__`` under cuda-sim.
 
 The script sees ``sys.argv == [SCRIPT, *ARGS]`` and its own folder first on ``sys.path``, as
 with ``python SCRIPT``; its exit status and any uncaught exception are its own. Exit status 2:
 the script cannot be opened, or the simulation cannot start (no torch, an unusable release).
 Python processes the script starts inherit ``CUDA_SIM_SUBPROCESS=1`` and join the simulation in
-environments where repro-matrix is installed (harness/sim/_startup.py).
+environments where cuda-sim is installed (cuda_sim/_startup.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     if not os.path.exists(script):
         print(f"{prog}: can't open file {script!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
-    from harness.sim import UnsupportedTorchError, _startup, install
+    from cuda_sim import UnsupportedTorchError, _startup, install
 
     try:
         install()
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     _startup.propagate()  # Python processes the script starts join the simulation (where installed)
     sys.argv = list(argv)
     # as with ``python SCRIPT``: the script's folder first; the entry ``-m`` (or the console script)
-    # added stays reachable (at the end) for lazily imported harness modules
+    # added stays reachable (at the end) for lazily imported cuda_sim modules
     moved = sys.path.pop(0) if sys.path else ""
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     sys.path.append(moved)
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _prog() -> str:
     name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return "python -m harness.sim" if name in ("", "__main__.py", "-m", "-c") else name
+    return "python -m cuda_sim" if name in ("", "__main__.py", "-m", "-c") else name
 
 
 if __name__ == "__main__":

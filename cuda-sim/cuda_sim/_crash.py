@@ -4,7 +4,7 @@ Standard library only (the child runner and the pytest plugin call it). Errors p
 simulator's frames all the time and are the program's: the device errors it raises on purpose
 (``raise`` statements emulating torch), NotSimulatedError, and torch's own errors from the
 kernels and argument parsers it calls. A crash is an error the simulator's code did not mean:
-its innermost frame is in ``harness/sim`` and the failing instruction is not a ``raise`` (an
+its innermost frame is in ``cuda_sim/`` and the failing instruction is not a ``raise`` (an
 ``assert`` is), and when it is a call into C code, the error is of a type that only a
 programming mistake gives (an AttributeError, a KeyError, ...), never one torch raises for bad input.
 """
@@ -14,16 +14,16 @@ from __future__ import annotations
 import os
 from types import CodeType, TracebackType
 
-from harness.sim._errors import EMULATED, NotSimulatedError
+from cuda_sim._errors import EMULATED, NotSimulatedError
 
 _SIM_DIR = os.path.dirname(os.path.abspath(__file__))
-_ROOT = os.path.dirname(os.path.dirname(_SIM_DIR))
+_ROOT = os.path.dirname(_SIM_DIR)  # sites read "cuda_sim/_rules.py:120 in resolve"
 _MISTAKES = (AttributeError, KeyError, NameError, AssertionError, RecursionError, ZeroDivisionError)
 _RAISES = {"RAISE_VARARGS", "RERAISE"}
 
 
 def internal_error(error: BaseException) -> str | None:
-    """``"harness/sim/_function.py:240 in _type"`` when ``error`` (or an error it was raised
+    """``"cuda_sim/_function.py:240 in _type"`` when ``error`` (or an error it was raised
     ``from``) is a crash of the simulator's own code, else None."""
     seen: set[int] = set()
     current: BaseException | None = error
@@ -39,7 +39,7 @@ def internal_error(error: BaseException) -> str | None:
 def simulator_site(error: BaseException) -> str | None:
     """Where the simulator raised ``error``: ``"emulated CUDA error"`` for a device error it
     makes on purpose (their tracebacks end at the user's call), else its innermost frame when
-    that frame is the simulator's code (``"harness/sim/_rules.py:120 in resolve"``); None for
+    that frame is the simulator's code (``"cuda_sim/_rules.py:120 in resolve"``); None for
     errors the program or torch raised."""
     if isinstance(error, NotSimulatedError):
         return None

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from harness.sim import _activity, _memory
-from harness.sim._errors import NotSimulatedError
+from cuda_sim import _activity, _memory
+from cuda_sim._errors import NotSimulatedError
 
 CPU = torch.device("cpu")
 CUDA = torch.device("cuda", 0)

@@ -1,6 +1,6 @@
 """pytest plugin: ``pytest --cuda-sim`` runs a test suite with CUDA simulated on the CPU.
 
-Registered through the ``pytest11`` entry point ``cuda_sim``, so installing repro-matrix is enough.
+Registered through the ``pytest11`` entry point ``cuda_sim``, so installing cuda-sim is enough.
 Importing this module imports neither torch nor the simulation, and a session that turns nothing
 on only gets a header-less, summary-less plugin object; ``-p no:cuda_sim`` removes it altogether.
 
@@ -19,8 +19,8 @@ on only gets a header-less, summary-less plugin object; ``-p no:cuda_sim`` remov
   error whose innermost frame is its code) is counted and listed in the summary.
 - The ``cuda_sim`` fixture and ``@pytest.mark.cuda_sim`` simulate one test without the flag.
 - Child Python processes the tests start (``subprocess``, ``accelerate launch``, ``torchrun``) join
-  the simulation where repro-matrix is installed: the session exports ``CUDA_SIM_SUBPROCESS=1``
-  (harness/sim/_startup.py, the wheel's ``cuda_sim.pth``).
+  the simulation where cuda-sim is installed: the session exports ``CUDA_SIM_SUBPROCESS=1``
+  (cuda_sim/_startup.py, the wheel's ``cuda_sim.pth``).
 - pytest-xdist: the controller decides (and checks for a GPU) once; every worker follows that
   decision through ``config.workerinput``.
 """
@@ -36,10 +36,10 @@ from typing import Any
 
 import pytest
 
-from harness.sim import _activity
-from harness.sim._crash import internal_error, simulator_site
-from harness.sim._errors import NotSimulatedError
-from harness.sim._version import UnsupportedTorchError
+from cuda_sim import _activity
+from cuda_sim._crash import internal_error, simulator_site
+from cuda_sim._errors import NotSimulatedError
+from cuda_sim._version import UnsupportedTorchError
 
 ENV = "PYTEST_CUDA_SIM"
 _NAME = "cuda-sim-session"
@@ -70,9 +70,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     decision = dataclasses.replace(_decide(early_config), when=_EARLY_WHEN)
     early_config.stash[_EARLY] = decision
     if decision.enabled:
-        import harness.sim
+        import cuda_sim
 
-        harness.sim.install()
+        cuda_sim.install()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,9 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = CudaSimSession(config, decision)
     config.pluginmanager.register(session, _NAME)
     if decision.enabled:
-        import harness.sim
+        import cuda_sim
 
-        harness.sim.install()
+        cuda_sim.install()
         session.watch()
         session.propagate()
 
@@ -116,7 +116,7 @@ def _decide(config: pytest.Config) -> Decision:
     force = bool(_option(config, "cuda_sim_force"))
     if not enabled:
         return Decision(False, strict, force)
-    from harness.sim._version import check_torch
+    from cuda_sim._version import check_torch
 
     try:
         version = check_torch()
@@ -143,9 +143,9 @@ def real_gpu() -> str:
     simulation, or ``nvidia-smi -L`` lists a GPU."""
     import torch
 
-    import harness.sim
+    import cuda_sim
 
-    if not harness.sim.is_active() and torch.cuda.is_available():
+    if not cuda_sim.is_active() and torch.cuda.is_available():
         return f"torch sees {torch.cuda.device_count()} CUDA device(s): {torch.cuda.get_device_name(0)}"
     smi = shutil.which("nvidia-smi")
     if smi:
@@ -173,15 +173,15 @@ class CudaSimSession:
         self.raised: dict[str, str] = {}  # failures the simulator raised (emulated or in its frames)
 
     def propagate(self) -> None:
-        """Child Python processes of the tests join the simulation (harness/sim/_startup.py)."""
-        from harness.sim import _startup
+        """Child Python processes of the tests join the simulation (cuda_sim/_startup.py)."""
+        from cuda_sim import _startup
 
         self._previous_env = _startup.propagate()
         self._propagating = True
 
     def pytest_unconfigure(self) -> None:
         if getattr(self, "_propagating", False):
-            from harness.sim import _startup
+            from cuda_sim import _startup
 
             _startup.restore(self._previous_env)
             self._propagating = False
@@ -315,10 +315,10 @@ def cuda_sim(request: pytest.FixtureRequest) -> Iterator[Any]:
     request.node.stash.setdefault(_START, _activity.placements)
     import torch
 
-    import harness.sim
+    import cuda_sim
 
     device = torch.device("cuda", 0)
-    if harness.sim.is_active() and session.decision.enabled:
+    if cuda_sim.is_active() and session.decision.enabled:
         yield device
         return
     if session.fixture_gpu is None:
@@ -326,5 +326,5 @@ def cuda_sim(request: pytest.FixtureRequest) -> Iterator[Any]:
     if session.fixture_gpu and not session.decision.force:
         yield device
         return
-    with harness.sim.simulate():
+    with cuda_sim.simulate():
         yield device

@@ -25,9 +25,9 @@ from typing import Any
 
 import torch
 
-from harness.sim._cuda_api import CUDA_VERSION
-from harness.sim._errors import NotSimulatedError
-from harness.sim._patch import Patcher
+from cuda_sim._cuda_api import CUDA_VERSION
+from cuda_sim._errors import NotSimulatedError
+from cuda_sim._patch import Patcher
 
 _NVCC = """#!/bin/sh
 for arg in "$@"; do

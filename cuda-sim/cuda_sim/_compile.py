@@ -17,7 +17,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from harness.sim._imports import AfterImport
+from cuda_sim._imports import AfterImport
 
 STANCE = "force_eager"
 _MODULE = "torch._dynamo.eval_frame"

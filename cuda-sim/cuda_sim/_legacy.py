@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from harness.sim._placement import CUDA, device_of
+from cuda_sim._placement import CUDA, device_of
 
 _NoTorchFunction = torch._C.DisableTorchFunction  # the real one (the session patches the name)
 

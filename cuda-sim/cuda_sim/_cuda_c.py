@@ -22,10 +22,10 @@ from typing import Any
 
 import torch
 
-from harness.sim import _cuda_api, _memory
-from harness.sim._errors import NotSimulatedError
-from harness.sim._patch import Patcher
-from harness.sim._placement import cuda_device
+from cuda_sim import _cuda_api, _memory
+from cuda_sim._errors import NotSimulatedError
+from cuda_sim._patch import Patcher
+from cuda_sim._placement import cuda_device
 
 COMPILED_VERSION = 12040  # CUDA 12.4, as _cuda_api.CUDA_VERSION says
 _CUDA_TYPE = 1  # c10::DeviceType::CUDA

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from harness.sim import _cuda_api, _rng
-from harness.sim._cuda_api import SYNC
-from harness.sim._errors import NotSimulatedError, cuda_error
-from harness.sim._numbers import as_tensors
-from harness.sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
-from harness.sim._rules import (
+from cuda_sim import _cuda_api, _rng
+from cuda_sim._cuda_api import SYNC
+from cuda_sim._errors import NotSimulatedError, cuda_error
+from cuda_sim._numbers import as_tensors
+from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
+from cuda_sim._rules import (
     Decompose,
     Operand,
     facts,
@@ -29,7 +29,7 @@ from harness.sim._rules import (
     operands,
     resolve,
 )
-from harness.sim._state import local
+from cuda_sim._state import local
 
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 

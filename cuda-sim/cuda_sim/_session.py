@@ -10,12 +10,12 @@ from typing import Any
 
 import torch
 
-from harness.sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
-from harness.sim._compile import EagerCompile
-from harness.sim._dispatch import DeviceMode
-from harness.sim._function import KeepSimulation, PlacementMode
-from harness.sim._patch import Patcher
-from harness.sim._toolkit import Toolkit
+from cuda_sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
+from cuda_sim._compile import EagerCompile
+from cuda_sim._dispatch import DeviceMode
+from cuda_sim._function import KeepSimulation, PlacementMode
+from cuda_sim._patch import Patcher
+from cuda_sim._toolkit import Toolkit
 
 
 class Session:

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from harness.sim._patch import Patcher
+from cuda_sim._patch import Patcher
 
 _SAVED = "_cuda_sim_cpu_autocast"
 
