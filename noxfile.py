@@ -89,7 +89,9 @@ def wheelhouse(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
-    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy")
+    # mypy: tests/sim/test_typing.py holds cuda-sim to its strict settings
+    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy",
+             "mypy")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
     session.run("pytest", *_parallel(args), *args)

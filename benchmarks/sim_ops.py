@@ -28,14 +28,13 @@ import types as types_module
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda-sim"))
 
 import cuda_sim
+import torch
 from cuda_sim._function import _reenterable
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 Op = Callable[[], object]
 Setup = Callable[[str], Op]

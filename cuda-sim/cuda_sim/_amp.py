@@ -22,7 +22,7 @@ def patch(p: Patcher) -> None:
     enter, leave = cls.__enter__, cls.__exit__
 
     def __enter__(self: Any) -> Any:
-        result = enter(self)
+        result = enter(self)  # type: ignore[no-untyped-call]  # torch's autocast.__enter__: unannotated
         if getattr(self, "device", None) == "cuda":
             self.__dict__.setdefault(_SAVED, []).append(
                 (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))

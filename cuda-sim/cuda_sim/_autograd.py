@@ -11,7 +11,8 @@ its forward input had.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -59,7 +60,7 @@ def check_custom_function(result: object, args: Sequence[object], kwargs: dict[s
 
 def hook_node(node: torch.autograd.graph.Node, inputs: list[tuple[torch.Tensor, torch.device]],
               strict: bool = False) -> None:
-    metadata = node.metadata
+    metadata: dict[Any, Any] = node.metadata  # type: ignore[assignment]  # a property; the stub says a method
     if metadata.get(_HOOKED):
         return
     expected: list[torch.device | None] = []
@@ -81,7 +82,8 @@ def _input_device(edge: object, inputs: list[tuple[torch.Tensor, torch.device]])
     return None
 
 
-def _make_hook(expected: list[torch.device | None], strict_name: str | None):  # noqa: ANN202
+def _make_hook(expected: list[torch.device | None], strict_name: str | None
+               ) -> Callable[[tuple[torch.Tensor | None, ...], object], tuple[object, ...] | None]:
     def hook(grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: object) -> tuple[object, ...] | None:
         with _NoTorchFunction():
             fixed = list(grad_inputs)

@@ -15,7 +15,7 @@ import time
 import types
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -50,7 +50,7 @@ def _index(device: Any = None) -> int:
     if device is None or (isinstance(device, int) and device == -1):
         return 0
     if isinstance(device, int) and not isinstance(device, bool):
-        return cuda_device(device).index  # type: ignore[return-value]
+        return cuda_device(device).index or 0  # cuda_device always names an index
     target = parse_device(device)
     if target.type != "cuda":
         raise ValueError(f"Expected a cuda device, but got: {target}")
@@ -60,6 +60,8 @@ def _index(device: Any = None) -> int:
 class SimStream(torch.Stream):
     """``torch.cuda.Stream``: a real ``torch.Stream`` (``record_stream`` accepts only those)
     that reports cuda:0. Work is never reordered, so waiting and querying are trivial."""
+
+    _sim_id: int
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> SimStream:
         _index(device if device is not None else kwargs.get("device_index"))
@@ -112,10 +114,10 @@ class SimStream(torch.Stream):
     def wait_stream(self, stream: Any) -> None:
         return None
 
-    def record_event(self, event: Any = None) -> SimEvent:
-        event = event if event is not None else SimEvent()
-        event.record(self)
-        return event
+    def record_event(self, event: Any = None) -> SimEvent:  # type: ignore[override]  # torch.cuda's Event, simulated
+        recorded: SimEvent = event if event is not None else SimEvent()
+        recorded.record(self)
+        return recorded
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SimStream) and other._sim_id == self._sim_id
@@ -220,7 +222,7 @@ class device:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
 

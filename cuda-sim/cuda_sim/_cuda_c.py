@@ -305,8 +305,10 @@ def _patch_plan_cache(p: Patcher) -> None:
     plan_cache = {"max_size": 4096}  # no cuFFT plan is ever made
     cls = torch.backends.cuda.cuFFTPlanCache
     prop = torch.backends.cuda.cuFFTPlanCacheAttrContextProp
-    p.set(cls, "size", prop(lambda device_index: _cuda_api._index(device_index) * 0, cls.__dict__["size"].setter))
-    p.set(cls, "max_size", prop(lambda device_index: plan_cache["max_size"],
+    # cuFFTPlanCacheAttrContextProp's __init__ is unannotated
+    p.set(cls, "size", prop(lambda device_index: _cuda_api._index(device_index) * 0,  # type: ignore[no-untyped-call]
+                            cls.__dict__["size"].setter))
+    p.set(cls, "max_size", prop(lambda device_index: plan_cache["max_size"],  # type: ignore[no-untyped-call]
                                 lambda device_index, value: plan_cache.__setitem__("max_size", int(value))))
     p.set(cls, "clear", lambda self: None)
 

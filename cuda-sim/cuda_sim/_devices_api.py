@@ -63,7 +63,8 @@ def construct_device(mode: object, args: Sequence[object], kwargs: dict[str, obj
         index = int(args[0])  # type: ignore[call-overload]
         if index >= 0:
             return torch.device("cuda", index)
-    return torch.device(*args, **kwargs)  # type: ignore[call-overload]
+    made: torch.device = torch.device(*args, **kwargs)  # type: ignore[call-overload]
+    return made
 
 
 def _is_index(value: object) -> bool:
@@ -115,7 +116,7 @@ def _broadcast_coalesced(tensors: Any, devices: Any, buffer_size: int = 10485760
 
 def _reduce_add(inputs: Any, destination: Any = None) -> torch.Tensor:
     target = parse_device(destination) if destination is not None else CUDA
-    total = inputs[0].to(target)
+    total: torch.Tensor = inputs[0].to(target)
     for item in inputs[1:]:
         total = total + item.to(target)
     return total

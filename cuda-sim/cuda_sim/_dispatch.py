@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
@@ -44,7 +45,8 @@ class DeviceMode(TorchDispatchMode):
         # dynamo (seconds) at the first operator; this mode does it itself once dynamo is loaded
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+    def __torch_dispatch__(self, func: torch._ops.OpOverload, types: Sequence[type], args: Sequence[Any] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         if types and any(_unwraps_first(t) for t in types):
             # a wrapper subclass with its own __torch_dispatch__ (DTensor, a user's wrapper)
             # unwraps first; the plain tensors it then computes with come back through this mode
@@ -60,7 +62,7 @@ class DeviceMode(TorchDispatchMode):
         with _NoTorchFunction():
             return self._run(func, args, kwargs)
 
-    _disabled = None
+    _disabled: Callable[..., Any] | None = None
 
     def _dispatch(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         with _NoTorchFunction():
@@ -209,7 +211,7 @@ def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
     elif name in ("index.Tensor", "index_put", "index_put_", "_index_put_impl_"):
         indices = args[1] if len(args) > 1 else kwargs.get("indices", ())
         syncs = on_gpu and any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8)
-                               for i in indices)  # type: ignore[union-attr]  # a mask: nonzero first
+                               for i in indices)  # type: ignore[attr-defined]  # a list of tensors; a mask: nonzero first
     elif name == "_to_copy":
         syncs = on_gpu and local.explicit is not None and local.explicit.type == "cpu" and not kwargs.get(
             "non_blocking")
@@ -288,14 +290,15 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
     for i in tensors:
         if t is i:
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
+    storage: torch.UntypedStorage | None
     try:
         storage = t.untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
         storage = storage_of(t)
     if storage is None or hasattr(storage, _TAG):
         return
-    for i in storages:
-        if storage is i:
+    for s in storages:
+        if storage is s:
             return  # an alias of a CPU input keeps that input's placement
     if guess:
         place_guess(t, device)

@@ -40,11 +40,12 @@ _PYTHON_FUNCS = (types.FunctionType, types.MethodType)
 
 
 class PlacementMode(TorchFunctionMode):
-    def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204
+    def __torch_function__(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         __tracebackhide__ = True  # pytest: a test's traceback ends in the user's code
         try:
             if type(func) is _MethodWrapper:  # an attribute of a tensor (``x.shape``, ``x.device``)
-                getter = _GETTERS.get(func.__self__)
+                getter = _GETTERS.get(func.__self__)  # type: ignore[attr-defined]  # a method-wrapper (type checked)
                 if getter is not None:  # the simulated device, whatever a subclass's handler would add
                     return getter(args[0])
                 if not types_:
@@ -61,8 +62,8 @@ class PlacementMode(TorchFunctionMode):
                 raise error.with_traceback(None)  # noqa: B904 - the same error, minus the simulation's frames
             raise
 
-    def _route(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-               kwargs: dict[str, object] | None) -> Any:
+    def _route(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+               kwargs: dict[str, Any] | None) -> Any:
         plain = _PLAIN.get(func)
         if plain is None:
             plain = _is_plain(func)
@@ -73,8 +74,8 @@ class PlacementMode(TorchFunctionMode):
             return self._builtin(func, types_, args, kwargs or {})
         return self._handle(func, types_, args, kwargs or {})
 
-    def _with_out(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-                  kwargs: dict[str, object]) -> Any:
+    def _with_out(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+                  kwargs: dict[str, Any]) -> Any:
         found = _out.watch(func, args, kwargs)
         if found is None:
             return self._route(func, types_, args, kwargs)
@@ -86,7 +87,7 @@ class PlacementMode(TorchFunctionMode):
             local.out_watch = saved
 
     def _delegate(self, overloaded: list[Any], func: Callable[..., Any], types_: Sequence[type],
-                  args: Sequence[object], kwargs: dict[str, object]) -> Any:
+                  args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """What torch does below a mode that calls ``func(*args)``: each overriding argument's
         ``__torch_function__`` in torch's precedence order, until one does not return
         NotImplemented. They run with this mode on, so the plain tensors they unwrap to and the
@@ -102,8 +103,8 @@ class PlacementMode(TorchFunctionMode):
             _pop_mode()
         return func(*args, **kwargs)  # all declined: torch's own TypeError names them
 
-    def _builtin(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-                 kwargs: dict[str, object]) -> Any:
+    def _builtin(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+                 kwargs: dict[str, Any]) -> Any:
         """``call(builtin=True)`` for a generated binding with nothing to simulate at this level
         (the hot path: most torch calls; the dispatch mode checks their operators)."""
         state = local
@@ -111,7 +112,7 @@ class PlacementMode(TorchFunctionMode):
         state.call, state.mixed, state.python = (args, kwargs), [], None
         _push_mode(self)
         try:
-            result = _redispatch(func, types_, args, kwargs)
+            result = _redispatch(func, types_, args, kwargs)  # type: ignore[misc]  # call() found it (not None)
         finally:
             _pop_mode()
             mixed = state.mixed
@@ -120,8 +121,8 @@ class PlacementMode(TorchFunctionMode):
             _autograd.fix_devices(result, args, kwargs)
         return result
 
-    def _handle(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-                kwargs: dict[str, object]) -> Any:
+    def _handle(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+                kwargs: dict[str, Any]) -> Any:
         handler = _METHODS.get(func)
         if handler is not None:
             result = handler(self, args, kwargs)
@@ -149,8 +150,8 @@ class PlacementMode(TorchFunctionMode):
             return self._explicit(func, types_, args, kwargs)
         return self.call(func, types_, args, kwargs, builtin=True)
 
-    def call(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-             kwargs: dict[str, object], builtin: bool) -> Any:
+    def call(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+             kwargs: dict[str, Any], builtin: bool) -> Any:
         saved = local.call, local.mixed, local.python
         if builtin:
             local.call, local.mixed, local.python = (args, kwargs), [], None
@@ -171,8 +172,8 @@ class PlacementMode(TorchFunctionMode):
             _autograd.fix_devices(result, args, kwargs)
         return result
 
-    def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[object],
-                  kwargs: dict[str, object]) -> Any:
+    def _explicit(self, func: Callable[..., Any], types_: Sequence[type], args: Sequence[Any],
+                  kwargs: dict[str, Any]) -> Any:
         target = parse_device(kwargs["device"]) if kwargs.get("device") is not None else CPU
         if target.type == "cuda" and _fake_mode_active():
             # FakeTensorMode allocates nothing: it makes a fake CUDA tensor on a CPU build too
@@ -249,7 +250,7 @@ _disabled = torch._C._disabled_torch_function_impl
 _OVERRIDING: dict[object, bool] = {}
 
 
-def _relevant(args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
+def _relevant(args: Sequence[Any], kwargs: dict[str, Any]) -> list[object]:
     """The arguments torch's argument parser looks at for overrides: each one, and the items of
     a list or tuple (a TensorList), positional first."""
     found: list[object] = []
@@ -275,7 +276,7 @@ def _fake_mode_active() -> bool:
     return _FAKE_KEY is not None and torch._C._get_dispatch_mode(_FAKE_KEY) is not None
 
 
-def _wraps_existing(func: Callable[..., Any], args: Sequence[object]) -> bool:
+def _wraps_existing(func: Callable[..., Any], args: Sequence[Any]) -> bool:
     """``x.new(storage)`` / ``x.new(tensor)`` share existing memory, and so its placement."""
     return func is _Base.new and len(args) > 1 and isinstance(
         args[1], (torch.TypedStorage, torch.UntypedStorage, torch.Tensor))
@@ -308,7 +309,7 @@ def _is_plain(func: Callable[..., Any]) -> bool:
 _PLAIN: dict[object, bool] = {}
 
 
-def _overridden_c_method(func: Callable[..., Any], args: Sequence[object]) -> Callable[..., Any] | None:
+def _overridden_c_method(func: Callable[..., Any], args: Sequence[Any]) -> Callable[..., Any] | None:
     """A Python override in ``torch.Tensor`` (``unflatten``) that calls ``super()`` reaches this
     mode again under its own name: that second call is the C method."""
     running = local.python
@@ -317,7 +318,7 @@ def _overridden_c_method(func: Callable[..., Any], args: Sequence[object]) -> Ca
     return getattr(_Base, getattr(func, "__name__", ""), None)
 
 
-def _check_generator(args: Sequence[object], kwargs: dict[str, object]) -> None:
+def _check_generator(args: Sequence[Any], kwargs: dict[str, Any]) -> None:
     # checked here: the dispatcher hands TorchDispatchMode a fresh Generator wrapper that no
     # longer carries the simulated device
     if kwargs.get("device") is not None:
@@ -350,7 +351,7 @@ def move(t: torch.Tensor, target: torch.device, dtype: torch.dtype | None = None
     return out
 
 
-def _split_to_args(args: Sequence[object], kwargs: dict[str, object]) -> tuple[object, dict[str, object]]:
+def _split_to_args(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[object, dict[str, object]]:
     """Tensor.to(device?, dtype?, non_blocking, copy) / to(dtype, ...) / to(other, ...)."""
     rest = list(args)
     device: object = kwargs.get("device")
@@ -370,16 +371,16 @@ def _split_to_args(args: Sequence[object], kwargs: dict[str, object]) -> tuple[o
     return device, opts
 
 
-def _to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+def _to(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> torch.Tensor:
     t = args[0]
     device, opts = _split_to_args(args[1:], kwargs)
     if device is not None and not isinstance(device, (str, int, torch.device)):
         return _Base.to(*args, **kwargs)  # no device named: torch's own parser decides (or refuses)
-    target = parse_device(device) if device is not None else device_of(t)  # type: ignore[arg-type]
+    target = parse_device(device) if device is not None else device_of(t)
     return move(t, target, **opts)  # type: ignore[arg-type]
 
 
-def _cuda(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+def _cuda(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> torch.Tensor:
     device = args[1] if len(args) > 1 else kwargs.get("device")
     if device is None:
         target = cuda_device(None)
@@ -391,11 +392,11 @@ def _cuda(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
                 memory_format=kwargs.get("memory_format", torch.preserve_format))
 
 
-def _cpu(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+def _cpu(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> torch.Tensor:
     return move(args[0], CPU, memory_format=kwargs.get("memory_format", torch.preserve_format))
 
 
-def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _type(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     """``Tensor.type(dtype=None, non_blocking=False, *, memory_format=None)`` as the CUDA build's
     ``THPVariable_type`` does it: a ``torch.dtype`` keeps the device; a type name (a string, a
     legacy tensor type, ``torch.Tensor``) also names the device type."""
@@ -409,12 +410,13 @@ def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
         return name.replace("torch.", "torch.cuda.", 1) if source.type == "cuda" else name
     if isinstance(wanted, torch.dtype):
         return move(t, source, dtype=wanted, non_blocking=non_blocking,
-                    memory_format=memory_format)  # type: ignore[arg-type]
+                    memory_format=memory_format)
     name = _type_name(wanted)
     on_cuda = name.startswith("torch.cuda.")
     host_name = name.replace("torch.cuda.", "torch.", 1) if on_cuda else name
     try:
-        converted = _Base.type(t, host_name, non_blocking, memory_format=memory_format)
+        # the C binding takes memory_format; torch's stub does not list it
+        converted = _Base.type(t, host_name, non_blocking, memory_format=memory_format)  # type: ignore[call-overload]
     except ValueError:
         raise ValueError(f"invalid type: '{name}'") from None
     target = (source if source.type == "cuda" else cuda_device(None)) if on_cuda else (
@@ -422,7 +424,7 @@ def _type(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
     return converted if target == source else move(converted, target, non_blocking=non_blocking)
 
 
-def _type_as(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _type_as(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     """native ``type_as``: ``self.to(other.options())``, so the other's device and dtype (C++
     reads the other's real device: the CPU)."""
     other = args[1] if len(args) > 1 else kwargs.get("other")
@@ -437,7 +439,7 @@ def _type_name(wanted: object) -> str:
         return wanted
     if not isinstance(wanted, type):
         raise TypeError("dtype must be a type, str, or dtype object")
-    sim_name = getattr(wanted, "_sim_type_name", None)
+    sim_name: str | None = getattr(wanted, "_sim_type_name", None)
     if sim_name is not None:
         return sim_name
     if wanted is torch.Tensor:
@@ -448,12 +450,12 @@ def _type_name(wanted: object) -> str:
     return f"{wanted.__module__}.{wanted.__name__}"
 
 
-def _get_device(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> int:
+def _get_device(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> int:
     device = device_of(args[0])
     return device.index if device.type == "cuda" else -1
 
 
-def _numpy(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _numpy(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     t = args[0]
     device = device_of(t)
     if device.type == "cuda":
@@ -464,56 +466,56 @@ def _numpy(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object
     return _Base.numpy(t, **kwargs)
 
 
-def _pin_memory(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> torch.Tensor:
+def _pin_memory(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> torch.Tensor:
     t = args[0]
     if device_of(t).type == "cuda":
         raise cuda_error(f"cannot pin '{_type(mode, (t,), {})}' only dense CPU tensors can be pinned")
     if is_pinned(t):
-        return t
-    out = t.clone()
+        return t  # type: ignore[no-any-return]  # a Tensor: device_of read it
+    out: torch.Tensor = t.clone()
     mark_pinned(out)
     return out
 
 
-def _is_pinned(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> bool:
+def _is_pinned(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     return device_of(args[0]).type != "cuda" and is_pinned(args[0])
 
 
-def _record_stream(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> None:
+def _record_stream(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
     if device_of(args[0]).type != "cuda":
         _Base.record_stream(*args, **kwargs)  # raises as it does for CPU tensors on a CUDA build
 
 
-def _dlpack(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _dlpack(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     if device_of(args[0]).type == "cuda":
         raise NotSimulatedError("DLPack export of a cuda tensor (its memory would be host memory)")
     return torch.Tensor.__dlpack__(*args, **kwargs)
 
 
-def _parse_to(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> tuple[object, ...]:
+def _parse_to(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[object, ...]:
     device, opts = _split_to_args(args, kwargs)
-    target = parse_device(device) if device is not None else None  # type: ignore[arg-type]
+    target = parse_device(device) if device is not None else None
     return (target, opts.get("dtype"), bool(opts.get("non_blocking", False)), opts.get("memory_format"))
 
 
-def _rnn(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object], func: Callable[..., Any]) -> object:
+def _rnn(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any], func: Callable[..., Any]) -> object:
     """``_VF.lstm/gru/rnn_*``: RNN.cpp ``check_attributes`` compares the input's device with every
     hidden state, then every parameter, before any kernel (the CPU path cannot see it)."""
     # packed: (data, batch_sizes, hx, params, ...); lstm's hx is a tuple, the others' a tensor
     packed = len(args) > 2 and isinstance(args[1], torch.Tensor) and (
         func is torch._C._VariableFunctions.lstm or isinstance(args[2], torch.Tensor))
     hidden, params = (args[2], args[3]) if packed else (args[1], args[2])
-    device = device_of(args[0])  # type: ignore[arg-type]
+    device = device_of(args[0])
     hiddens = hidden if isinstance(hidden, (list, tuple)) else [hidden]
     for name, group in (("hidden", hiddens), ("parameter", params)):
-        for t in group:  # type: ignore[union-attr]
+        for t in group:
             if isinstance(t, torch.Tensor) and device_of(t) != device:
                 raise cuda_error(f"Input and {name} tensors are not at the same device, found input tensor at "
                                  f"{device} and {name} tensor at {device_of(t)}")
     return mode.call(func, (), args, kwargs, builtin=True)
 
 
-def _ctc_loss(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _ctc_loss(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     """LossCTC.cpp ``ctc_loss``: for plain tensors it reads Tensor lengths on the host and runs
     ``_ctc_loss(log_probs, targets.to(log_probs.device(), kLong), lengths...)`` (cuDNN's path
     takes CPU targets as they are). The simulation's dispatch mode would send it down its
@@ -536,7 +538,7 @@ def _ctc_loss(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, obj
     return mode.call(torch._C._VariableFunctions.ctc_loss, (), (*values, *args[4:]), rest, builtin=True)
 
 
-def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _pad_packed_sequence(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     """PackedSequence.cpp makes the lengths with ``batch_sizes.options()``: on the CPU."""
     func = torch._C._VariableFunctions._pad_packed_sequence
     padded, lengths = mode.call(func, (), tuple(args), kwargs, builtin=True)
@@ -545,7 +547,7 @@ def _pad_packed_sequence(mode: PlacementMode, args: Sequence[object], kwargs: di
     return padded, lengths
 
 
-def _repr(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]) -> object:
+def _repr(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> object:
     """``Tensor.__repr__`` (and ``str``, ``print``, ``format`` of a tensor with dims): the values
     are formatted with the simulation off, the rest of the text (``device='cuda:0'``, ``dtype=``,
     ``grad_fn=``) by torch's own code with the mode on, from ``tensor_contents``. A GPU formats
@@ -553,10 +555,11 @@ def _repr(mode: PlacementMode, args: Sequence[object], kwargs: dict[str, object]
     paid the simulation's per-call cost (ignite formats RNG states every iteration)."""
     t = args[0]
     if len(args) == 1 and type(t) in _PLAIN_TYPES:
-        if device_of(t) == t.device:  # type: ignore[arg-type]
-            return torch.Tensor.__repr__(t, **kwargs)  # not on the simulated GPU: torch's own text
+        if device_of(t) == t.device:
+            # not on the simulated GPU: torch's own text (Tensor.__repr__ is unannotated)
+            return torch.Tensor.__repr__(t, **kwargs)  # type: ignore[no-untyped-call]
         if kwargs.get("tensor_contents") is None:
-            contents = _plain_contents(t)  # type: ignore[arg-type]
+            contents = _plain_contents(t)
             if contents is not None:
                 kwargs = {**kwargs, "tensor_contents": contents}
     return mode.call(torch.Tensor.__repr__, (), args, kwargs, builtin=False)
@@ -579,10 +582,11 @@ def _plain_contents(t: torch.Tensor) -> str | None:
         return None
     with torch.no_grad(), torch.utils._python_dispatch._disable_current_modes():
         guard = torch._C._DisableFuncTorch()  # noqa: F841 - as torch._tensor_str._str holds it
-        return tensor_str(t, len("tensor("))
+        text: str = tensor_str(t, len("tensor("))
+        return text
 
 
-def _rnn_handler(func: Callable[..., Any]) -> Callable[[PlacementMode, Sequence[object], dict[str, object]], object]:
+def _rnn_handler(func: Callable[..., Any]) -> _Handler:
     return lambda mode, args, kwargs: _rnn(mode, args, kwargs, func)
 
 
@@ -591,7 +595,7 @@ _GETTERS: dict[object, Callable[[torch.Tensor], object]] = {
     _Base.__dict__["is_cuda"]: lambda t: device_of(t).type == "cuda",
     _Base.__dict__["is_cpu"]: lambda t: device_of(t).type == "cpu",
 }
-_Handler = Callable[[PlacementMode, Sequence[object], dict[str, object]], object]
+_Handler = Callable[[PlacementMode, Sequence[Any], dict[str, Any]], object]
 _METHODS: dict[object, _Handler] = {
     _Base.to: _to, _Base.cuda: _cuda, _Base.cpu: _cpu, _Base.type: _type, _Base.type_as: _type_as,
     _Base.get_device: _get_device,

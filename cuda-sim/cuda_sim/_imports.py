@@ -65,7 +65,7 @@ def _find_elsewhere(fullname: str, path: Sequence[str] | None,
         find_spec = getattr(finder, "find_spec", None)
         if find_spec is None:
             continue
-        spec = find_spec(fullname, path, target)
+        spec: importlib.machinery.ModuleSpec | None = find_spec(fullname, path, target)
         if spec is not None:
             return spec
     return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
@@ -37,11 +37,14 @@ from cuda_sim._errors import cuda_error
 from cuda_sim._placement import CPU, device_of, is_guess, storage_device
 from cuda_sim._prerun import raise_earlier_error
 
-Handler = Callable[[torch._ops.OpOverload, Sequence[object], dict[str, object], list[Any]], torch.device]
+if TYPE_CHECKING:  # _rules imports this module
+    from cuda_sim._rules import Operand
+
+Handler = Callable[[torch._ops.OpOverload, Sequence[object], dict[str, object], "list[Operand]"], torch.device]
 
 
 def _block_diag(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-                ops: list[Any]) -> torch.device:
+                ops: list[Operand]) -> torch.device:
     inputs = [op for op in ops if not op.out]
     if not inputs:
         return CPU
@@ -54,7 +57,7 @@ def _block_diag(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
 
 
 def _mode_values(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-                 ops: list[Any]) -> torch.device:
+                 ops: list[Operand]) -> torch.device:
     by_name = {op.name: op for op in ops}
     self_op = by_name["self"]
     if self_op.tensor.layout != torch.strided:
@@ -68,7 +71,7 @@ def _mode_values(func: torch._ops.OpOverload, args: Sequence[object], kwargs: di
 
 def _dot_out(label: str) -> Handler:
     def check(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-              ops: list[Any]) -> torch.device:
+              ops: list[Operand]) -> torch.device:
         inputs = [op.device for op in ops if not op.out]
         out = next(op.device for op in ops if op.out)
         first, second = inputs[0], inputs[1]
@@ -82,7 +85,7 @@ def _dot_out(label: str) -> Handler:
 
 
 def _unary_out(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-               ops: list[Any]) -> torch.device:
+               ops: list[Operand]) -> torch.device:
     by_name = {op.name: op for op in ops}
     if by_name["self"].device != by_name["out"].device:
         raise cuda_error("Expected self.device() == out.device() to be true, but got false.  (Could this error "
@@ -91,7 +94,7 @@ def _unary_out(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict
 
 
 def _structured_out(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-                    ops: list[Any]) -> torch.device:
+                    ops: list[Operand]) -> torch.device:
     """A structured out= kernel whose meta function sizes its outputs with the input's options."""
     inputs = [op for op in ops if not op.out]
     expected = inputs[0].device if inputs else CPU
@@ -178,7 +181,7 @@ def host_argument(name: str, argument: str, type_text: str) -> Callable[[Sequenc
 HOST_OUTPUTS: dict[str, frozenset[int]] = {"_pack_padded_sequence": frozenset({1})}
 
 
-def check_foreach(func: torch._ops.OpOverload, name: str, ops: list[Any]) -> None:
+def check_foreach(func: torch._ops.OpOverload, name: str, ops: list[Operand]) -> None:
     """The check a foreach kernel with a scalar tensor makes on its CUDA fast path."""
     if name.split(".")[-1] != "Tensor":
         return

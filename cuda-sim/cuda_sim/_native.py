@@ -15,6 +15,7 @@ import importlib.util
 import mmap
 import os
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 
@@ -56,7 +57,7 @@ def _parse(path: str) -> dict[str, dict[str, object]]:
             if line.startswith("    "):
                 if in_dispatch and ":" in line:
                     keys = line.split(":", 1)[0]
-                    current["keys"].update(k.strip() for k in keys.split(","))  # type: ignore[union-attr]
+                    cast("set[str]", current["keys"]).update(k.strip() for k in keys.split(","))
                 continue
             key, _, value = line.strip().partition(":")
             in_dispatch = key == "dispatch"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -41,9 +41,10 @@ class Watch:
 
     def check_copy(self, target: object, source: object) -> None:
         if isinstance(source, torch.Tensor) and any(target is t for t in self.outs):
+            out = cast(torch.Tensor, target)  # one of self.outs
             raise NotSimulatedError(
                 f"{self.name}(..., out=...) with inputs on {self.inputs} and an out= tensor on "
-                f"{device_of(target)}: its composite kernel copies the result into out, and whether a GPU "
+                f"{device_of(out)}: its composite kernel copies the result into out, and whether a GPU "
                 "checks the device first depends on that kernel (PyTorch's own out= tests expect an error)")
 
 

@@ -26,6 +26,7 @@ class _GeneratorMeta(type(_RealGenerator)):  # type: ignore[misc]
 
 
 class SimGenerator(_RealGenerator, metaclass=_GeneratorMeta):
+    _sim_device: torch.device
     """Stands in for ``torch.Generator``: ``torch.Generator("cuda")`` gives a CPU generator that
     reports ``device(type='cuda', index=0)``; any other device gives a plain torch generator."""
 
@@ -41,7 +42,7 @@ class SimGenerator(_RealGenerator, metaclass=_GeneratorMeta):
         pass
 
     @property
-    def device(self) -> torch.device:
+    def device(self) -> torch.device:  # type: ignore[override]  # read-only on the C type too; its stub says attribute
         return self._sim_device
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -55,7 +56,8 @@ def _rebuild(device: str, state: torch.Tensor) -> SimGenerator:
 
 
 def generator_device(generator: object) -> torch.device:
-    return getattr(generator, "_sim_device", None) or generator.device  # type: ignore[attr-defined]
+    device: torch.device = getattr(generator, "_sim_device", None) or generator.device  # type: ignore[attr-defined]
+    return device
 
 
 _default: SimGenerator | None = None

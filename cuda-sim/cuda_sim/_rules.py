@@ -157,6 +157,7 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def _add(t: torch.Tensor, tensors: list[torch.Tensor], devices: list[torch.device], storages: list[object]) -> None:
     tensors.append(t)
     if t.is_cpu:
+        storage: torch.UntypedStorage | None
         try:
             storage = t.untyped_storage()
         except (RuntimeError, NotImplementedError, TypeError):
@@ -228,8 +229,9 @@ def foreach_devices(func: torch._ops.OpOverload, args: Sequence[object], kwargs:
     length = max((len(items) for _, items in lists), default=0)
     devices = []
     for index in range(length):
-        ops = [Operand(spec.name, items[index], device_of(items[index]), not spec.kwarg_only, spec.out, spec.write)
-               for spec, items in lists if index < len(items) and isinstance(items[index], torch.Tensor)]
+        ops = [Operand(spec.name, item, device_of(item), not spec.kwarg_only, spec.out, spec.write)
+               for spec, items in lists if index < len(items) for item in (items[index],)
+               if isinstance(item, torch.Tensor)]
         ops += shared
         devices.append(_tensor_iterator_check(func, args, kwargs, ops, None))
     return devices

@@ -9,6 +9,7 @@ host. Storage methods that would allocate real CUDA memory are replaced by place
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -41,7 +42,7 @@ def _real(storage: Any, name: str) -> Any:
 
 
 def _device(self: Any) -> torch.device:
-    real = torch._C.StorageBase.device.__get__(self)
+    real = torch._C.StorageBase.device.__get__(self)  # type: ignore[attr-defined]  # C getter, not in torch's stubs
     return real if real.type != "cpu" else storage_device(self)
 
 
@@ -170,7 +171,7 @@ def unregister(entry: tuple[int, Any, Any]) -> None:
 DEFAULT = object()  # a handler's answer: not mine, the placement mode's usual path decides
 
 
-def asarray(mode: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def asarray(mode: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     """``torch.asarray(storage, device=...)`` (safetensors' ``safe_open(device=...)`` reads tensors
     so): torch builds the tensor on the storage's device (``set_`` to it) and copies it to
     ``device`` if that differs. Built where the simulation says the storage lives, then moved."""

@@ -22,7 +22,7 @@ class Session:
     def __init__(self) -> None:
         self.patcher = Patcher()
         self.function_mode = PlacementMode()
-        self.dispatch_mode = DeviceMode()
+        self.dispatch_mode = DeviceMode()  # type: ignore[no-untyped-call]  # TorchDispatchMode.__init__: unannotated
         self.toolkit: Toolkit | None = None
         self.compile = EagerCompile()
         self.registry_entry: Any = None
@@ -40,13 +40,14 @@ class Session:
             raise
 
     def enter_thread(self) -> None:
-        self.function_mode.__enter__()
-        self.dispatch_mode.__enter__()
+        # torch's mode __enter__/__exit__ are unannotated (untyped_calls_exclude covers direct calls only)
+        self.function_mode.__enter__()  # type: ignore[no-untyped-call]
+        self.dispatch_mode.__enter__()  # type: ignore[no-untyped-call]
         _release_modes_at_thread_end()
 
     def leave_thread(self) -> None:
-        self.dispatch_mode.__exit__(None, None, None)
-        self.function_mode.__exit__(None, None, None)
+        self.dispatch_mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
+        self.function_mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]
 
     def in_this_thread(self) -> bool:
         return any(mode is self.function_mode for mode in torch.overrides._get_current_function_mode_stack())

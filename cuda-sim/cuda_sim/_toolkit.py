@@ -142,12 +142,12 @@ class _CppExtensionFinder(importlib.abc.MetaPathFinder):
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader
-        original = loader.exec_module  # type: ignore[attr-defined]
+        original = loader.exec_module
         home, patcher = self.home, self.patcher
 
         def exec_module(module: ModuleType) -> None:
             original(module)
             _point_at(module, home, patcher)
 
-        loader.exec_module = exec_module  # type: ignore[attr-defined,method-assign]
+        loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec

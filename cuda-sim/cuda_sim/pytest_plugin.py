@@ -31,8 +31,8 @@ import dataclasses
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import Any, cast
 
 import pytest
 
@@ -262,8 +262,8 @@ class _Watch:
     # innermost, so a not-simulated test is decided before xfail handling sees a failure
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
-                                  ) -> Iterator[None]:
-        report: pytest.TestReport = yield  # type: ignore[misc]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
         if call.when == "teardown":
             report.cuda_sim_used = _activity.placements > item.stash.get(_START, _activity.placements)  # type: ignore[attr-defined]
         if call.excinfo is None or not report.failed:
@@ -310,7 +310,7 @@ def cuda_sim(request: pytest.FixtureRequest) -> Iterator[Any]:
     Under ``--cuda-sim`` the whole session is simulated already. On a host with a real GPU the
     test runs on that GPU, unsimulated (``--cuda-sim-force`` simulates anyway).
     """
-    session: CudaSimSession = request.config.pluginmanager.get_plugin(_NAME)
+    session = cast(CudaSimSession, request.config.pluginmanager.get_plugin(_NAME))  # registered under _NAME
     session.watch()
     request.node.stash.setdefault(_START, _activity.placements)
     import torch
