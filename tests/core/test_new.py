@@ -354,7 +354,8 @@ def test_module_folders_map_to_distributions_via_the_table_and_the_listing():
 
 def run_python(code: str, *args: str) -> str:
     proc = subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": SOURCE_PATH})
     assert proc.returncode != 0, proc.stdout
     return proc.stderr
 
