@@ -150,8 +150,11 @@ def grade(folder: str, name: str) -> dict[str, bool]:
 
 
 # fields right when each set was first graded (see /work/notes/author.md); the first set's figure rose to 62/80
-# after `new` was changed on what it showed (wrapped frames, torch's failed import, GPU libraries)
-MEASURED = {"graded": 62, "graded2": 56}
+# after `new` was changed on what it showed (wrapped frames, torch's failed import, GPU libraries). The third set
+# scored 92/96 by these checks; graded strictly by hand (a field right only if a maintainer keeps it unedited) it
+# is 72/96: the checks above do not see addresses or markup in titles, nor pins of names PyPI lacks or gives to
+# an unrelated project (/work/notes/grade.md).
+MEASURED = {"graded": 62, "graded2": 56, "graded3": 92}
 
 
 @pytest.mark.parametrize("folder", sorted(SETS))
