@@ -62,6 +62,16 @@ class SimCuda(torch.Tensor):
             return text[:-1] + suffix + ")"
         return text + suffix
 
+    # torch refuses these for every subclass; a cuda tensor gives its values / CUDA's TypeError
+    def tolist(self) -> Any:  # type: ignore[override]
+        return self.elem.tolist()
+
+    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+        if force:
+            return self.elem.numpy(force=True)
+        raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                        "host memory first.")
+
     # the traceable-wrapper-subclass protocol: Module._apply then swaps parameters instead of
     # ``param.data = wrapper`` (which would keep a Parameter with no values behind it)
     def __tensor_flatten__(self) -> tuple[list[str], None]:
