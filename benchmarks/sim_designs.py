@@ -12,6 +12,7 @@ real CUDA's outcome). Each design runs in child processes: a scenario that abort
 
     python benchmarks/sim_designs.py                    # both designs, both parts, a table per part
     python benchmarks/sim_designs.py --design wrapper -v # one design, every outcome printed
+    python benchmarks/sim_designs.py --design wrapper+guard  # the prototype plus a compiled no-op CUDA guard
 
 A measurement, not a test: nothing is asserted (tests/sim/test_wrapper_proto.py pins the prototype).
 """
@@ -37,7 +38,31 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "cuda-sim"))
 
-DESIGNS = ("tagged", "wrapper")
+DESIGNS = ("tagged", "wrapper", "wrapper+guard")
+
+# what a compiled component would add: a no-op CUDA DeviceGuardImpl (torch's own FakeGuardImpl) in the
+# CUDA slot of c10's registry, which no Python API can fill on a CPU build (only PrivateUse1 has one).
+# Built with torch.utils.cpp_extension (a C++ compiler, about a minute) for the "wrapper+guard" design
+_GUARD_SOURCE = """
+#include <torch/extension.h>
+#include <c10/core/impl/FakeGuardImpl.h>
+static c10::impl::FakeGuardImpl<c10::DeviceType::CUDA> guard;
+void register_guard() {
+  c10::impl::device_guard_impl_registry[static_cast<size_t>(c10::DeviceType::CUDA)].store(&guard);
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("register_guard", &register_guard); }
+"""
+
+
+def _register_fake_cuda_guard() -> None:
+    import tempfile
+
+    from torch.utils import cpp_extension
+
+    build = Path(tempfile.gettempdir()) / "cuda_sim_fake_guard"
+    build.mkdir(exist_ok=True)
+    module = cpp_extension.load_inline("cuda_sim_fake_guard", cpp_sources=[_GUARD_SOURCE], build_directory=str(build))
+    module.register_guard()
 _DEVICE_ERROR_WORDS = ("same device", "device type", "on device", "expected device", "to be on")
 
 
@@ -46,6 +71,8 @@ def design_context(design: str) -> Callable[[], AbstractContextManager[None]]:
         import cuda_sim
 
         return cuda_sim.simulate
+    if design == "wrapper+guard":
+        _register_fake_cuda_guard()
     from cuda_sim._wrapper_proto import simulate_wrapped
 
     return simulate_wrapped
@@ -289,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         _child(args.child[0], args.child[1], int(args.child[2]))
         return 0
-    designs = args.design or list(DESIGNS)
+    designs = args.design or ["tagged", "wrapper"]
     parts = args.part or ["scenarios", "probes"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     import torch
@@ -299,9 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         columns = ("agree", "false-device-error", "missed-error", "wrong-error", "wrong-device", "gap",
                    "changed-plain-cpu")
         counts = {design: _scenario_rows(design, args.verbose) for design in designs}
-        print(f"{'design':<8} " + " ".join(f"{c:>18}" for c in columns))
+        print(f"{'design':<14} " + " ".join(f"{c:>18}" for c in columns))
         for design in designs:
-            print(f"{design:<8} " + " ".join(f"{counts[design][c]:>18}" for c in columns))
+            print(f"{design:<14} " + " ".join(f"{counts[design][c]:>18}" for c in columns))
     if "probes" in parts:
         rows = {design: _probe_rows(design) for design in designs}
         for name in _probes():

@@ -181,7 +181,11 @@ OPS: dict[str, Setup] = {
 
 
 def _calls_for(op: Op, budget: float) -> int:
-    """Calls that take about ``budget`` seconds of CPU time."""
+    """Calls that take about ``budget`` seconds of CPU time (after a warm-up: a first call that
+    loads something once would otherwise leave a handful of calls per round, each round then
+    dominated by what its first call costs)."""
+    for _ in range(_WARM_UP):
+        op()
     calls = 1
     while True:
         start = time.process_time()
@@ -191,6 +195,9 @@ def _calls_for(op: Op, budget: float) -> int:
         if spent >= budget / 4 or calls >= 1 << 20:
             return max(1, int(calls * budget / max(spent, 1e-9)))
         calls *= 4
+
+
+_WARM_UP = 20
 
 
 def _per_call(op: Op, calls: int) -> float:
