@@ -258,14 +258,14 @@ def compare_designs(names: list[str], rounds: int, budget: float) -> None:
     print(f"{'operation':<16} {'plain us':>10} {'tagged us':>10} {'ratio':>7} {'wrapper us':>11} {'ratio':>7}")
     ratios: dict[str, list[float]] = {"tagged": [], "wrapper": []}
     for name in names:
-        figures = _child_measure(name, rounds, budget, ["tagged", "wrapper"])
-        wrapper = "abort"
+        figures, failure = _child_measure(name, rounds, budget, ["tagged", "wrapper"])
+        wrapper = failure
         if figures is None:
-            figures = _child_measure(name, rounds, budget, ["tagged"]) or {}
+            figures, _ = _child_measure(name, rounds, budget, ["tagged"])
         else:
             ratios["wrapper"].append(figures["wrapper"] / figures["plain"])
             wrapper = f"{figures['wrapper'] * 1e6:>11.1f} {figures['wrapper'] / figures['plain']:>6.2f}x"
-        if not figures:
+        if figures is None:
             print(f"{name:<16} (the tagged design failed too)")
             continue
         ratios["tagged"].append(figures["tagged"] / figures["plain"])
@@ -276,14 +276,19 @@ def compare_designs(names: list[str], rounds: int, budget: float) -> None:
           f"(wrapper: of the {len(ratios['wrapper'])} operations it ran)")
 
 
-def _child_measure(name: str, rounds: int, budget: float, designs: list[str]) -> dict[str, float] | None:
+def _child_measure(name: str, rounds: int, budget: float,
+                   designs: list[str]) -> tuple[dict[str, float] | None, str]:
+    """The figures, or None and why: ``abort`` (killed by a signal) or the exception's type."""
     command = [sys.executable, __file__, "--child-measure", name, "--rounds", str(rounds), "--budget", str(budget),
                *[arg for design in designs for arg in ("--design", design)]]
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        return None
-    return json.loads(lines[-1])  # type: ignore[no-any-return]
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1]), ""
+    if proc.returncode < 0:
+        return None, "abort"
+    last = (proc.stderr.strip().splitlines() or ["error"])[-1]
+    return None, last.split(":")[0][:19]
 
 
 def profile(name: str, budget: float) -> None:

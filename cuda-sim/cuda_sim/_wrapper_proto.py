@@ -43,15 +43,15 @@ class SimCuda(torch.Tensor):
 
     @staticmethod
     def __new__(cls: type[SimCuda], elem: torch.Tensor, requires_grad: bool = False) -> SimCuda:
-        wrapper = torch.Tensor._make_wrapper_subclass(  # type: ignore[attr-defined]
+        wrapper = torch.Tensor._make_wrapper_subclass(
             cls, elem.size(), strides=elem.stride(), storage_offset=elem.storage_offset(), dtype=elem.dtype,
             layout=elem.layout, device=CUDA, requires_grad=requires_grad)
         wrapper.elem = elem
-        return wrapper  # type: ignore[no-any-return]
+        return wrapper
 
     @classmethod
-    def __torch_dispatch__(cls, func: torch._ops.OpOverload, types: Sequence[type], args: Sequence[Any] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_dispatch__(cls, func: torch._ops.OpOverload, types: Sequence[type],  # type: ignore[override]
+                           args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> Any:
         # reached only with the simulation off (the mode comes first): the values are still real
         return _run(func, args, kwargs or {})
 
@@ -63,10 +63,10 @@ class SimCuda(torch.Tensor):
         return text + suffix
 
     # torch refuses these for every subclass; a cuda tensor gives its values / CUDA's TypeError
-    def tolist(self) -> Any:  # type: ignore[override]
+    def tolist(self) -> Any:
         return self.elem.tolist()
 
-    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> Any:
         if force:
             return self.elem.numpy(force=True)
         raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
