@@ -2,8 +2,8 @@
 
 A test *needs triage* when the simulated pass fails it (or it crashed, hit NotSimulatedError, or never ran)
 although the plain pass passed it or skipped it (a CUDA-only test the simulation now runs). Each such test is
-looked up in its library file's triage; one that is not there is *unexplained*: a new failure, and the run fails. A test the
-simulated pass skips by the library's own decision (a CPU-only test) needs nothing.
+looked up in its library file's triage; one that is not there is *unexplained*: a new failure, and the run
+fails. A test the simulated pass skips by the library's own decision (a CPU-only test) needs nothing.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """One pass of a library's selected tests: plainly on the CPU, or under ``pytest --cuda-sim``.
 
 Both passes run the same command in a fresh copy of the unpacked sdist; only ``--cuda-sim`` (and the library's
-``cuda:`` args/env, for suites that do not ask torch) differs. CPU time
-is the process CPU time (user + system) of pytest and every process it waited for, from
-``getrusage(RUSAGE_CHILDREN)`` taken before and after (passes run one at a time, so nothing else is counted).
+``cuda:`` args/env, for suites that do not ask torch) differs. CPU time is the process CPU time (user + system)
+of pytest and every process it waited for, from ``getrusage(RUSAGE_CHILDREN)`` taken before and after (passes
+run one at a time, so nothing else is counted).
 If a test kills the process (signal, OOM killer, hang past the pass's time limit), that test is recorded as
 ``crashed`` and the tests not yet run go on in a new process, in the same order.
 """
