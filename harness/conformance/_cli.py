@@ -92,6 +92,9 @@ def _run_library(library: Library, selection: tuple[str, ...], args: argparse.Na
         p = passes[mode]
         _log(f"{library.name} [{mode}]: {len(p.results)} tests in {p.cpu_seconds:.1f} s CPU "
              f"({p.wall_seconds:.0f} s wall)")
+        if not p.results:  # a collection error interrupts pytest before any test: a hollow pass, not a result
+            raise SourceError(f"{library.name} [{mode}]: no test ran (a collection error?): see "
+                              f"{out / mode / 'pytest.log'}")
     return compare(library, selection, passes["cpu"], passes["sim"], triage)
 
 
