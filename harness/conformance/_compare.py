@@ -55,12 +55,17 @@ class Comparison:
 
     @property
     def same_tests_ratio(self) -> float | None:
-        """Summed pytest durations (wall, setup to teardown) of the tests both passes passed, sim / cpu: the
-        process ratio also counts the CUDA-only tests that only the simulated pass runs."""
+        """Process CPU time of the tests both passes passed, sim / cpu (the process ratio also counts the CUDA-only
+        tests that only the simulated pass runs); their summed wall-clock durations where a pass recorded no CPU
+        time (stored by an older recorder)."""
         both = [t for t, r in self.cpu.results.items()
                 if r.outcome == "passed" and self.sim.results.get(t, _MISSING).outcome == "passed"]
-        cpu = sum(self.cpu.results[t].duration for t in both)
-        return sum(self.sim.results[t].duration for t in both) / cpu if cpu > 0 else None
+        pairs = [(self.cpu.results[t], self.sim.results[t]) for t in both]
+        if pairs and all(a.cpu is not None and b.cpu is not None for a, b in pairs):
+            cpu = sum(a.cpu or 0.0 for a, _ in pairs)
+            return sum(b.cpu or 0.0 for _, b in pairs) / cpu if cpu > 0 else None
+        cpu = sum(a.duration for a, _ in pairs)
+        return sum(b.duration for _, b in pairs) / cpu if cpu > 0 else None
 
     def count(self, kind: str) -> int:
         return sum(1 for row in self.rows if row.kind == kind)
@@ -82,7 +87,7 @@ class Comparison:
             "library": lib.name, "sdist": f"{lib.sdist}=={lib.version}", "sha256": lib.sha256,
             "selection": list(self.selection), "cpu": self.cpu.serialize(), "sim": self.sim.serialize(),
             "cpu_time_ratio": None if self.ratio is None else round(self.ratio, 3),
-            "same_tests_duration_ratio": None if self.same_tests_ratio is None else round(self.same_tests_ratio, 3),
+            "same_tests_cpu_ratio": None if self.same_tests_ratio is None else round(self.same_tests_ratio, 3),
             "triage": {kind: self.count(kind) for kind in (*TRIAGE_CLASSES, UNEXPLAINED)},
             "false_device_errors": self.false_device_errors, "newly_run_on_sim": self.newly_run,
             "stale_triage": self.stale, "rows": [row.serialize() for row in self.rows],

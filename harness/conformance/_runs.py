@@ -36,6 +36,7 @@ class Result:
     outcome: str  # passed | failed | error | skipped | not-simulated | crashed
     duration: float = 0.0
     message: str = ""
+    cpu: float | None = None  # process CPU seconds, setup to teardown (None: recorded by an older recorder)
 
 
 @dataclass
@@ -95,6 +96,7 @@ def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
     running: str | None = None
     finished = False
     phases: dict[str, list[dict[str, object]]] = {}
+    cpu: dict[str, float] = {}
     if not path.exists():
         return None, False
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -110,11 +112,14 @@ def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
             phases.setdefault(str(record["id"]), []).append(record)
             if record.get("when") == "teardown":
                 running = None
+        elif "cpu" in record:
+            cpu[str(record["cpu"])] = float(record["seconds"])
         elif "finished" in record:
             finished = True
     for node_id, reports in phases.items():
         if any(r.get("when") == "teardown" for r in reports) and run.results.get(node_id, _NONE).outcome != "crashed":
             run.results[node_id] = _fold(reports)
+            run.results[node_id].cpu = cpu.get(node_id)
     return running, finished
 
 

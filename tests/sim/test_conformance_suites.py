@@ -96,6 +96,9 @@ def test_compare_flags_unexplained_and_counts_triaged():
     assert result.newly_run == 1  # c
     assert result.stale == ["g"]
     assert result.ratio == pytest.approx(1.2)
+    assert result.same_tests_ratio == pytest.approx(1.0)  # a and g: wall durations (no CPU time recorded)
+    cpu.results["a"].cpu, sim.results["a"].cpu, cpu.results["g"].cpu, sim.results["g"].cpu = 1.0, 3.0, 1.0, 1.0
+    assert result.same_tests_ratio == pytest.approx(2.0)  # CPU time where both passes recorded it
     data = result.serialize()
     assert data["triage"]["unexplained"] == 1 and data["cpu_time_ratio"] == 1.2
 
@@ -124,6 +127,8 @@ def test_a_killed_pytest_loses_one_test_and_the_rest_runs(tmp_path):
     assert outcomes == {"test_first": "passed", "test_killed": "crashed", "test_after_kill": "passed",
                         "test_fails": "failed"}
     assert run.processes == 2 and run.cpu_seconds > 0
+    # per-test process CPU time (the same-tests ratio), for every test that finished
+    assert all(r.cpu is not None and r.cpu >= 0 for t, r in run.results.items() if not t.endswith("test_killed"))
     assert "SIGKILL" in run.results["tests/test_demo.py::test_killed"].message
     assert (tmp_path / "out" / "junit-1.xml").exists()
 
