@@ -48,6 +48,7 @@ class Comparison:
     sim: Pass
     rows: list[Row] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # triaged tests that now pass under the simulation
+    twins_passed: int = 0  # cuda twins (only the simulated pass collects them) that passed
 
     @property
     def ratio(self) -> float | None:
@@ -77,9 +78,9 @@ class Comparison:
 
     @property
     def newly_run(self) -> int:
-        """Tests the plain pass skipped that passed on simulated CUDA."""
-        return sum(1 for t in self.sim.results if self.sim.results[t].outcome == "passed"
-                   and self.cpu.results.get(t, _MISSING).outcome == "skipped")
+        """Tests the plain pass skipped, and cuda twins it never collected, that passed on simulated CUDA."""
+        return self.twins_passed + sum(1 for t in self.sim.results if self.sim.results[t].outcome == "passed"
+                                       and self.cpu.results.get(t, _MISSING).outcome == "skipped")
 
     def serialize(self) -> dict[str, object]:
         lib = self.library
@@ -101,17 +102,42 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")[:300]
 
 
+# A parameter id naming the cuda device: `test_x[cuda-fp16]`, `test_y[cuda:0]`, `test_z[fp16-cuda]`.
+_CUDA_PARAM = re.compile(r"(?<=[\[\-_])cuda(?::\d+)?(?=[\]\-_])")
+
+
+def cpu_twin(test: str) -> str | None:
+    """The node id of a test's CPU twin, for a test a suite parametrizes by device only when cuda is available
+    (`devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])`): the plain pass never collects it."""
+    head, bracket, params = test.partition("[")
+    twin = head + bracket + _CUDA_PARAM.sub("cpu", bracket + params)[1:] if bracket else test
+    return twin if twin != test else None
+
+
+def _before(test: str, cpu: Pass) -> tuple[Result, bool]:
+    """The plain pass's outcome for ``test``, or for its CPU twin when only the simulated pass collected it."""
+    if test in cpu.results or test in cpu.collected:
+        return cpu.results.get(test, _MISSING), False
+    twin = cpu_twin(test)
+    if twin is not None and twin in cpu.results:
+        return cpu.results[twin], True
+    return _MISSING, False
+
+
 def compare(library: Library, selection: tuple[str, ...], cpu: Pass, sim: Pass, triage: Triage) -> Comparison:
     result = Comparison(library, selection, cpu, sim)
     for test in dict.fromkeys([*cpu.collected, *sim.collected, *cpu.results, *sim.results]):
-        before, after = cpu.results.get(test, _MISSING), sim.results.get(test, _MISSING)
+        (before, twin), after = _before(test, cpu), sim.results.get(test, _MISSING)
+        if twin and after.outcome == "passed":
+            result.twins_passed += 1
         entry = triage.lookup(library.name, test)
         if before.outcome not in ("passed", "skipped") or after.outcome not in _SIM_FAILED:
             if entry is not None and after.outcome == "passed" and not entry.test.endswith("*"):
                 result.stale.append(test)
             continue
         message = _first_line(after.message)
-        result.rows.append(Row(test, before.outcome, after.outcome, entry.kind if entry else UNEXPLAINED,
+        cpu_outcome = f"{before.outcome} (cpu twin)" if twin else before.outcome
+        result.rows.append(Row(test, cpu_outcome, after.outcome, entry.kind if entry else UNEXPLAINED,
                                entry.reason if entry else "", message, bool(DEVICE_ERROR.search(after.message))))
     return result
 

@@ -103,6 +103,17 @@ def test_compare_flags_unexplained_and_counts_triaged():
     assert data["triage"]["unexplained"] == 1 and data["cpu_time_ratio"] == 1.2
 
 
+def test_a_cuda_twin_is_compared_with_its_cpu_test():
+    """Suites that add 'cuda' to a device parametrization only when cuda is available: the plain pass never
+    collects `t[cuda-x]`; its oracle is `t[cpu-x]`."""
+    cpu = _pass("cpu", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed"})
+    sim = _pass("sim", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed",
+                          "t[cuda-x]": "passed", "t[cuda-y]": "device", "u[cuda:0]": "failed"})
+    result = compare(_library(), ("tests",), cpu, sim, Triage({}))
+    assert [(row.test, row.cpu, row.kind) for row in result.rows] == [("t[cuda-y]", "passed (cpu twin)", UNEXPLAINED)]
+    assert result.false_device_errors == 1 and result.newly_run == 1  # t[cuda-x]; u fails on the CPU too
+
+
 def _write_project(root: Path) -> None:
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "test_demo.py").write_text(textwrap.dedent("""
