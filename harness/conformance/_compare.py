@@ -102,8 +102,9 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")[:300]
 
 
-# A parameter id naming the cuda device: `test_x[cuda-fp16]`, `test_y[cuda:0]`, `test_z[fp16-cuda]`.
-_CUDA_PARAM = re.compile(r"(?<=[\[\-_])cuda(?::\d+)?(?=[\]\-_])")
+# A parameter id naming the cuda device: `test_x[cuda-fp16]`, `test_y[cuda:0]`, `test_z[fp16-cuda]`,
+# `test_w[torch.gpu.compile]`.
+_CUDA_PARAM = re.compile(r"(?<=[\[\-_.])(?:cuda(?::\d+)?|gpu)(?=[\]\-_.])")
 
 
 def cpu_twin(test: str) -> str | None:

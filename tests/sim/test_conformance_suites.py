@@ -106,11 +106,12 @@ def test_compare_flags_unexplained_and_counts_triaged():
 def test_a_cuda_twin_is_compared_with_its_cpu_test():
     """Suites that add 'cuda' to a device parametrization only when cuda is available: the plain pass never
     collects `t[cuda-x]`; its oracle is `t[cpu-x]`."""
-    cpu = _pass("cpu", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed"})
-    sim = _pass("sim", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed",
-                          "t[cuda-x]": "passed", "t[cuda-y]": "device", "u[cuda:0]": "failed"})
+    cpu = _pass("cpu", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed", "v[torch.cpu.c]": "passed"})
+    sim = _pass("sim", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed", "v[torch.cpu.c]": "passed",
+                          "t[cuda-x]": "passed", "t[cuda-y]": "device", "u[cuda:0]": "failed", "v[torch.gpu.c]": "failed"})
     result = compare(_library(), ("tests",), cpu, sim, Triage({}))
-    assert [(row.test, row.cpu, row.kind) for row in result.rows] == [("t[cuda-y]", "passed (cpu twin)", UNEXPLAINED)]
+    assert [(row.test, row.cpu, row.kind) for row in result.rows] == [
+        ("t[cuda-y]", "passed (cpu twin)", UNEXPLAINED), ("v[torch.gpu.c]", "passed (cpu twin)", UNEXPLAINED)]
     assert result.false_device_errors == 1 and result.newly_run == 1  # t[cuda-x]; u fails on the CPU too
 
 
