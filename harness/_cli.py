@@ -288,7 +288,7 @@ def _add_new(commands: Any) -> None:
 
 
 def _cmd_new(args: argparse.Namespace, console: Console) -> int:
-    from harness._new import create_case, default_cases_dir
+    from harness.authoring._new import create_case, default_cases_dir
 
     written = create_case(args.id, args.cases_dir or default_cases_dir(), args.report, force=args.force)
     say = _plain_printer(console)
@@ -433,10 +433,10 @@ def _clean_images(cases: Sequence[Case], dry_run: bool, console: Console) -> Non
 
 
 def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
-    from harness._bisect import BisectRequest, available_versions, run_bisect, select_range
     from harness._lanes import LANE_TABLE, nvidia_gpu_status
     from harness._plan import Selection, select_cases
     from harness._venv import VenvBackend
+    from harness.authoring._bisect import BisectRequest, available_versions, run_bisect, select_range
 
     loaded = load_step(_case_roots(args), _ui(console))
     case = select_cases(loaded.cases, Selection(cases=(args.case,)))[0]

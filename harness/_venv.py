@@ -25,10 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cuda_sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 from filelock import FileLock
 
 from harness._backend import (
     CHILD_RUNNER,
+    SIM_PACKAGE,
     CellRequest,
     ChildOutcome,
     EnvSpec,
@@ -45,7 +47,6 @@ from harness._sandbox import BuildSandbox, build_place, uv_cache_dir
 from harness._seal import cell_environment as seal_environment
 from harness._seal import cell_pids
 from harness._wheelhouse import link_folders
-from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
@@ -340,9 +341,9 @@ class VenvBackend:
         must not change what every later host-torch cell imports."""
         interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
         hosted = _host_uses(host)
-        readonly = tuple(dict.fromkeys((CHILD_RUNNER.parent, request.case_dir.parent, environment,
+        readonly = tuple(dict.fromkeys((CHILD_RUNNER.parent, SIM_PACKAGE, request.case_dir.parent, environment,
                                         *(python.parents[1] for python in interpreters), *hosted)))
-        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
+        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, SIM_PACKAGE, *interpreters, *hosted)
         return Confinement(hide=request.private, readonly=readonly, writable=(request.cell_dir,),
                            sealed=True, gpu=request.gpu).usable(needed)
 
@@ -374,7 +375,7 @@ def offline_hint(error: str, links: Path | None) -> str:
 
 def _link_simulation(folder: Path) -> None:
     """Children of a cuda-sim cell join its simulation: the line is inert unless the cell exports
-    ``CUDA_SIM_SUBPROCESS=1`` and the harness's folder (harness/sim/_startup.py), and names no path
+    ``CUDA_SIM_SUBPROCESS=1`` and the simulator's folder (cuda_sim/_startup.py), and names no path
     itself (environments are keyed by content). Written here, by the harness: cells see it read-only."""
     for site in (folder / "lib").glob("python3*/site-packages"):
         pth = site / ENV_PTH_NAME

@@ -4,5 +4,5 @@ Each library is one file under ``libraries/`` (or a maintainer's own file, ``--l
 PyPI sdist, pins, selection and how its suite picks CUDA. Its selected tests run once plainly on the CPU and
 once under ``pytest --cuda-sim``; every test that the simulated pass fails although the plain pass passed (or
 skipped) it must have an entry in that file's ``triage:``. ``python -m harness.conformance`` (or
-``nox -s conformance``) runs it; docs/conformance.md has the numbers. Not imported by harness.sim.
+``nox -s conformance``) runs it; docs/conformance.md has the numbers. Not imported by cuda_sim.
 """

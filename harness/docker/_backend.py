@@ -2,7 +2,8 @@
 
 Container layout (paths the child spec uses)::
 
-    /repro/harness   the repository's harness/ folder, read-only (child runner, harness.sim)
+    /repro/harness   the repository's harness/ folder, read-only (child runner)
+    /repro/cuda-sim/cuda_sim   the simulator package (cuda_sim), read-only
     /repro/case      the case folder, read-only
     /repro/cell      the cell's private scratch folder, the only writable mount (child-spec.json,
                      outcome.json, cwd); it lives outside the run's output folder, which is never mounted
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness._backend import REPO_ROOT, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
+from harness._backend import REPO_ROOT, SIM_PACKAGE, CellRequest, ChildOutcome, EnvSpec, PreparedEnv, Progress
 from harness._cases import Case
 from harness._outcome import outcome_from_process
 from harness._process import ProcessResult
@@ -177,7 +178,7 @@ class DockerBackend:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         spec_path.write_text(json.dumps(request.child_spec(
-            repo_root=INSIDE, case_dir=INSIDE / "case", cell_dir=INSIDE / "cell")))
+            sim_root=INSIDE / "cuda-sim", case_dir=INSIDE / "case", cell_dir=INSIDE / "cell")))
         container = self._container_spec(image, request)
         try:
             result = self.runner.run(container, timeout=request.timeout, log_path=request.log_path)
@@ -200,6 +201,7 @@ class DockerBackend:
 
     def _container_spec(self, image: ImageRef, request: CellRequest) -> ContainerSpec:
         binds = (Bind(REPO_ROOT / "harness", str(INSIDE / "harness")),
+                 Bind(SIM_PACKAGE, str(INSIDE / "cuda-sim" / "cuda_sim")),
                  Bind(request.case_dir, str(INSIDE / "case")),
                  Bind(request.cell_dir, str(INSIDE / "cell"), read_only=False))
         command = ["python", str(INSIDE / "harness" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]

@@ -35,7 +35,8 @@ _MESSAGE_CHARS = 300
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
 
 
 @functools.cache
@@ -161,11 +162,11 @@ def _story_problems(data: Mapping[str, Any]) -> Iterator[str]:
                "(each becomes a page in every later build); split the run")
     seen: set[tuple[str, str]] = set()
     for i, verdict in enumerate(data["verdicts"]):
-        key = (verdict["case"], verdict["lane"])
-        if key in seen:
-            yield (f"verdicts[{i}]: a second verdict for case {printable(key[0])} on lane {key[1]} (one run "
+        pair = (verdict["case"], verdict["lane"])
+        if pair in seen:
+            yield (f"verdicts[{i}]: a second verdict for case {printable(pair[0])} on lane {pair[1]} (one run "
                    "judges each case and lane once; the pages could not agree on which to show)")
-        seen.add(key)
+        seen.add(pair)
 
 
 def _check(kind: str, values: Any, where: str) -> Iterator[str]:

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import jinja2
+from markupsafe import Markup
 
 from harness._text import for_page
 from harness.report._common import MISSING, SEVERITY, STYLES
@@ -51,7 +52,7 @@ def environment() -> jinja2.Environment:
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     env.globals.update(
         STYLES=STYLES, SEVERITY=SEVERITY, MISSING=MISSING, anchor=anchor,
-        script=jinja2.utils.markupsafe.Markup(script), script_hash=f"sha256-{digest}",
+        script=Markup(script), script_hash=f"sha256-{digest}",
         generator_version=GENERATOR_VERSION,
     )
     env.filters.update(safe_url=safe_url, relurl=relative_url, shortlink=short_link)
@@ -61,7 +62,7 @@ def environment() -> jinja2.Environment:
 def _visible_controls(value: Any) -> Any:
     """Every string a page prints shows its control characters as escapes (``\\u202e``), as on the
     terminal: a right-to-left override in a title or message must not reorder what the reader sees."""
-    if isinstance(value, str) and not isinstance(value, jinja2.utils.markupsafe.Markup):
+    if isinstance(value, str) and not isinstance(value, Markup):
         return for_page(value)
     return value
 

@@ -249,8 +249,9 @@ def _cell_view(results: Mapping[str, Any], cell: Mapping[str, Any], page: _Page,
     host = hosts[host_index].get("hostname") if isinstance(host_index, int) and len(hosts) > 1 else None
     declared = results.get("cases", {}).get(cell["case"], {}).get("variants", {}).get(cell["variant"], {})
     frames = list(exception.get("traceback") or [])
-    kept = [{key: clip_text(str(frame.get(key) or ""), MAX_FRAME_TEXT) for key in ("file", "line", "function", "code")}
-            for frame in frames[-MAX_FRAMES:] if isinstance(frame, Mapping)]
+    kept: list[Mapping[str, Any]] = [
+        {key: clip_text(str(frame.get(key) or ""), MAX_FRAME_TEXT) for key in ("file", "line", "function", "code")}
+        for frame in frames[-MAX_FRAMES:] if isinstance(frame, Mapping)]
     description = str(declared.get("description") or "")
     message = clean_text(str(exception["message"])) if exception.get("message") is not None else None
     reason = clean_text(cell.get("reason", ""))

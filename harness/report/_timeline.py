@@ -164,6 +164,15 @@ def _variant_diff(history: History, old: Mapping[str, Any] | None,
         return rows
     env_a = history.environments.get(old.get("env") or "", {})
     env_b = history.environments.get(new.get("env") or "", {})
+    rows.extend(_environment_diff(env_a, env_b))
+    if env_a.get("image") != env_b.get("image") and not rows:
+        rows.append(("image", str(env_a.get("image") or "none"), str(env_b.get("image") or "none")))
+    return rows
+
+
+def _environment_diff(env_a: Mapping[str, Any], env_b: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """What differs between two environment records: installed releases, requires/patches, python, backend."""
+    rows = []
     installed_a, installed_b = env_a.get("installed", {}), env_b.get("installed", {})
     for package in sorted(set(installed_a) | set(installed_b)):
         a, b = installed_a.get(package, "absent"), installed_b.get(package, "absent")
@@ -177,6 +186,4 @@ def _variant_diff(history: History, old: Mapping[str, Any] | None,
     for key in ("python", "backend"):
         if env_a.get(key) != env_b.get(key):
             rows.append((f"venv {key}" if key == "python" else key, str(env_a.get(key)), str(env_b.get(key))))
-    if env_a.get("image") != env_b.get("image") and not rows:
-        rows.append(("image", str(env_a.get("image") or "none"), str(env_b.get("image") or "none")))
     return rows

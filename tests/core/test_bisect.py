@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness._bisect import outcome_of, select_range, variant_with
 from harness._cases import load_case
 from harness._exceptions import SelectionError
 from harness._results import CellRecord
+from harness.authoring._bisect import outcome_of, select_range, variant_with
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "bisect" / "six-regression"

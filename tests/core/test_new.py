@@ -20,17 +20,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness._bugreport import Frame, clean_lines, parse_environment, parse_report
 from harness._cases import load_case, load_cases
 from harness._cli import main
-from harness._draft import draft_case, frame_packages, make_signature
 from harness._exceptions import CaseFileError, UsageError
-from harness._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
 from harness._placeholders import MARK
 from harness._verdicts import search_signature
+from harness.authoring._bugreport import Frame, clean_lines, parse_environment, parse_report
+from harness.authoring._draft import draft_case, frame_packages, make_signature
+from harness.authoring._new import create_case, decode_report, default_cases_dir, read_report_file, validate_id
+from tests.checkout import SOURCE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -129,8 +130,9 @@ def test_report_becomes_a_case_that_loads_with_its_placeholders_named(name, tmp_
 
 
 def test_every_report_fixture_is_exercised_here():
-    """A report under tests/fixtures/reports that no test of this module names is test data nobody checks."""
-    source = Path(__file__).read_text()
+    """A report under tests/fixtures/reports that no test of this module (or test_new_reports.py) names is test
+    data nobody checks."""
+    source = Path(__file__).read_text() + (Path(__file__).parent / "test_new_reports.py").read_text()
     assert [p.name for p in sorted(REPORTS.iterdir()) if p.name not in source] == []
 
 
@@ -353,7 +355,8 @@ def test_module_folders_map_to_distributions_via_the_table_and_the_listing():
 
 def run_python(code: str, *args: str) -> str:
     proc = subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": SOURCE_PATH})
     assert proc.returncode != 0, proc.stdout
     return proc.stderr
 
@@ -563,6 +566,29 @@ def test_existing_case_folder_is_refused_unless_forced(tmp_path):
     assert "diffusers" in (folder / "case.yaml").read_text()  # nothing written
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_a_symlinked_case_folder_is_never_written_through(tmp_path, force):
+    """Issue 19 §4: cases/ID as a link to a folder elsewhere; --force must not overwrite the files it points at."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "case.yaml").write_text("theirs")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "my-bug").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UsageError, match=r"my-bug is a symbolic link \(to .*elsewhere\): the harness does not write "
+                                         r"through it; remove the link, or pick another id"):
+        new("my-bug", tmp_path, REPORTS / "ai-toolkit-212.txt", force=force)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["case.yaml"]
+    assert (elsewhere / "case.yaml").read_text() == "theirs"
+
+
+def test_a_dangling_case_folder_link_is_refused_too(tmp_path):
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "my-bug").symlink_to(tmp_path / "missing", target_is_directory=True)
+    with pytest.raises(UsageError, match="is a symbolic link"):
+        new("my-bug", tmp_path, None, force=True)
+    assert not (tmp_path / "missing").exists()
+
+
 def test_generated_repro_follows_the_contract_and_is_ruff_clean(tmp_path):
     report = tmp_path / "report.txt"
     report.write_text(run_python("import yaml; yaml.safe_load('a: [unclosed')"))
@@ -608,7 +634,7 @@ def test_unreadable_reports_are_clear_errors(tmp_path, monkeypatch):
         read_report_file(tmp_path / "missing.txt")
     with pytest.raises(UsageError, match="is a folder"):
         read_report_file(tmp_path)
-    monkeypatch.setattr("harness._new.MAX_REPORT_BYTES", 100)
+    monkeypatch.setattr("harness.authoring._new.MAX_REPORT_BYTES", 100)
     big = tmp_path / "big.log"
     big.write_text("x" * 200)
     with pytest.raises(UsageError, match=r"larger than .* cut the rest of the log"):
@@ -746,7 +772,7 @@ def test_cli_in_process_errors_exit_2(tmp_path, capsys):
 def test_end_to_end_through_the_command_line(tmp_path):
     cases = tmp_path / "cases"
     cases.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": SOURCE_PATH, "COLUMNS": "200"}
 
     def harness(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
@@ -772,7 +798,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import torch\nmodel = torch.nn.Linear(3, 4).to('cuda')\nmodel(torch.randn(2, 3))\n")
     report = tmp_path / "report.txt"
-    report.write_text(run_python("", "-m", "harness.sim", str(script)) + "\n" + pip_freeze())
+    report.write_text(run_python("", "-m", "cuda_sim", str(script)) + "\n" + pip_freeze())
     cases = tmp_path / "cases"
     cases.mkdir()
     written = create_case("linear-input-on-cpu", cases, report)
@@ -803,7 +829,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
 
 def _cut_frames(name: str) -> tuple[Frame, ...]:
     """The frames of a fixture whose traceback the paste cut before its exception line."""
-    from harness._bugreport import _chains
+    from harness.authoring._bugreport import _chains
 
     return tuple(f for chain in _chains(clean_lines((REPORTS / name).read_text())) for p in chain for f in p.frames)
 
@@ -819,7 +845,7 @@ def _cut_frames(name: str) -> tuple[Frame, ...]:
     ("mmrotate-688.txt", ["torch", "mmdet"], "mmdet", "inference_detector"),
 ])
 def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, culprit, function):
-    from harness._draft import _culprit
+    from harness.authoring._draft import _culprit
 
     frames = _cut_frames(name)
     environment = parse_environment(clean_lines((REPORTS / name).read_text()))
@@ -829,7 +855,7 @@ def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, c
 
 
 def test_the_report_s_own_script_and_the_standard_library_are_no_project():
-    from harness._draft import frame_owner
+    from harness.authoring._draft import frame_owner
 
     own = [Frame(path, 1, "f", "", 1) for path in (
         "demo/image_demo.py", "/home/aniket/Projects/kaggle/essay-score/tuner.py", "/usr/lib/python3.10/runpy.py",
@@ -885,7 +911,7 @@ def test_two_gpu_messages_say_why_neither_lane_can_show_them(tmp_path):
     ("shape '[2, 3]' is invalid for input of size 5", "not a device error"),
 ])
 def test_lane_guesses(message, guess):
-    from harness._draft import _expectations
+    from harness.authoring._draft import _expectations
 
     assert _expectations("TypeError", message)[1] == guess
 
@@ -1012,6 +1038,48 @@ def test_known_worst_lines_parse_in_bounded_time(line):
     text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
     draft_case("hostile", parse_report(text))
     assert time.perf_counter() - started < 1.0
+
+
+# Lines that nearly match the frame, exception and listing patterns (each cut anywhere by `_near_miss`): a report
+# made of them repeated exercises the per-report state (chains, rich boxes' wrapped paths, gaps), not one line.
+_NEAR_LINES = [
+    'Traceback (most recent call last):', '  File "/env/lib/python3.10/site-packages/torch/nn/module.py", line 1501, in f',
+    "    return forward_call(*args)", "File /env/site-packages/a/b.py:431, in f(a)", "/env/site-packages/a/b.py in f(a",
+    "[/env/site-packages/a/b.py](https://colab) in f(", "│ /env/site-packages/a/b.py:12 in f │", "│ /a/b/c.py/d/ │",
+    "│ ❱ 12 │ x = 1 │", "╰──────╯", "Cell In[3], line 4", "----> 4 f()", "During handling of the above exception, "
+    "another exception occurred:", "RuntimeError: boom", "torch.a.B: x", "[rank0]: ", "> ", "  ^^^^^", "...<3 lines>...",
+    "torch==2.0.1 numpy==1.2", "- `torch` version: 2.0.1", "torch  2.0.1  pypi", "PyTorch: 2.0.0+cu118",
+    "pytorch 2.0.1 py3.10_cuda11.8_0 pytorch", "-e git+https://x/y#egg=z", "deepspeed info ..... 0.14.0",
+    "<pre>AttributeError: &apos;A&apos; object</pre>", "Fix AttributeError: module 'a.b' has no attribute 'c' in d.",
+    "RuntimeError                 Traceback (most recent call last)", "https://github.com/o/r/blob/abc/src/pkg/m.py#L3",
+    "in timm.layers.patch_embed.resample", "from timm.data import Mixup", "&#x41;&lt;pre&gt;",
+]
+
+
+@st.composite
+def _near_miss(draw) -> str:
+    line = draw(st.sampled_from(_NEAR_LINES))
+    start = draw(st.integers(0, len(line)))
+    end = draw(st.integers(start, len(line)))
+    return draw(st.sampled_from(["", "[rank0]: ", "> ", "  ", "│ "])) + (line if draw(st.booleans()) else line[start:end])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_near_miss(), min_size=1, max_size=12))
+@example(["│ /a/b/c.py/d/ │"])  # the wrapped rich path, found quadratic by hand
+def test_reports_of_near_matching_lines_parse_in_linear_time(block):
+    """Issue 19 §4 for whole reports: 240 KB (16 x 15 KB) of near-matching frame/listing lines repeated must parse
+    and draft in a few seconds. A wrapped rich path that grew without bound took 12 s here (quadratic)."""
+    import time
+
+    unit = "\n".join(block) + "\n"
+    text = "Traceback (most recent call last):\n" + unit * (240 * 1024 // len(unit) + 1) + "RuntimeError: x\n"
+    started = time.perf_counter()
+    with contextlib.suppress(UsageError):
+        draft_case("hostile", parse_report(text))
+    with contextlib.suppress(UsageError):  # no exception line: the fallbacks that find a named exception scan it all
+        draft_case("hostile", parse_report(text.replace("Traceback (most recent call last):\n", "", 1)[:-15]))
+    assert time.perf_counter() - started < 4.0, block
 
 
 def test_a_terminal_wrapped_frame_keeps_its_function():

@@ -558,8 +558,8 @@ def test_bisect_skips_each_hostile_index_with_a_message_and_lists_the_good_one(h
 @pytest.mark.fault("bisect against a hostile package index")
 @pytest.mark.parametrize("versions", ["1.0,,2.0", "1.0,banana", "../../x", " , "])
 def test_bisect_bad_versions_are_a_usage_error(versions):
-    from harness._bisect import select_range
     from harness._exceptions import UsageError
+    from harness.authoring._bisect import select_range
 
     with pytest.raises(UsageError, match=r"--versions: .* is not a version"):
         select_range(versions.split(","), None, None)

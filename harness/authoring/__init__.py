@@ -1,0 +1,5 @@
+"""Authoring: ``new`` drafts a case from a bug report, ``bisect`` runs a case over a package's releases.
+
+``_new`` (the command) -> ``_bugreport`` (parse the pasted report; ``_envlist`` its environment listing) ->
+``_draft`` (what the case should say) -> ``_skeleton`` (the case.yaml and repro.py text). ``_bisect`` is apart.
+"""

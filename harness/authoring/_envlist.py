@@ -1,0 +1,110 @@
+"""Environment listings in a pasted report: which release of each package it ran, and which Python.
+
+Read as users paste them: ``pip freeze``, ``pip list`` and ``conda list`` (columns, or collapsed to single
+spaces outside a code fence), ``python -m torch.utils.collect_env``, ``transformers-cli env`` /
+``diffusers-cli env`` / ``accelerate env`` bullet lists, Lightning's ``collect_env_details`` (``- torchvision:
+0.15.2``), OpenMMLab's ``collect_env`` (``PyTorch: 2.0.0+cu118``, ``MMCV: 1.7.1``) and ``ds_report``. Every
+pattern is anchored and bounded: a pasted line costs linear time whatever it holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+
+
+@dataclass(frozen=True)
+class Pin:
+    version: str  # as listed: 2.0.1+cu118, 0.32.0.dev0, or "" for a source install
+    source: str  # "pip freeze", "pip list / conda list", "env listing"
+    report_line: int
+    origin: str = ""  # a source install's URL (git+https://...)
+
+
+@dataclass(frozen=True)
+class Environment:
+    pins: dict[str, Pin] = field(default_factory=dict)  # canonical distribution name -> listed version
+    python: str | None = None
+    conflicts: tuple[str, ...] = ()
+
+
+_VERSION = r"\d[\w.+!-]*+"
+# A release number as listings print it (not "79.35GB" or "8"): what the loose listing formats below must give.
+_RELEASE = r"\d+(?:\.\d+)++(?:(?:a|b|rc|\.?post|\.?dev)\d*+)*+(?:\+[\w.]*+)?"
+_FREEZE = re.compile(rf"(?<![\w.\-/=])(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*+)\s*+==\s*+(?P<ver>{_VERSION})")
+_SOURCE = re.compile(  # "-e git+https://...#egg=name", "name @ git+https://..." or "name @ file:///..."
+    r"^\s*(?:-e\s+)?(?P<url>git\+[^\s#]++)#egg=(?P<egg>[\w.-]+)|^\s*(?P<name>[A-Za-z0-9][\w.-]*+)\s+@\s+(?P<at>\S+)")
+_COLUMNS = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*+)\s{{2,}}(?P<ver>{_VERSION})(?:\s++\S++){{0,2}}\s*$")
+# "pytorch 2.0.1 py3.10_cuda11.8_cudnn8.7.0_0 pytorch": conda list with its columns collapsed to single spaces
+_CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:(?=[\w.]*_)[\w.]++|h[0-9a-f]{{6,}}\w*+)"
+                    r"(?: [\w./:-]++)?\s*$")
+# "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
+_LISTED = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
+    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*(?P<ver>{_VERSION})", re.I)
+# "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
+_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
+                    rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
+_PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<ver>{_RELEASE})\s*$")  # pip list, spaces collapsed
+# GitHub's bug-template bullets: " - PyTorch 2.0.1 CUDA", "- timm v0.9.12" (a name, a release, a word or two)
+_BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{_RELEASE})"
+                     r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
+_DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
+_COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
+_DIGIT = re.compile(r"\d")
+_INSTALL = re.compile(r"\binstall\b")
+_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"),
+             (_CONDA, "pip list / conda list"), (_COLON, "env listing"), (_PAIR, "env listing"),
+             (_BULLET, "env listing"))
+# Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
+_ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch", "mmdetection": "mmdet",
+            "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python"}
+_PRIORITY = {"pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
+
+
+def parse_environment(lines: list[str]) -> Environment:
+    pins: dict[str, Pin] = {}
+    conflicts: list[str] = []
+    python: str | None = None
+    for name, pin in _listed_pins(lines):
+        if name == "python":
+            python = python or pin.version
+            continue
+        known = pins.get(name)
+        if known is None or _PRIORITY[pin.source] > _PRIORITY[known.source]:
+            pins[name] = pin
+        elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
+            conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
+                             f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
+    return Environment(pins, python, tuple(conflicts))
+
+
+def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, raw in enumerate(lines):
+        if not _DIGIT.search(raw):  # every listing gives a version number
+            continue
+        line = _COLLECT_ENV.sub("", raw)
+        if "install" in line and _INSTALL.search(line):  # "pip install x==1": a workaround tried, not the setup
+            continue
+        if source := _SOURCE.match(line):
+            name = source["egg"] or source["name"]
+            yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
+            continue
+        found = False
+        for match in _FREEZE.finditer(line) if "==" in line else ():
+            found = True
+            yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
+        if found:
+            continue
+        for pattern, source_name in _LISTINGS:
+            if listed := pattern.match(line):
+                yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
+                break
+
+
+def _dist(name: str) -> str:
+    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
+    return _ALIASES.get(canonical, canonical)

@@ -1,0 +1,155 @@
+"""``python -m harness new ID [--from REPORT]``: a case skeleton from a bug report.
+
+Pipeline: read the report file (:func:`read_report_file`) -> parse it (``_bugreport``) -> draft the case
+(``_draft``: signature, exception, requirements, expectations, repro imports) -> render the files
+(``_skeleton``) -> write ``cases/ID/case.yaml`` and ``cases/ID/repro.py``. Whatever a report cannot say (the
+fixed release, the upstream links, the summary, the call that reproduces the bug) is a ``FILL-IN`` placeholder
+that ``validate`` reports with its line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness._cases import _line_of as line_of
+from harness._exceptions import UsageError
+from harness._placeholders import find_placeholders
+from harness._text import for_terminal
+from harness.authoring._bugreport import BugReport, parse_report
+from harness.authoring._draft import Draft, draft_case
+
+MAX_REPORT_BYTES = 20 * 1024 * 1024
+_SCHEMA = json.loads((Path(__file__).parent.parent / "case.schema.json").read_text())["properties"]["id"]
+
+
+def read_report_file(path: Path) -> str:
+    """The report's text: UTF-8 (BOM or not) or UTF-16/32 with a BOM; anything else is a clear error."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_REPORT_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"--from {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"--from {path}: is a folder; give the report's text file") from None
+    except OSError as error:
+        raise UsageError(f"--from {path}: cannot read it ({error.strerror or error})") from None
+    if len(raw) > MAX_REPORT_BYTES:
+        raise UsageError(f"--from {path}: larger than {MAX_REPORT_BYTES // 2**20} MiB; keep the traceback and the "
+                         "environment listing, cut the rest of the log")
+    return decode_report(raw, path)
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode_report(raw: bytes, path: Path) -> str:
+    encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise UsageError(f"--from {path}: not {encoding} text (byte 0x{raw[error.start]:02x} at offset {error.start}): "
+                         f"{_encoding_hint(raw)}") from None
+    if "\x00" in text:
+        raise UsageError(f"--from {path}: contains NUL characters: {_encoding_hint(raw)}")
+    return text
+
+
+def _encoding_hint(raw: bytes) -> str:
+    if raw.count(0) > len(raw) // 4:
+        return "it looks like UTF-16 without a byte-order mark: re-save it as UTF-8"
+    if raw.count(0):
+        return "it is not a text file (paste the report as text)"
+    return "re-save it as UTF-8 (e.g. iconv -f cp1252 -t utf-8 REPORT > report.txt)"
+
+
+def default_cases_dir() -> Path:
+    """``cases/`` of the checkout the harness runs from, else of the current folder (an installed harness)."""
+    checkout = Path(__file__).resolve().parents[2]
+    return (checkout if (checkout / "pyproject.toml").is_file() else Path.cwd()) / "cases"
+
+
+def validate_id(case_id: str) -> str:
+    if re.fullmatch(_SCHEMA["pattern"][1:-1], case_id) and len(case_id) <= _SCHEMA["maxLength"]:
+        return case_id
+    suggestion = "-".join(re.findall(r"[a-z0-9]+", case_id.lower()))[: _SCHEMA["maxLength"]].strip("-")
+    hint = f" (e.g. {suggestion!r})" if suggestion and suggestion != case_id else ""
+    raise UsageError(f"invalid case id {for_terminal(case_id, one_line=True)!r}: use kebab-case, lower-case letters "
+                     f"and digits joined by '-', at most {_SCHEMA['maxLength']} characters{hint}")
+
+
+@dataclass(frozen=True)
+class Written:
+    folder: Path
+    files: tuple[Path, ...]
+    notes: tuple[str, ...]
+    todo: tuple[tuple[Path, int, str], ...]  # (file, line, what to write)
+
+
+def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, force: bool = False) -> Written:
+    """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
+    validate_id(case_id)
+    if not cases_dir.is_dir():
+        raise UsageError(f"--cases-dir {cases_dir}: not a folder")
+    folder = cases_dir / case_id
+    files = (folder / "case.yaml", folder / "repro.py")
+    _check_target(folder, files, force=force)
+    report = _parse(report_path) if report_path is not None else None
+    draft = draft_case(case_id, report, source=report_path.name if report_path else "")
+    from harness.report._io import write_text_atomic  # here: the report package is not needed before
+
+    created = not folder.exists()
+    try:
+        folder.mkdir(exist_ok=True)
+        for path, text in zip(files, (draft.case_yaml, draft.repro_py), strict=True):
+            write_text_atomic(path, text)
+    except OSError as error:
+        if created:
+            for path in files:
+                path.unlink(missing_ok=True)
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        raise UsageError(f"cannot write {folder}: {error.strerror or error}") from None
+    return Written(folder, files, tuple(draft.notes), _todo(files[0], draft))
+
+
+def _check_target(folder: Path, files: tuple[Path, ...], *, force: bool) -> None:
+    """Refuse a case folder that exists (unless ``force``), is a link, is not a folder or holds folders in the
+    files' place."""
+    if folder.is_symlink():  # --force or not: writing through the link would change files outside cases/
+        target = for_terminal(os.readlink(folder), one_line=True)
+        raise UsageError(f"{folder} is a symbolic link (to {target}): the harness does not write through it; "
+                         "remove the link, or pick another id")
+    if folder.exists() and not force:
+        raise UsageError(f"{folder} already exists: pick another id (ids are never reused), or pass --force to "
+                         "overwrite its case.yaml and repro.py")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder} exists and is not a folder")
+    odd = [str(path) for path in files if path.exists() and not path.is_file()]
+    if odd:
+        raise UsageError(f"{', '.join(odd)}: not a file; --force overwrites files only")
+
+
+def _parse(report_path: Path) -> BugReport:
+    text = read_report_file(report_path)
+    try:
+        return parse_report(text)
+    except UsageError as error:
+        raise UsageError(f"--from {report_path}: {error}") from None
+
+
+def _todo(case_file: Path, draft: Draft) -> tuple[tuple[Path, int, str], ...]:
+    todo = [(case_file, line_of(draft.case_yaml, list(p.trail)) or 0, f"{p.where}: {p.fix()}")
+            for p in find_placeholders(yaml.safe_load(draft.case_yaml))]
+    repro = case_file.with_name("repro.py")
+    number = next(n for n, line in enumerate(draft.repro_py.splitlines(), 1) if "raise NotImplementedError" in line)
+    todo.append((repro, number, "the call that reproduces the bug (replace the NotImplementedError)"))
+    return tuple(todo)
+

@@ -1,0 +1,202 @@
+"""The two files ``python -m harness new`` writes, as text: ``case.yaml`` (or its template) and ``repro.py``.
+
+Rendering only: what goes in them is decided in ``_draft``. Text from the report is written as YAML
+double-quoted scalars or as ``#`` comments with control characters made visible, so no report can break the
+files' syntax.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+
+import yaml
+
+from harness._placeholders import MARK
+from harness._text import for_terminal
+from harness.authoring._bugreport import Frame, Traceback
+
+
+@dataclass(frozen=True)
+class CaseText:
+    """What ``case.yaml`` says, decided by the draft."""
+
+    case_id: str
+    source: str  # the report's file name
+    title: str
+    signature: str
+    shared: list[tuple[str, str]]  # (requirement, comment)
+    buggy: list[tuple[str, str]]
+    fix: list[tuple[str, str]]
+    expect: dict[str, str]
+    guess: str
+    tags: list[str]
+    upstream: dict[str, str] = field(default_factory=dict)  # from the report's link: issue or pr -> URL
+
+
+def _q(text: str) -> str:
+    """A YAML double-quoted scalar (control characters escaped; never cut by ' #')."""
+    return yaml.safe_dump(text, default_style='"', width=10**9, allow_unicode=True).strip()
+
+
+def _comment(text: str) -> str:
+    return for_terminal(text, one_line=True)
+
+
+def case_yaml(case: CaseText, traceback: Traceback) -> str:
+    final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
+    exception_comment = ("" if traceback.exception == traceback.exception_class else
+                         f"  # {traceback.exception} in the report; the harness matches the class name")
+    lines = [
+        f"# Written by `python -m harness new {case.case_id}` from {_comment(case.source) or 'a report'}. "
+        f"Every {MARK} is yours to write;",
+        "# `python -m harness validate` lists the ones left, with their lines.",
+        f"id: {_q(case.case_id)}",
+        "# From the report's final exception: rewrite it as one line a maintainer recognises.",
+        f"title: {_q(case.title)}",
+        "upstream:",
+        *_upstream_lines(case.upstream),
+        f"  fix: {_q(MARK + ': link the pull request or commit that fixed it (or remove this line)')}",
+        f"# From report line {traceback.exception_line}: {_comment(final)[:300]}",
+        f"signature: {_q(case.signature)}",
+        f"exception: {_q(traceback.exception_class)}{exception_comment}",
+        f"summary: {_q(MARK + ': one paragraph: what breaks, why, what fixed it, and how the repro reaches it')}",
+        "requires:  # shared by every variant; a variant's own pin of a package replaces it",
+        *_requirement_lines(case.shared, "  "),
+        f"tags: [{', '.join(case.tags)}]",
+        "variants:",
+        "  buggy:",
+        "    role: buggy",
+        f"    description: {_q('the releases the report ran')}",
+        *(["    requires:", *_requirement_lines(case.buggy, "      ")] if case.buggy else []),
+        f"    # A guess from the message ({case.guess}): check it.",
+        f"    expect: {_expect(case.expect)}",
+        "  fix:",
+        "    role: fix",
+        f"    description: {_q(MARK + ': the first fixed release, or the documented workaround')}",
+        "    requires:",
+        *_requirement_lines(case.fix, "      "),
+        f"    expect: {_expect({'cpu': 'passes', 'cuda': 'passes', 'cuda-sim': 'passes'})}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _upstream_lines(upstream: dict[str, str]) -> list[str]:
+    if not upstream:
+        return [f"  issue: {_q(MARK + ': link the bug report (or use pr: / commit: when there is no issue)')}"]
+    return [f"  {key}: {_q(url)}  # the report's link: check it is the bug's own" for key, url in upstream.items()]
+
+
+def _requirement_lines(items: list[tuple[str, str]], indent: str) -> list[str]:
+    return [f"{indent}- {_q(req)}" + (f"  # {_comment(note)}" if note else "") for req, note in items]
+
+
+def _expect(expect: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{lane}: {_q(value) if ' ' in value else value}" for lane, value in expect.items()) + "}"
+
+
+_TEMPLATE_YAML = f"""\
+# Written by `python -m harness new {{id}}` (no report given). Every {MARK} is yours to write;
+# `python -m harness validate` lists the ones left, with their lines. The format is harness/case.schema.json;
+# README.md "Adding a case" shows a finished case. Tip: `python -m harness new {{id}} --from report.txt --force`
+# fills most of this in from a pasted traceback and environment listing.
+id: "{{id}}"
+title: "{MARK}: one line a maintainer recognises"
+upstream:
+  issue: "{MARK}: link the bug report (or use pr: / commit: when there is no issue)"
+  fix: "{MARK}: link the pull request or commit that fixed it (or remove this line)"
+# A regular expression (Python re.search) the buggy failure's exception message must match, e.g.
+# "Expected all tensors to be on the same device.*cuda:\\\\d+ and cpu"
+signature: "{MARK}: a regular expression the buggy failure's message matches"
+# exception: RuntimeError            # optional: the class the buggy failure raises
+summary: "{MARK}: one paragraph: what breaks, why, what fixed it, and how the repro reaches it"
+requires:  # shared by every variant; a variant's own pin of a package replaces it
+  - torch==2.13.0  # always pinned: an unpinned torch pulls a multi-GB CUDA build
+# tags: [somelib, device-placement]
+variants:
+  buggy:
+    role: buggy
+    description: "{MARK}: the code or releases that have the bug"
+    requires:
+      - "{MARK}: pin the release that has the bug, e.g. somelib==1.0.0"
+    # per lane: reproduces | passes | "unsupported: <why>"; a device-placement bug cannot show on cpu
+    expect: {{cpu: passes, cuda: reproduces, cuda-sim: reproduces}}
+  fix:
+    role: fix
+    description: "{MARK}: the first fixed release, or the documented workaround"
+    requires:
+      - "{MARK}: pin the first fixed release, e.g. somelib==1.0.1"
+    expect: {{cpu: passes, cuda: passes, cuda-sim: passes}}
+# optional: env, patches (diffs applied to site-packages), shims, args (per variant), timeout, image,
+# status: retired + retired_reason
+"""
+
+
+def template_yaml(case_id: str) -> str:
+    return _TEMPLATE_YAML.replace("{id}", case_id)
+
+
+def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str) -> str:
+    """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise."""
+    comments: list[str] = []
+    for label, frame in where:
+        comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
+        comments += _wrapped(frame.source, "    #     ") if frame.source else []
+    if final:
+        comments += ["    # The buggy variant must end the same way:", *_wrapped(final[:300], "    #   ")]
+    body = "\n".join([
+        '"""Repro for cases/' + case_id + ": see case.yaml for the bug, its upstream links and the variants.",
+        "",
+        f"Written by `python -m harness new` from {_docstring_safe(source) or 'no report'}: write the {MARK} call.",
+        "Build tiny models from configs (no downloads: HF_HUB_OFFLINE=1 is set), call the library on the path",
+        "the traceback shows, and let the bug raise. The harness runs `repro.py --variant NAME --device cpu|cuda`",
+        "(plus the variant's args) and matches the exception against case.yaml's signature.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import argparse",
+        "import sys",
+        "",
+        *sorted(["import torch", *(f"import {m}  # noqa: F401 - in the traceback; the call uses it" for m in imports)],
+                key=lambda line: line.split()[1].lower()),
+        "",
+        "",
+        "def parse_args(argv: list[str]) -> argparse.Namespace:",
+        "    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])",
+        '    parser.add_argument("--variant", required=True)',
+        '    parser.add_argument("--device", choices=["cpu", "cuda"], required=True)',
+        "    return parser.parse_args(argv)",
+        "",
+        "",
+        "def main(argv: list[str]) -> None:",
+        "    args = parse_args(argv)",
+        "    torch.manual_seed(0)",
+        "    device = torch.device(args.device)",
+        '    print(f"variant={args.variant} device={device} torch={torch.__version__}")',
+        *comments,
+        f'    raise NotImplementedError("{MARK}: call the library as the traceback does, on `device`")',
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    main(sys.argv[1:])",
+    ])
+    return body + "\n"
+
+
+def _docstring_safe(text: str, limit: int = 50) -> str:
+    text = _comment(text).replace("\\", "/").replace('"', "'")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _wrapped(text: str, prefix: str, width: int = 116) -> list[str]:
+    """Comment lines that keep the repro within ruff's line length (paths are cut where they must be)."""
+    lines = textwrap.wrap(_comment(text), width - len(prefix) - 2, break_on_hyphens=False) or [""]
+    return [prefix + lines[0], *(prefix + "  " + line for line in lines[1:])]
+
+
+def _frame_text(frame: Frame) -> str:
+    line = f", line {frame.line}" if frame.line else ""
+    function = f", in {frame.function}" if frame.function else ""
+    return f'File "{frame.path}"{line}{function}'
+
