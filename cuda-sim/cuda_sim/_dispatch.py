@@ -79,6 +79,8 @@ class DeviceMode(TorchDispatchMode):
             device = devices[0]
             for other in devices:
                 if other is not device and other != device:
+                    if _moved_by_the_factory(state.explicit, devices):
+                        break
                     if state.explicit is None and any(d.type not in _SIMULATED for d in devices):
                         return _run_foreign(func, args, kwargs, tensors, devices)
                     if state.out_watch is not None and func is _COPY:
@@ -224,6 +226,13 @@ def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
         return
     if syncs:
         _cuda_api.warn_or_error_on_sync()
+
+
+def _moved_by_the_factory(explicit: torch.device | None, devices: Sequence[torch.device]) -> bool:
+    """Inside a factory given ``device=`` (``sparse_coo_tensor(indices, values, dtype=..., device="cuda")``):
+    C++ moves every input there before it builds (torch/csrc/utils/tensor_new.cpp), so the caller's CPU
+    tensors meeting the ones already converted are no device mix."""
+    return explicit is not None and all(d == explicit or d.type == "cpu" for d in devices)
 
 
 def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],

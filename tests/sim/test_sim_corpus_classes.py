@@ -65,3 +65,17 @@ def _f(x: torch.Tensor) -> torch.Tensor:
 ], ids=["jvp", "grad", "vmap", "vjp"])
 def test_torch_func_transforms_see_the_simulated_device(sim, transform):
     assert transform(torch.randn(3, device="cuda")).device == torch.device("cuda:0")
+
+
+# C6. torch/csrc/utils/tensor_new.cpp sparse_coo_tensor_ctor: values converted to dtype and device, indices
+# copied to the values' device, then built: CPU inputs with device="cuda" make a cuda tensor (ptwt's sparse
+# wavelet matrices, sparse_math.py:508).
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
+def test_a_sparse_factory_moves_its_cpu_inputs_to_the_device_it_is_given(sim):
+    indices, values = torch.tensor([[0, 1], [1, 0]]), torch.ones(2, dtype=torch.long)
+    t = torch.sparse_coo_tensor(indices, values, size=(2, 2), dtype=torch.float64, device="cuda")
+    assert t.device == torch.device("cuda:0") and t.dtype == torch.float64
+    assert (t.to_dense() @ torch.ones(2, 1, dtype=torch.float64, device="cuda")).cpu().flatten().tolist() == [1.0, 1.0]
+    assert indices.device == torch.device("cpu")  # the caller's tensors stay where they were
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        t.to_dense() + torch.ones(2, 2, dtype=torch.float64)
