@@ -99,8 +99,6 @@ class DeviceMode(TorchDispatchMode):
         on_gpu = device.type == "cuda"
         if on_gpu:
             if not info.simulated:
-                if info.generic:
-                    return self._decompose(func, args, kwargs)
                 raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
             if info.generator is not None and kwargs.get("generator") is None:
                 # random ops on the simulated GPU draw from its own generator, as CUDA kernels do

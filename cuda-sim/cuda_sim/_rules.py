@@ -79,7 +79,7 @@ class OpFacts:
     """What the dispatch mode needs to know about one operator, worked out at its first call and
     kept on the ``OpOverload`` (a dict keyed by it would run its Python ``__hash__`` per call)."""
 
-    __slots__ = ("args", "generator", "generic", "host_outputs", "name", "simulated", "tensor_args")
+    __slots__ = ("args", "generator", "host_outputs", "name", "simulated", "tensor_args")
 
     def __init__(self, func: torch._ops.OpOverload) -> None:
         self.name = op_name(func)
@@ -88,7 +88,6 @@ class OpFacts:
         plain = all(spec.kind != "h" for spec in self.args)
         self.tensor_args = tuple((s.index, s.name, s.kind == "l") for s in self.args) if plain else None
         self.simulated = func.namespace in SIM_NAMESPACES
-        self.generic = not self.simulated and device_generic(func)
         self.host_outputs = _kernels.HOST_OUTPUTS.get(self.name)
         self.generator = _generator_overload(func)
 
@@ -191,23 +190,11 @@ def op_name(func: torch._ops.OpOverload) -> str:
     return f"{base}.{schema.overload_name}" if schema.overload_name else base
 
 
-def device_generic(func: torch._ops.OpOverload) -> bool:
-    """A custom operator with no CUDA kernel but a device-generic one (``torch.library.impl(..., "default")``,
-    ``custom_op`` without ``device_types``: CompositeExplicitAutograd), which real CUDA runs on cuda tensors:
-    the simulation runs it too, its inner operators checked as usual. One with a CUDA kernel (an extension's)
-    is not simulated."""
-    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
-    name = func.name()
-    return not has_kernel(name, "CUDA") and has_kernel(name, "CompositeExplicitAutograd")
-
-
 def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
             ops: list[Operand]) -> torch.device:
     """The device the op runs on (its fresh outputs go there), or the real CUDA error."""
     namespace = func.namespace
     if namespace not in SIM_NAMESPACES:
-        if facts(func).generic:
-            raise Decompose  # its kernel's own operators meet the devices, as on a GPU
         if any(op.device.type == "cuda" for op in ops):
             raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
         return CPU
