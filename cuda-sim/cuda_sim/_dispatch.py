@@ -292,12 +292,22 @@ def _place_outputs(result: object, device: torch.device, tensors: list[torch.Ten
             _place_outputs(item, device, tensors, storages, guess)
 
 
+def _replace_sparse(t: torch.Tensor, device: torch.device) -> None:
+    storage = storage_of(t)
+    if storage is not None and not hasattr(storage, _TAG):
+        place(t, device)
+
+
 def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
                guess: bool) -> None:
     if not t.is_cpu:
         return
     for i in tensors:
         if t is i:
+            if t.layout is not torch.strided:
+                # a sparse in-place op (``s += other``) may swap in new indices and values: they are where
+                # the tensor was
+                _replace_sparse(t, device)
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
     storage: torch.UntypedStorage | None
     try:

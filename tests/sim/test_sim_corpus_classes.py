@@ -38,3 +38,18 @@ def test_a_sparse_factory_moves_its_cpu_inputs_to_the_device_it_is_given(sim):
     assert indices.device == torch.device("cpu")  # the caller's tensors stay where they were
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         t.to_dense() + torch.ones(2, 2, dtype=torch.float64)
+
+
+# C7. An in-place sparse op reallocates the tensor's indices and values (aten/src/ATen/native/sparse/
+# SparseTensorMath.cpp add_out_sparse: the result is resized and refilled): on a GPU they are new cuda
+# memory, so the tensor stays on cuda (ptwt accumulates its orthogonalized rows with `result += addition`).
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
+def test_an_in_place_sparse_op_keeps_the_tensor_on_its_device(sim):
+    def point(row: int) -> torch.Tensor:
+        return torch.sparse_coo_tensor(torch.tensor([[row], [0]]), torch.ones(1), size=(4, 4), device="cuda")
+
+    result = point(0)
+    result += point(1)
+    result += point(2)  # the second add used to meet a tensor that had fallen back to the CPU
+    assert result.device == torch.device("cuda:0")
+    assert result.to_dense()[:3, 0].cpu().tolist() == [1.0, 1.0, 1.0]
