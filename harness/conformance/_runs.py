@@ -15,7 +15,6 @@ import os
 import resource
 import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from harness.conformance._errors import SourceError
 from harness.conformance._suites import Library
+from harness.containment._process import RunningProcess
 
 MODES = ("cpu", "sim")
 NOT_SIMULATED = "not simulated:"
@@ -81,11 +81,6 @@ def _environment(library: Library, venv: Path, mode: str) -> dict[str, str]:
     if mode == "sim":
         env.update(library.cuda.env)  # how the suite is told to test on CUDA, when it does not ask torch
     return env
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    os.setsid()  # its own process group: a time-out ends pytest and every worker it started
 
 
 _NONE = Result("none")
@@ -199,25 +194,23 @@ def _death(code: int) -> str:
 
 
 def _one_process(cmd: list[str], cwd: Path, env: dict[str, str], log_path: Path, deadline: float, run: Pass) -> int:
+    """One pytest process under the harness's process supervisor (harness/containment): its memory bounded, the
+    whole tree ended at the deadline, on Ctrl-C and when the harness dies; its output kept in a bounded log."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     with log_path.open("a", encoding="utf-8") as log:
         log.write(f"$ {' '.join(cmd)}\n")
-        log.flush()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, preexec_fn=_limit_memory)
-        try:
-            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            code = proc.wait()
-            log.write("\n[conformance] the pass's time limit was reached; the process group was killed\n")
-        finally:
-            if proc.poll() is None:  # interrupted (Ctrl-C): leave no pytest behind
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    result = RunningProcess(cmd, env=env, cwd=cwd, log_path=log_path, timeout=max(1.0, deadline - time.monotonic()),
+                            memory_limit_bytes=MEMORY_LIMIT).wait()
+    if result.timed_out:
+        with log_path.open("a", encoding="utf-8") as log:
+            log.write("\n[conformance] the pass's time limit was reached; the process tree was killed\n")
+    if result.interrupted:
+        raise KeyboardInterrupt
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     run.cpu_seconds += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     run.wall_seconds += time.monotonic() - start
     run.processes += 1
-    return code
+    if result.returncode is None:  # the supervisor could not say (its own failure): read as a killed pass
+        return -signal.SIGKILL
+    return result.returncode

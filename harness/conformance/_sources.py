@@ -12,7 +12,6 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -25,6 +24,7 @@ from cuda_sim._startup import PTH_LINE
 from harness import uv_index_environment
 from harness.conformance._errors import SourceError
 from harness.conformance._suites import Library
+from harness.containment._process import run_helper
 
 TORCH = "torch==2.13.0"  # the CPU wheel; an unpinned torch would pull a multi-GB CUDA build
 REPO = Path(__file__).resolve().parents[2]
@@ -33,15 +33,16 @@ Log = Callable[[str], None]
 
 def _run(cmd: list[str], log_path: Path, what: str, env: dict[str, str] | None = None, timeout: int = 1800,
          check: bool = True) -> None:
+    """A download or install step under the harness's process supervisor (ended at ``timeout``, on Ctrl-C and
+    with the harness); its output goes to the library's log."""
+    result = run_helper(cmd, env=dict(os.environ) if env is None else env, timeout=timeout)
     with log_path.open("a", encoding="utf-8") as log:
-        log.write(f"$ {' '.join(cmd)}\n")
-        log.flush()
-        try:
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout, check=False)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise SourceError(f"{what}: {error} (log: {log_path})") from None
-    if check and proc.returncode != 0:
-        raise SourceError(f"{what} failed with exit code {proc.returncode} (log: {log_path})")
+        log.write(f"$ {' '.join(cmd)}\n{result.stdout}{result.stderr}")
+    if result.error or result.timed_out:
+        why = result.error or f"no end after {timeout} s (the process tree was killed)"
+        raise SourceError(f"{what}: {why} (log: {log_path})")
+    if check and result.returncode != 0:
+        raise SourceError(f"{what} failed with exit code {result.returncode} (log: {log_path})")
 
 
 def _pip_download() -> list[str]:

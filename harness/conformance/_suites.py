@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from harness._exceptions import CaseFileError
+from harness._io import load_plain_data, read_case_text
 from harness.conformance._errors import ConformanceFileError
 
 HERE = Path(__file__).resolve().parent
@@ -107,14 +107,13 @@ class Loaded:
 
 
 def _load_yaml(path: Path) -> Any:
+    """The harness's one bounded YAML loader (harness/_io.py: size, nesting, aliases, duplicate keys, line numbers)."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_plain_data(path, read_case_text(path))
     except OSError as error:
         raise ConformanceFileError(path, f"cannot be read: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConformanceFileError(path, f"is not valid YAML: {error}", line=line) from None
+    except CaseFileError as error:
+        raise ConformanceFileError(path, error.problem, fix=error.fix, line=error.line) from None
 
 
 def _unknown(path: Path, where: str, keys: set[str], allowed: set[str]) -> None:
