@@ -432,6 +432,10 @@ def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> Chil
     while it ran, the scratch filesystem full) is an infra-error, never a verdict against the case."""
     if outcome.status in ("passed", "infra-error", "interrupted"):
         return outcome
+    if not cell_dir.is_dir():  # the repro's own doing (not a fault of the machinery), said as such
+        outcome.reason = (f"the repro deleted its own working folder, so the runner could not record its result "
+                          f"({outcome.reason})")
+        return outcome
     why = ""
     if not marker.is_file():
         why = f"its environment {marker.parent} was removed while the cell ran"
