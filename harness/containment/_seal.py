@@ -40,8 +40,8 @@ PASS_VARIABLE = "REPRO_MATRIX_PASS_ENV"  # comma-separated names the user hands 
 # An environment build also gets what uv, pip and a compiler need (the index, its certificates, a proxy, the
 # compiler's flags), never a publishing token. Index credentials in UV_*/PIP_* reach the build: uv needs them.
 _BUILD_PASSED = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "XDG_CONFIG_HOME", "NETRC", "SSL_CERT_FILE",
-                           "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SOURCE_DATE_EPOCH", "CC", "CXX", "CFLAGS",
-                           "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAX_JOBS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST",
+                           "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SOURCE_DATE_EPOCH", "CC", "CXX",
+                           "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAX_JOBS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST",
                            "PYTHONPYCACHEPREFIX", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
                            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"})
 _BUILD_PREFIXES = ("UV_", "PIP_")
