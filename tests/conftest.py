@@ -103,6 +103,7 @@ FAULT_CATALOGUE = (
     "the same --cases-dir given twice",
     "a repro deletes its own working folder",
     "a fresh adversary's attacks on a sealed cell",
+    "one case with many variants floods results.json",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -188,12 +188,26 @@ def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[P
 # bpf, io_uring, kexec and modules, file handles; so does every other ABI (x32, 32-bit), where numbers differ.
 # The inner program (bwrap's --seccomp, the command only) also refuses namespaces and mounts; the outer one is
 # installed by the supervisor before bwrap starts (bwrap needs those), so it holds for bwrap's init as well.
+_SUID, _SGID = 0o4000, 0o2000
+# Creating or marking a file setuid or setgid fails too (a file mode argument with those bits): a build runs as
+# uid 0 when the harness is root, and a setuid file it left in an environment would give root to any user who
+# runs it. (syscall, argument holding the mode, refused bits); setgid stays allowed on new folders.
+_MODE_CALLS = {
+    "x86_64": ((90, 1, _SUID | _SGID), (91, 1, _SUID | _SGID), (268, 2, _SUID | _SGID), (452, 2, _SUID | _SGID),
+               (2, 2, _SUID | _SGID), (257, 3, _SUID | _SGID), (85, 1, _SUID | _SGID), (133, 1, _SUID | _SGID),
+               (259, 2, _SUID | _SGID), (83, 1, _SUID), (258, 2, _SUID)),
+    "aarch64": ((52, 1, _SUID | _SGID), (53, 2, _SUID | _SGID), (452, 2, _SUID | _SGID), (56, 3, _SUID | _SGID),
+                (33, 2, _SUID | _SGID), (34, 2, _SUID)),
+}
 _SECCOMP_ARCHES: dict[str, tuple[int, bool, tuple[int, ...], tuple[int, ...]]] = {
+    # refused always (openat2's mode is in a struct no filter can read: refused), then namespaces and mounts
     "x86_64": (0xC000003E, True,
-               (101, 310, 311, 250, 248, 249, 323, 298, 321, 425, 426, 427, 246, 320, 175, 313, 176, 304, 212, 163),
+               (101, 310, 311, 250, 248, 249, 323, 298, 321, 425, 426, 427, 246, 320, 175, 313, 176, 304, 212, 163,
+                437),
                (272, 308, 165, 166, 155, 428, 429, 430, 431, 432, 433, 442)),
     "aarch64": (0xC00000B7, False,
-                (117, 270, 271, 219, 217, 218, 282, 241, 280, 425, 426, 427, 104, 294, 105, 273, 106, 265, 18, 89),
+                (117, 270, 271, 219, 217, 218, 282, 241, 280, 425, 426, 427, 104, 294, 105, 273, 106, 265, 18, 89,
+                 437),
                 (97, 268, 40, 39, 41, 428, 429, 430, 431, 432, 433, 442)),
 }
 
@@ -206,16 +220,23 @@ def seccomp_program(*, inner: bool = True) -> bytes | None:
         return None
     arch, x32, refused, namespaces = known
     numbers = (*refused, *namespaces) if inner else refused
+    modes = _MODE_CALLS.get(platform.machine(), ())
     errno, allow = 0x00050000 | 1, 0x7FFF0000  # SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
     body = [(0x20, 0, 0, 4)]  # load the architecture
-    refuse_at = 3 + int(x32) + len(numbers) + 1  # index of the refusing return
+    refuse_at = 3 + int(x32) + len(numbers) + 4 * len(modes) + 1  # index of the refusing return
     body.append((0x15, 0, refuse_at - 2, arch))  # another ABI: refuse
     body.append((0x20, 0, 0, 0))  # load the syscall number
     if x32:
         body.append((0x45, refuse_at - 4, 0, 0x40000000))  # the x32 ABI
     for number in numbers:
         body.append((0x15, refuse_at - len(body) - 1, 0, number))
+    for number, argument, bits in modes:  # not this call: skip its 3 checks (the number stays loaded)
+        body.append((0x15, 0, 3, number))
+        body.append((0x20, 0, 0, 16 + 8 * argument))  # the argument's low 32 bits (little-endian)
+        body.append((0x45, refuse_at - len(body) - 1, 0, bits))
+        body.append((0x06, 0, 0, allow))
     body += [(0x06, 0, 0, allow), (0x06, 0, 0, errno)]
+    assert len(body) == refuse_at + 1
     return b"".join(struct.pack("<HBBI", *instruction) for instruction in body)
 
 

@@ -30,6 +30,17 @@ for name, target in TARGETS.items():
     if name == "secret":  # a variable of the harness's environment (GITHUB_TOKEN)
         results[name] = f"done: {{os.environ[target]}}" if target in os.environ else "absent"
         continue
+    if name == "setuid":  # a setuid file where the build may write (uv's cache): root for whoever runs it
+        path = pathlib.Path(os.environ.get(target) or "/tmp") / "planted-setuid"
+        try:
+            path.write_text("#!/bin/sh\\nid\\n")
+            os.chmod(path, 0o4755)
+            results[name] = "done" if path.stat().st_mode & 0o4000 else "the bit was dropped"
+        except OSError as error:
+            results[name] = repr(error)
+        finally:
+            path.unlink(missing_ok=True)
+        continue
     if name == "read-host":  # a file of the user's (a key in HOME)
         try:
             results[name] = f"done: {{path.read_text()}}"
@@ -129,6 +140,7 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
         "checkout": str(REPO / f"{token}.txt"),
         "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"),  # runs in every later python
         "secret": "GITHUB_TOKEN",
+        "setuid": "UV_CACHE_DIR",
         "read-host": str(_host_secret(token)),
     }
     write_case(tmp_path / "cases", "aa-victim", SIGNATURE_SCRIPT, requires=["torch==2.13.0"])
@@ -244,7 +256,8 @@ def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeyp
     token = new_token()
     targets = {"forge": str(tmp_path / "out" / "forged"), "victim-cache": str(tmp_path / "envs"),
                "home": str(Path.home() / f".{token}"), "checkout": str(REPO / f"{token}.txt"),
-               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"), "secret": "GITHUB_TOKEN"}
+               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"), "secret": "GITHUB_TOKEN",
+               "setuid": "UV_CACHE_DIR"}
     monkeypatch.setenv("GITHUB_TOKEN", token)
     (tmp_path / "out").mkdir()
     package = _package(tmp_path / "case", "pep517-backend", targets)
