@@ -130,9 +130,9 @@ def mode_line(namespaces: bool = True) -> str:
     if binary:
         who = "a private uid per cell" if os.geteuid() == 0 else "your uid, mapped in a user namespace"
         return (f"sandbox: cells sealed by bubblewrap ({who}; no network, no host devices, an empty environment "
-                "plus an allow-list; see docs/security.md)")
-    return (f"WARNING: sandbox: cells are NOT sealed by bubblewrap ({why}); they run in the fallback layer, "
-            "which does not guarantee what docs/security.md lists for bwrap mode")
+                "plus an allow-list; see docs/security.md); environment builds too, with the network")
+    return (f"WARNING: sandbox: cells are NOT sealed by bubblewrap ({why}); they and environment builds run in "
+            "the fallback layer, which does not guarantee what docs/security.md lists for bwrap mode")
 
 
 def sandbox_mode(namespaces: bool = True) -> str:
