@@ -39,7 +39,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._exceptions import EnvBuildError
 from harness.containment._process import Confinement, run_helper
-from harness.run._backend import REPO_ROOT
+from harness.run._backend import CHILD_RUNNER
 
 _COPY_FILES, _COPY_BYTES = 50_000, 1 << 30  # as for the environment key: a package, not a filesystem
 _BUILDS = ".repro-matrix-builds"  # environments under construction, inside uv's cache (see build_place)
@@ -58,8 +58,8 @@ class BuildSandbox:
         # or the environments under /tmp); everything else is read-only anyway.
         local = [path for _, path in map(_local_source, requires) if path is not None]
         # Under bwrap these are all a build sees of the host besides the system folders: of the checkout only
-        # the harness package (the child runner's module map); steps run in / (see HelperProcess).
-        seen = [REPO_ROOT / "harness", env_root.resolve(), *interpreters, *uses, *local, *_paths_in(env)]
+        # the child runner's folder (its module map step); steps run in / (see HelperProcess).
+        seen = [CHILD_RUNNER.parent, env_root.resolve(), *interpreters, *uses, *local, *_paths_in(env)]
         # Folders only: a file under /tmp is bound back through the folder holding it.
         self.readonly = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in seen if p.exists()))
         self.private = tuple(private)

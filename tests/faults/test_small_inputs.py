@@ -3,11 +3,13 @@ dangling symlink in the cases folder, one cases folder given twice, a repro that
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
+from tests.checkout import SOURCE_PATH
 from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 
 pytestmark = pytest.mark.slow
@@ -15,8 +17,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.fault("cuda-sim given a folder instead of a script")
 def test_cuda_sim_given_a_folder_says_so_in_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "harness.sim", str(tmp_path)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    env = {**os.environ, "PYTHONPATH": SOURCE_PATH}  # the simulator's distribution, in the checkout
+    proc = subprocess.run([sys.executable, "-m", "cuda_sim", str(tmp_path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, env=env)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert str(tmp_path) in proc.stderr and "__main__.py" in proc.stderr
