@@ -297,7 +297,7 @@ def test_a_hostile_build_that_fails_is_an_infra_error_not_a_verdict(tmp_path, mo
     environment: its cells are infra-errors whose message names the failed step and the build log, and
     the build saw no secret and wrote nothing."""
     _mode(monkeypatch, "1")
-    token = new_token()
+    token, secret = new_token(), f"build-secret-{new_token()}"
     targets = [str(Path.home() / f".{token}"), str(REPO / f"{token}.txt")]
     folder = write_case(tmp_path / "cases", "hostile-fails", SIGNATURE_SCRIPT, requires=["torch==2.13.0", "failpkg @ PKG"])
     (folder / "pkg").mkdir()
@@ -307,15 +307,15 @@ def test_a_hostile_build_that_fails_is_an_infra_error_not_a_verdict(tmp_path, mo
     try:
         proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
                            str(tmp_path / "out"), env={"REPRO_MATRIX_ENVS": str(tmp_path / "envs"),
-                                                       "GITHUB_TOKEN": token})
+                                                       "GITHUB_TOKEN": secret})
         results = results_of(tmp_path / "out")[0]
         assert verdict(results, "hostile-fails")["verdict"] == "infra-error", proc.stdout + proc.stderr
-        message = cell(results, "hostile-fails", "buggy")["message"]
+        message = cell(results, "hostile-fails", "buggy")["reason"]
         assert "uv pip install" in message and "refuses to build" in message, message
         (log,) = (tmp_path / "envs").glob("venv-*.build.log")
         assert "SEEN no token" in log.read_text() and "WROTE" not in log.read_text(), log.read_text()
-        assert token not in (tmp_path / "out").joinpath(next((tmp_path / "out").iterdir()).name,
-                                                        "results.json").read_text()
+        assert secret not in (tmp_path / "out").joinpath(next((tmp_path / "out").iterdir()).name,
+                                                         "results.json").read_text()
         for target in targets:
             assert not Path(target).exists(), f"a failing build wrote {target}"
     finally:
