@@ -89,7 +89,8 @@ def main() -> None:
         builds(args.builds)
 
 
-BUILD_MODES = {"unsealed": ("0", MODES["previous"]), "previous": ("1", MODES["previous"]), "bwrap": ("1", FOUND)}
+_OFF = (None, "REPRO_MATRIX_BWRAP=0")
+BUILD_MODES = {"unsealed": ("0", _OFF), "previous": ("1", _OFF), "bwrap": ("1", FOUND)}
 
 
 def _build(folder: Path, mode: str, index: int) -> tuple[float, float, str]:
