@@ -64,10 +64,11 @@ class BuildSandbox:
         self.readonly = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in seen if p.exists()))
         self.private = tuple(private)
 
-    def seal(self, *writable: Path) -> Confinement:
-        """The confinement of one step that may write ``writable`` (and its private /tmp) only."""
+    def seal(self, *writable: Path, gpu: bool = False) -> Confinement:
+        """The confinement of one step that may write ``writable`` (and its private /tmp) only; ``gpu``: it
+        sees the NVIDIA devices (the CUDA probe)."""
         return Confinement(hide=self.private, readonly=self.readonly, writable=writable, sealed=True,
-                           scratch=self.scratch, private_home=False).usable([*self.readonly, *writable])
+                           scratch=self.scratch, private_home=False, gpu=gpu).usable([*self.readonly, *writable])
 
     def local_copies(self, requires: Sequence[str]) -> list[str]:
         """``requires`` with each local folder replaced by a copy in the scratch folder: an in-tree build

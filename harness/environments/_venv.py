@@ -284,7 +284,7 @@ class VenvBackend:
         uses = _host_uses(env.spec.host)
         with BuildSandbox(env_root=self.root, private=private, env=probe_env, uses=uses) as sandbox:
             proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120,
-                              confinement=sandbox.seal(cache))
+                              confinement=sandbox.seal(cache, gpu=True))  # bwrap: the NVIDIA devices, as a GPU cell
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
         probe = json.loads(proc.stdout.strip().splitlines()[-1])
