@@ -131,7 +131,10 @@ class _Supervised:
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
                                                      dir=confinement.scratch or cwd.parent))
             self._seal(config, confinement, cwd, memory_limit_bytes)
-        elif confinement is not None and confinement.sealed and config["namespaces"]:
+        elif confinement is not None and confinement.sealed:
+            # the fallback layers refuse what bwrap's outer filter refuses too (setuid files, keyrings...)
+            config["seccomp"] = (_seal.seccomp_program(inner=False) or b"").hex()
+        if confinement is not None and confinement.sealed and config["namespaces"] and not confinement.by_bwrap:
             config["notes"] = confinement.not_sealed_because()
             # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",

@@ -360,8 +360,10 @@ def _spawn(config: dict[str, Any]) -> int:
             os.setgroups([])
             os.setresgid(config["uid"], config["uid"], config["uid"])
             os.setresuid(config["uid"], config["uid"], config["uid"])
-        if config.get("bwrap", {}).get("outer_seccomp"):  # bwrap and its init too, not only the command
-            _install_seccomp(bytes.fromhex(config["bwrap"]["outer_seccomp"]))
+        # bwrap's outer filter (bwrap and its init too, not only the command), or the fallback layers' own
+        program = config.get("bwrap", {}).get("outer_seccomp") or config.get("seccomp")
+        if program:
+            _install_seccomp(bytes.fromhex(program))
         os.execvpe(argv[0], argv, config["env"])
     except BaseException as error:  # report any failure to start, then leave
         os.write(2, f"repro-matrix: could not start {config['argv'][0]}: {error}\n".encode())

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.containment._seal import bwrap
 from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 from tests.faults.processes import new_token
 from tests.faults.test_run_hostile import _mode
@@ -128,9 +129,15 @@ def _attempts(out: Path, results: dict) -> dict[str, str]:
 
 
 @pytest.mark.fault("a package build writes outside its environment")
-@pytest.mark.parametrize("kind", ["setup.py", "pep517-backend"])
-def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypatch, kind):
+@pytest.mark.parametrize(("kind", "sandbox"), [("setup.py", "bwrap"), ("pep517-backend", "bwrap"),
+                                               ("pep517-backend", "fallback")])
+def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypatch, kind, sandbox):
+    """In bwrap mode, and in the fallback layer where bwrap cannot run (``REPRO_MATRIX_BWRAP=0``)."""
     _mode(monkeypatch, "1")
+    if sandbox == "fallback":
+        monkeypatch.setenv("REPRO_MATRIX_BWRAP", "0")
+    elif bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {bwrap()[1]}")
     token = new_token()
     out, envs = tmp_path / "out", tmp_path / "envs"
     targets = {
@@ -160,8 +167,8 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
         assert [n for n, outcome in attempts.items() if outcome.startswith("done") and n != "read-host"] == [], \
             attempts
         # the user's files: out of a sealed build's sight; the fallback layer only makes them read-only
-        assert attempts["read-host"].startswith("done") == (results["run"]["host"]["sandbox"] == "fallback"), \
-            (attempts, results["run"]["host"])
+        assert results["run"]["host"]["sandbox"] == sandbox, results["run"]["host"]
+        assert attempts["read-host"].startswith("done") == (sandbox == "fallback"), attempts
         assert token not in json.dumps(results), "a build's secret reached results.json"
         assert not (out / "20990101T000000Z-forged").exists(), "a build forged a run in --output"
         assert len(results_of(out)) == 1
