@@ -42,6 +42,7 @@ PASS_VARIABLE = "REPRO_MATRIX_PASS_ENV"  # comma-separated names the user hands 
 _BUILD_PASSED = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "XDG_CONFIG_HOME", "NETRC", "SSL_CERT_FILE",
                            "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SOURCE_DATE_EPOCH", "CC", "CXX",
                            "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAX_JOBS", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST",
+                           "CUDA_PATH", "CUDACXX", "CPATH", "LIBRARY_PATH", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH",
                            "PYTHONPYCACHEPREFIX", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
                            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"})
 _BUILD_PREFIXES = ("UV_", "PIP_")
@@ -171,7 +172,8 @@ def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[P
     # or a write to a host path that does not exist in here would seem to succeed (and vanish with the cell).
     steps.append(["--remount-ro", "/"])
     inside = [*bound, *writable, *(Path(s) for s in _SYSTEM)]
-    steps.append(["--chdir", str(cwd) if any(cwd == p or p in cwd.parents for p in inside) else "/tmp"])
+    there = cwd == Path("/") or any(cwd == p or p in cwd.parents for p in inside)
+    steps.append(["--chdir", str(cwd) if there else "/tmp"])
     options = ["--unshare-all", *(["--share-net"] if network else []), "--die-with-parent", "--new-session",
                "--cap-drop", "ALL"]
     binary = bwrap()[0]
