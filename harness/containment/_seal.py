@@ -6,8 +6,10 @@ terminal), no capabilities, no-new-privs, a minimal /dev, a fresh /proc whose /p
 sized /dev/shm, and a filesystem of read-only binds of what the cell needs (the system folders, the
 interpreter, its environment, the case folders, the harness package) plus its own folder and a private
 /tmp, writable. When the harness runs as root, bwrap runs as a private unprivileged uid per cell (the
-supervisor switches to it before exec), so nothing inside is root on the host. docs/security.md says what
-each mode guarantees. The harness decides here which mode a cell gets; ``_supervise.py`` carries it out.
+supervisor switches to it before exec), so nothing inside is root on the host. Environment build steps get
+the same, but keep the host's network (the index), see uv's and pip's settings, and as root run as uid 0
+without capabilities (they write uv's cache). docs/security.md says what each mode guarantees. The harness
+decides here which mode a cell or build step gets; ``_supervise.py`` carries it out.
 """
 
 from __future__ import annotations
