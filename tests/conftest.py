@@ -98,6 +98,12 @@ FAULT_CATALOGUE = (
     "a results.json of 20,000 cases",
     "a FIFO or deeply nested results.json in the output folder",
     "bisect against a hostile package index",
+    "cuda-sim given a folder instead of a script",
+    "a dangling symlink in the cases folder",
+    "the same --cases-dir given twice",
+    "a repro deletes its own working folder",
+    "a fresh adversary's attacks on a sealed cell",
+    "one case with many variants floods results.json",
 )
 _FAULT_RESULTS: dict[str, list[str]] = defaultdict(list)  # fault -> outcomes ("passed", "failed", "skipped")
 

@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> None:
     if not os.path.exists(script):
         print(f"{prog}: can't open file {script!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
+    if os.path.isdir(script) and not os.path.isfile(os.path.join(script, "__main__.py")):  # as python DIR
+        print(f"{prog}: can't run {script!r}: a folder without a __main__.py (give a script file)", file=sys.stderr)
+        raise SystemExit(2)
     from cuda_sim import UnsupportedTorchError, _startup, install
 
     try:

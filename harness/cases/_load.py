@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -124,8 +125,10 @@ def load_cases(roots: Iterable[Path]) -> CaseLoad:
     cases: list[Case] = []
     errors: list[CaseFileError] = []
     seen: dict[str, Path] = {}
-    for root in roots:
-        for folder in sorted(p for p in root.resolve().iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    for root in dict.fromkeys(r.resolve() for r in roots):  # one folder given twice is read once
+        # Symlinks too, dangling ones included: load_case refuses them by name rather than skip them unsaid.
+        for folder in sorted(p for p in root.iterdir()
+                             if (p.is_dir() or p.is_symlink()) and not p.name.startswith((".", "_"))):
             try:
                 case = load_case(folder)
             except CaseFileError as error:
@@ -145,7 +148,8 @@ def load_case(folder: Path) -> Case:
     # Confined like the files a case names: a symlink from a pull request can name any file of the machine
     # (case.yaml -> /proc/self/environ was read; a linked folder's repro is out of the cell's reach).
     if folder.is_symlink():
-        raise CaseFileError(path, f"the case folder {folder.name} is a symlink",
+        dangling = "" if folder.exists() else f" to {os.readlink(folder)}, which does not exist"
+        raise CaseFileError(path, f"the case folder {folder.name} is a symlink{dangling}",
                             fix=f"make {folder.name} a folder of its own under {folder.parent} (copy the case there)")
     if path.is_symlink() and not _inside(path, folder):
         raise CaseFileError(path, "case.yaml is a symlink leading out of the case folder",

@@ -22,7 +22,7 @@ def case_roots(args: argparse.Namespace) -> tuple[Path, ...]:
     """The ``--cases-dir`` folders (absolute), or the checkout's cases/; a usage error for a missing one."""
     from harness.run._backend import project_root  # the backend imports the case loader: no cycle at import
 
-    roots = tuple(p.resolve() for p in args.cases_dir) or (project_root() / "cases",)
+    roots = tuple(dict.fromkeys(p.resolve() for p in args.cases_dir)) or (project_root() / "cases",)
     missing = [str(p) for p in roots if not p.is_dir()]
     if missing:
         raise UsageError(f"cases folder not found: {', '.join(missing)}")

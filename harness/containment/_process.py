@@ -64,14 +64,20 @@ class Confinement:
     gpu: bool = False  # a GPU lane: sealed by bwrap, the cell gets the NVIDIA devices
 
     @property
+    def build(self) -> bool:
+        """An environment build step: it keeps the host's network (the index) and, as root, bwrap's uid 0
+        with no capabilities (it writes uv's cache, which root owns), instead of a private uid."""
+        return self.sealed and not self.private_home
+
+    @property
     def by_bwrap(self) -> bool:
-        """Sealed by bubblewrap (cells only: environment builds keep the fallback layer and the network)."""
-        return (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0] is not None
-                and not _seal.unreachable(self.readonly))
+        """Sealed by bubblewrap (cells, and environment builds with the network kept)."""
+        return (self.sealed and namespaces_wanted() and _seal.bwrap()[0] is not None
+                and (self.build or not _seal.unreachable(self.readonly)))
 
     def not_sealed_because(self) -> list[str]:
         """Why a cell that bwrap would seal runs in the fallback layer (said in its log)."""
-        if not (self.sealed and self.private_home and namespaces_wanted() and _seal.bwrap()[0]):
+        if not (self.sealed and not self.build and namespaces_wanted() and _seal.bwrap()[0]):
             return []
         return [f"NOT sealed by bwrap: {folder} is not readable by other users, and bwrap runs as a private "
                 f"uid (chmod o+rx {folder})" for folder in _seal.unreachable(self.readonly)]
@@ -112,6 +118,8 @@ class _Supervised:
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float,
                  memory_limit_bytes: int | None, confinement: Confinement | None, stderr: int) -> None:
+        if confinement is not None and confinement.build:  # no GITHUB_TOKEN, AWS_*, PYPI_*... in any mode
+            env = _seal.build_environment(env)
         config = {"argv": [str(a) for a in argv], "env": dict(env), "cwd": str(cwd), "timeout": float(timeout),
                   "grace": _GRACE_S, "memory_limit": memory_limit_bytes, "parent": os.getpid(),
                   "namespaces": confinement is not None and namespaces_wanted()}
@@ -123,7 +131,10 @@ class _Supervised:
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
                                                      dir=confinement.scratch or cwd.parent))
             self._seal(config, confinement, cwd, memory_limit_bytes)
-        elif confinement is not None and confinement.sealed and config["namespaces"]:
+        elif confinement is not None and confinement.sealed:
+            # the fallback layers refuse what bwrap's outer filter refuses too (setuid files, keyrings...)
+            config["seccomp"] = (_seal.seccomp_program(inner=False) or b"").hex()
+        if confinement is not None and confinement.sealed and config["namespaces"] and not confinement.by_bwrap:
             config["notes"] = confinement.not_sealed_because()
             # The process's /tmp: a folder beside its cwd (in the harness's scratch folder), removed after it.
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
@@ -153,11 +164,17 @@ class _Supervised:
         assert self.private_tmp is not None
         # Half the cell's memory at most: tmpfs pages count against the memory cgroup too.
         shm = min(_seal.SHM_BYTES, memory_limit // 2) if memory_limit else _seal.SHM_BYTES
+        build = confinement.build
         plan = _seal.plan(readonly=confinement.readonly, writable=confinement.writable, hide=confinement.hide,
-                          tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm)
+                          tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm, network=build,
+                          files=_seal.build_settings(config["env"]) if build else ())
         config.update(bwrap={"binary": _seal.bwrap()[0], **plan}, pids=_seal.cell_pids(), uid_base=_seal.UID_BASE,
-                      chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False)
-        config["env"].update(HOME="/tmp", TMPDIR="/tmp")
+                      chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False,
+                      build=build)
+        if build:  # HOME stays for uv's settings (only those are bound); a build backend caches in /tmp
+            config["env"].update(XDG_CACHE_HOME="/tmp/.cache", TMPDIR="/tmp")
+        else:
+            config["env"].update(HOME="/tmp", TMPDIR="/tmp")
 
     def interrupt(self) -> None:
         self._interrupted.set()
@@ -281,7 +298,9 @@ class HelperProcess:
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], timeout: float, cwd: Path | None = None,
                  confinement: Confinement | None = None) -> None:
-        self._supervised = _Supervised(argv, env=env, cwd=cwd or Path.cwd(), timeout=timeout,
+        if cwd is None:  # a build step starts in /: the harness's folder (a checkout) is not bound for it
+            cwd = Path("/") if confinement is not None and confinement.build else Path.cwd()
+        self._supervised = _Supervised(argv, env=env, cwd=cwd, timeout=timeout,
                                        memory_limit_bytes=None, confinement=confinement, stderr=subprocess.PIPE)
 
     def interrupt(self) -> None:

@@ -2,8 +2,13 @@
 
 Installing packages runs code a case chose: a local requirement's ``setup.py`` or PEP 517 backend, any
 sdist a pin resolves to, and afterwards every step that starts the environment's interpreter (a planted
-``.pth`` file runs there). Where namespaces work (see _supervise.py) each step sees the whole filesystem
-read-only, the run's output hidden, a private /tmp and /dev/shm, and may write only:
+``.pth`` file runs there). Every step gets an allow-listed environment (containment/_seal.py
+``build_environment``: no GITHUB_TOKEN, AWS_*, PYPI_*...). Where bwrap runs, a step is sealed as a cell is
+(its own pid, IPC, UTS, user and cgroup namespaces, a new session, no capabilities, a minimal /dev, a fresh
+/proc) but keeps the host's network, and sees of the host only the system folders, the interpreters, the
+folders below and, read-only, uv's and pip's settings in HOME. Otherwise, where namespaces work (see
+_supervise.py), it sees the whole filesystem read-only, the run's output hidden, a private /tmp and
+/dev/shm. Either way it may write only:
 
 * ``uv venv`` and ``uv pip install``: the environment's build folder (``.building-*``) and uv's cache
   (uv needs it; see README.md for what a hostile build can still do there), the install step also the
@@ -34,7 +39,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._exceptions import EnvBuildError
 from harness.containment._process import Confinement, run_helper
-from harness.run._backend import REPO_ROOT
+from harness.run._backend import CHILD_RUNNER
 
 _COPY_FILES, _COPY_BYTES = 50_000, 1 << 30  # as for the environment key: a package, not a filesystem
 _BUILDS = ".repro-matrix-builds"  # environments under construction, inside uv's cache (see build_place)
@@ -52,15 +57,18 @@ class BuildSandbox:
         # Read-only binds only matter for what the private /tmp would cover (a checkout, a find-links folder
         # or the environments under /tmp); everything else is read-only anyway.
         local = [path for _, path in map(_local_source, requires) if path is not None]
-        seen = [REPO_ROOT, env_root.resolve(), Path.cwd(), *interpreters, *uses, *local, *_paths_in(env)]
+        # Under bwrap these are all a build sees of the host besides the system folders: of the checkout only
+        # the child runner's folder (its module map step); steps run in / (see HelperProcess).
+        seen = [CHILD_RUNNER.parent, env_root.resolve(), *interpreters, *uses, *local, *_paths_in(env)]
         # Folders only: a file under /tmp is bound back through the folder holding it.
         self.readonly = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in seen if p.exists()))
         self.private = tuple(private)
 
-    def seal(self, *writable: Path) -> Confinement:
-        """The confinement of one step that may write ``writable`` (and its private /tmp) only."""
+    def seal(self, *writable: Path, gpu: bool = False) -> Confinement:
+        """The confinement of one step that may write ``writable`` (and its private /tmp) only; ``gpu``: it
+        sees the NVIDIA devices (the CUDA probe)."""
         return Confinement(hide=self.private, readonly=self.readonly, writable=writable, sealed=True,
-                           scratch=self.scratch, private_home=False).usable([*self.readonly, *writable])
+                           scratch=self.scratch, private_home=False, gpu=gpu).usable([*self.readonly, *writable])
 
     def local_copies(self, requires: Sequence[str]) -> list[str]:
         """``requires`` with each local folder replaced by a copy in the scratch folder: an in-tree build

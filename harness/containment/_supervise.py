@@ -33,6 +33,7 @@ import contextlib
 import ctypes
 import json
 import os
+import resource
 import select
 import signal
 import sys
@@ -349,9 +350,9 @@ def _spawn(config: dict[str, Any]) -> int:
         for path in config.get("cgroups", ()):  # joined while still root: the cell cannot leave them
             _write(os.path.join(path, "cgroup.procs"), "0")
         if config.get("memory_limit") and not config.get("memory_cgroup"):
-            import resource
-
             resource.setrlimit(resource.RLIMIT_AS, (config["memory_limit"], config["memory_limit"]))
+        # No core dumps, and none to turn on: the host's core_pattern may pipe a core to a host program.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.chdir(config["cwd"] if not config.get("bwrap") else "/")
         os.closerange(3, 1 << 16)
         argv = _bwrap_argv(config) if config.get("bwrap") else config["argv"]
@@ -359,10 +360,28 @@ def _spawn(config: dict[str, Any]) -> int:
             os.setgroups([])
             os.setresgid(config["uid"], config["uid"], config["uid"])
             os.setresuid(config["uid"], config["uid"], config["uid"])
+        # bwrap's outer filter (bwrap and its init too, not only the command), or the fallback layers' own
+        program = config.get("bwrap", {}).get("outer_seccomp") or config.get("seccomp")
+        if program:
+            _install_seccomp(bytes.fromhex(program))
         os.execvpe(argv[0], argv, config["env"])
     except BaseException as error:  # report any failure to start, then leave
         os.write(2, f"repro-matrix: could not start {config['argv'][0]}: {error}\n".encode())
     os._exit(127)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _install_seccomp(program: bytes) -> None:
+    """Load a classic BPF seccomp program into this process (inherited across exec), no-new-privs first."""
+    PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0), "prctl(no_new_privs)")
+    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog), 0, 0),
+           "prctl(seccomp)")
 
 
 def _chown_tree(path: str, uid: int) -> None:
@@ -440,18 +459,23 @@ def _make_cgroups(config: dict[str, Any], notes: list[str]) -> dict[str, str]:
             made[controller] = folder
             _write(os.path.join(folder, knob), str(value))
         except OSError as error:
-            if controller == "pids":  # the child runner's RLIMIT_NPROC in the cell's user namespace still holds
-                notes.append(f"pids bound: RLIMIT_NPROC in the cell's user namespace only (no pids cgroup: "
-                             f"{error.strerror or error})")
-            else:
-                notes.append(f"no {controller} cgroup ({error.strerror or error})")
-    if "pids" in made:
+            notes.append(_no_cgroup(controller, bool(config.get("build")), error))
+    if "pids" in made and not config.get("build"):  # a build's log names only what it could not do
         notes.append(f"pids bound: cgroup {config['pids']}")
     if "memory" in made:
         notes.append(f"memory bound: cgroup {config['memory_limit']} bytes for the whole cell")
     elif config.get("memory_limit"):
         notes.append("memory bound: RLIMIT_AS per process (no memory cgroup)")
     return made
+
+
+def _no_cgroup(controller: str, build: bool, error: OSError) -> str:
+    why = error.strerror or str(error)
+    if controller == "pids" and build:
+        return f"no pids bound for this build step (no pids cgroup: {why})"
+    if controller == "pids":  # the child runner's RLIMIT_NPROC in the cell's user namespace still holds
+        return f"pids bound: RLIMIT_NPROC in the cell's user namespace only (no pids cgroup: {why})"
+    return f"no {controller} cgroup ({why})"
 
 
 def _remove_cgroups(cgroups: dict[str, str]) -> bool:
@@ -548,7 +572,9 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     namespaced = not sealed and config.get("namespaces") and _enter_namespaces(notes)
     if namespaced:
         _confine(config, notes)
-    if sealed and os.geteuid() == 0:  # bwrap runs as a private uid: the folders the cell writes are its own
+    # As root, a cell's bwrap runs as a private uid (the folders it writes become its own); a build's stays
+    # uid 0 with no capabilities, since it writes uv's cache, which root owns (see docs/security.md).
+    if sealed and os.geteuid() == 0 and not config.get("build"):
         config["uid"] = config["uid_base"] + os.getpid()
         for path in config.get("chown", ()):
             _chown_tree(path, config["uid"])

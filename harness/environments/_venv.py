@@ -284,7 +284,7 @@ class VenvBackend:
         uses = _host_uses(env.spec.host)
         with BuildSandbox(env_root=self.root, private=private, env=probe_env, uses=uses) as sandbox:
             proc = run_helper([env.python_path, "-c", _CUDA_PROBE], env=probe_env, timeout=120,
-                              confinement=sandbox.seal(cache))
+                              confinement=sandbox.seal(cache, gpu=True))  # bwrap: the NVIDIA devices, as a GPU cell
         if proc.returncode != 0:
             return False, f"torch could not be imported to look for CUDA: {proc.stderr.strip()[-300:]}"
         probe = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -432,6 +432,10 @@ def machinery_check(outcome: ChildOutcome, marker: Path, cell_dir: Path) -> Chil
     """A cell that left no result because the harness's machinery failed under it (its environment removed
     while it ran, the scratch filesystem full) is an infra-error, never a verdict against the case."""
     if outcome.status in ("passed", "infra-error", "interrupted"):
+        return outcome
+    if not cell_dir.is_dir():  # the repro's own doing (not a fault of the machinery), said as such
+        outcome.reason = (f"the repro deleted its own working folder, so the runner could not record its result "
+                          f"({outcome.reason})")
         return outcome
     why = ""
     if not marker.is_file():

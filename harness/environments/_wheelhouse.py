@@ -37,6 +37,7 @@ def pip_wheel(python: str, requirements: Sequence[str], wheels: Path, log_path: 
     """``pip wheel`` into ``wheels``: it runs code a requirement chose (a setup.py, a build backend, an
     sdist), so it is sealed like the venv backend's build steps (harness/containment/_sandbox.py), writing only
     ``wheels``, copies of local requirement folders and a private /tmp (pip's cache included)."""
+    wheels = wheels.resolve()  # the step runs in /
     with BuildSandbox(env_root=root, private=(), env=os.environ, uses=(Path(python).parent,),
                       requires=requirements) as sandbox:
         requires = sandbox.local_copies(requirements)  # in-tree builds write copies, not case folders

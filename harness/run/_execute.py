@@ -202,6 +202,10 @@ class Executor:
 
     def _env_failed(self, cell: Cell, record: CellRecord, spec: EnvSpec, error: EnvBuildError | None) -> CellRecord:
         record.environment = f"{self.backend.name}-{spec.key()}"
+        if self._stopping.is_set():  # Ctrl-C stopped the build: the run was interrupted, the build did not fail
+            record.status, record.judgement = "interrupted", Verdict.INFRA_ERROR
+            record.reason = "not finished: the run was interrupted while its environment was being built"
+            return record
         record.status, record.judgement = "infra-error", Verdict.INFRA_ERROR
         record.reason = f"environment could not be built: {error}"
         log_path, fd = self.folder.new_file(_log_parts(cell), f"# repro-matrix cell {cell.key}\n# environment "

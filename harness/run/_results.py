@@ -149,9 +149,43 @@ class RunRecord:
                     "harness_process": self.harness_process},
             "cases": self.cases,
             "environments": self.environments,
-            "cells": [cell.serialize() for cell in self.cells],
+            "cells": bounded_cells([cell.serialize() for cell in self.cells]),
             "verdicts": self.verdicts,
         }
+
+
+# What one case's cells may add to results.json (messages, tracebacks, imported versions): a case with many
+# variants whose repros raise long messages once made a 35 MB file that `report` refused, losing every other
+# case's verdicts with it. Over its share, a case's cells keep short texts; the logs keep everything.
+CASE_BYTES = 256 * 1024
+RUN_BYTES = 16 * 2**20  # and the run as a whole, well under the report's 32 MB bound
+_TRIMMED_CHARS, _TRIMMED_FRAMES, _TRIMMED_IMPORTS = 500, 3, 20
+
+
+def bounded_cells(cells: list[CellDict]) -> list[CellDict]:
+    """``cells``, with the cells of each case over :data:`CASE_BYTES` (and of every case when the run is over
+    :data:`RUN_BYTES`) trimmed to short texts, said in their reason."""
+    sizes = [len(json.dumps(cell)) for cell in cells]
+    per_case: dict[str, int] = {}
+    for cell, size in zip(cells, sizes, strict=True):
+        per_case[cell["case"]] = per_case.get(cell["case"], 0) + size
+    everything = sum(sizes) > RUN_BYTES
+    return [_trimmed(cell, per_case[cell["case"]]) if everything or per_case[cell["case"]] > CASE_BYTES else cell
+            for cell in cells]
+
+
+def _trimmed(cell: CellDict, case_bytes: int) -> CellDict:
+    short = dict(cell)
+    exception = cell.get("exception")
+    if exception:
+        short["exception"] = {**exception, "message": str(exception.get("message", ""))[:_TRIMMED_CHARS],
+                              "traceback": list(exception.get("traceback") or [])[-_TRIMMED_FRAMES:]}
+    imported = cell.get("imported") or {}
+    short["imported"] = dict(sorted(imported.items(), key=lambda kv: kv[0] != "torch")[:_TRIMMED_IMPORTS])
+    note = (f" [trimmed in results.json: this case's cells came to {case_bytes >> 10} KiB, over its share of "
+            f"{CASE_BYTES >> 10} KiB; the cell's log has everything]")
+    short["reason"] = str(cell.get("reason", ""))[:_TRIMMED_CHARS] + note
+    return cast(CellDict, short)
 
 
 def new_run_dir(output: Path) -> tuple[str, Path]:

@@ -69,3 +69,31 @@ def test_the_pids_bound_can_be_changed(monkeypatch):
     assert _seal.cell_pids() == 64
     monkeypatch.setenv(_seal.PIDS_VARIABLE, "nonsense")
     assert _seal.cell_pids() == _seal.CELL_PIDS == 2048
+
+
+def test_a_build_gets_what_uv_needs_and_no_secret():
+    harness_env = {"PATH": "/usr/bin", "HOME": "/root", "UV_INDEX_URL": "https://index", "PIP_CERT": "/c.pem",
+                   "SSL_CERT_FILE": "/c.pem", "https_proxy": "http://proxy", "CFLAGS": "-O2", "TMPDIR": "/scratch",
+                   "GITHUB_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "a", "PYPI_API_TOKEN": "p",
+                   "UV_PUBLISH_TOKEN": "u", "MY_SETTING": "kept", _seal.PASS_VARIABLE: "MY_SETTING"}
+    assert _seal.build_environment(harness_env) == {
+        "PATH": "/usr/bin", "HOME": "/root", "UV_INDEX_URL": "https://index", "PIP_CERT": "/c.pem",
+        "SSL_CERT_FILE": "/c.pem", "https_proxy": "http://proxy", "CFLAGS": "-O2", "TMPDIR": "/scratch",
+        "MY_SETTING": "kept"}
+
+
+def test_a_build_plan_keeps_the_network_and_a_read_only_root(tmp_path):
+    env, tmp = tmp_path / "env", tmp_path / "tmp"
+    env.mkdir()
+    tmp.mkdir()
+    settings = tmp_path / "home" / ".config" / "uv"
+    settings.mkdir(parents=True)
+    plan = _seal.plan(readonly=[], writable=[env], hide=[], tmp=tmp, cwd=Path("/"), gpu=False, shm_bytes=1 << 20,
+                      network=True, files=[settings])
+    assert "--share-net" in plan["options"] and "--unshare-all" in plan["options"]
+    assert ["--ro-bind", str(settings), str(settings)] in plan["steps"]
+    assert ["--remount-ro", "/"] in plan["steps"]
+    assert plan["steps"][-1] == ["--chdir", "/"]
+    cell = _seal.plan(readonly=[], writable=[env], hide=[], tmp=tmp, cwd=env, gpu=False, shm_bytes=1 << 20)
+    assert "--share-net" not in cell["options"] and ["--remount-ro", "/"] in cell["steps"]
+    assert _seal.build_settings({"HOME": str(tmp_path / "home")}) == [settings]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.containment._seal import bwrap
 from tests.faults.conftest import REPO, SIGNATURE_SCRIPT, cell, results_of, run_harness, verdict, write_case
 from tests.faults.processes import new_token
 from tests.faults.test_run_hostile import _mode
@@ -21,12 +22,32 @@ pytestmark = pytest.mark.slow
 # Runs inside the build (setup.py, or the backend's build_wheel): tries every target, records each outcome
 # in the package it builds (the only place a sealed build's writes survive), then builds normally.
 ATTACK = '''
-import json, pathlib
+import json, os, pathlib
 TARGETS = json.loads({targets!r})
 here = pathlib.Path(__file__).resolve().parent
 results = {{}}
 for name, target in TARGETS.items():
     path = pathlib.Path(target)
+    if name == "secret":  # a variable of the harness's environment (GITHUB_TOKEN)
+        results[name] = f"done: {{os.environ[target]}}" if target in os.environ else "absent"
+        continue
+    if name == "setuid":  # a setuid file where the build may write (uv's cache): root for whoever runs it
+        path = pathlib.Path(os.environ.get(target) or "/tmp") / "planted-setuid"
+        try:
+            path.write_text("#!/bin/sh\\nid\\n")
+            os.chmod(path, 0o4755)
+            results[name] = "done" if path.stat().st_mode & 0o4000 else "the bit was dropped"
+        except OSError as error:
+            results[name] = repr(error)
+        finally:
+            path.unlink(missing_ok=True)
+        continue
+    if name == "read-host":  # a file of the user's (a key in HOME)
+        try:
+            results[name] = f"done: {{path.read_text()}}"
+        except OSError as error:
+            results[name] = repr(error)
+        continue
     if name == "victim-cache":  # another case's bytecode, in the environment its cells used
         found = sorted(path.glob("venv-*/lib/python3*/site-packages/__pycache__"))
         if not found:
@@ -108,9 +129,15 @@ def _attempts(out: Path, results: dict) -> dict[str, str]:
 
 
 @pytest.mark.fault("a package build writes outside its environment")
-@pytest.mark.parametrize("kind", ["setup.py", "pep517-backend"])
-def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypatch, kind):
+@pytest.mark.parametrize(("kind", "sandbox"), [("setup.py", "bwrap"), ("pep517-backend", "bwrap"),
+                                               ("pep517-backend", "fallback")])
+def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypatch, kind, sandbox):
+    """In bwrap mode, and in the fallback layer where bwrap cannot run (``REPRO_MATRIX_BWRAP=0``)."""
     _mode(monkeypatch, "1")
+    if sandbox == "fallback":
+        monkeypatch.setenv("REPRO_MATRIX_BWRAP", "0")
+    elif bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {bwrap()[1]}")
     token = new_token()
     out, envs = tmp_path / "out", tmp_path / "envs"
     targets = {
@@ -119,6 +146,9 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
         "home": str(Path.home() / f".{token}"),  # (c) HOME: dotfiles, the user's caches and configuration
         "checkout": str(REPO / f"{token}.txt"),
         "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"),  # runs in every later python
+        "secret": "GITHUB_TOKEN",
+        "setuid": "UV_CACHE_DIR",
+        "read-host": str(_host_secret(token)),
     }
     write_case(tmp_path / "cases", "aa-victim", SIGNATURE_SCRIPT, requires=["torch==2.13.0"])
     folder = write_case(tmp_path / "cases", "zz-hostile", HOSTILE_REPRO, requires=["torch==2.13.0", "hostilepkg @ PKG"])
@@ -128,13 +158,18 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
     before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
     try:
         proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
-                           "--output", str(out), env={"REPRO_MATRIX_ENVS": str(envs)})
+                           "--output", str(out), env={"REPRO_MATRIX_ENVS": str(envs), "GITHUB_TOKEN": token})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         results = results_of(out)[0]
         assert verdict(results, "zz-hostile")["verdict"] == "confirmed", verdict(results, "zz-hostile")
         attempts = _attempts(out, results)
         assert set(attempts) == set(targets) and attempts["victim-cache"] != "no victim cache found", attempts
-        assert [name for name, outcome in attempts.items() if outcome == "done"] == [], attempts
+        assert [n for n, outcome in attempts.items() if outcome.startswith("done") and n != "read-host"] == [], \
+            attempts
+        # the user's files: out of a sealed build's sight; the fallback layer only makes them read-only
+        assert results["run"]["host"]["sandbox"] == sandbox, results["run"]["host"]
+        assert attempts["read-host"].startswith("done") == (sandbox == "fallback"), attempts
+        assert token not in json.dumps(results), "a build's secret reached results.json"
         assert not (out / "20990101T000000Z-forged").exists(), "a build forged a run in --output"
         assert len(results_of(out)) == 1
         assert list(envs.glob("venv-*/lib/python3*/site-packages/__pycache__/planted.pyc")) == []
@@ -143,8 +178,16 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
         # in-tree builds wrote into a copy: the case folder is as the test made it
         assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
     finally:
-        for name in ("home", "checkout", "python"):
+        for name in ("home", "checkout", "python", "read-host"):
             Path(targets[name]).unlink(missing_ok=True)
+
+
+def _host_secret(token: str) -> Path:
+    """A file of the user's, readable by the user only (as an SSH key is)."""
+    secret = Path.home() / f".{token}-key"
+    secret.write_text(f"KEY-{token}")
+    secret.chmod(0o600)
+    return secret
 
 
 BENIGN_SETUP = """
@@ -220,7 +263,9 @@ def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeyp
     token = new_token()
     targets = {"forge": str(tmp_path / "out" / "forged"), "victim-cache": str(tmp_path / "envs"),
                "home": str(Path.home() / f".{token}"), "checkout": str(REPO / f"{token}.txt"),
-               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth")}
+               "python": str(Path(sysconfig.get_paths()["purelib"]) / f"{token}.pth"), "secret": "GITHUB_TOKEN",
+               "setuid": "UV_CACHE_DIR"}
+    monkeypatch.setenv("GITHUB_TOKEN", token)
     (tmp_path / "out").mkdir()
     package = _package(tmp_path / "case", "pep517-backend", targets)
     plan = plan_image(EnvSpec((f"hostilepkg @ {package.as_uri()}",)), "cpu", image_dir=REPO / "images" / "torch",
@@ -231,10 +276,55 @@ def test_the_docker_wheelhouse_build_on_the_host_is_sealed_too(tmp_path, monkeyp
         (wheel,) = (context / "wheels").glob("hostilepkg-*.whl")  # the benign part of the build still works
         with zipfile.ZipFile(wheel) as archive:
             attempts = archive.read("hostilepkg/attempts.py").decode()
-        assert "'done'" not in attempts and "'forge'" in attempts, attempts
+        assert "'done" not in attempts and "'forge'" in attempts and "'secret': 'absent'" in attempts, attempts
         for name in ("forge", "home", "checkout", "python"):
             assert not Path(targets[name]).exists(), f"the wheelhouse build wrote {name}: {targets[name]}"
         assert sorted(p.relative_to(package) for p in package.rglob("*")) == before
     finally:
         for name in ("home", "checkout", "python"):
             Path(targets[name]).unlink(missing_ok=True)
+
+
+FAILING_SETUP = '''
+import os, pathlib
+print("SEEN", os.environ.get("GITHUB_TOKEN", "no token"), flush=True)
+for target in {targets!r}:
+    try:
+        pathlib.Path(target).write_text("planted by a failing build")
+        print("WROTE", target, flush=True)
+    except OSError as error:
+        print("REFUSED", target, error, flush=True)
+raise SystemExit("this package refuses to build")
+'''
+
+
+@pytest.mark.fault("a package build writes outside its environment")
+def test_a_hostile_build_that_fails_is_an_infra_error_not_a_verdict(tmp_path, monkeypatch):
+    """A build that gives up (after trying to read a secret and write outside its environment) fails the
+    environment: its cells are infra-errors whose message names the failed step and the build log, and
+    the build saw no secret and wrote nothing."""
+    _mode(monkeypatch, "1")
+    token, secret = new_token(), f"build-secret-{new_token()}"
+    targets = [str(Path.home() / f".{token}"), str(REPO / f"{token}.txt")]
+    folder = write_case(tmp_path / "cases", "hostile-fails", SIGNATURE_SCRIPT, requires=["torch==2.13.0", "failpkg @ PKG"])
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "setup.py").write_text(FAILING_SETUP.format(targets=targets))
+    case_file = folder / "case.yaml"
+    case_file.write_text(case_file.read_text().replace("PKG", (folder / "pkg").as_uri()))
+    try:
+        proc = run_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                           str(tmp_path / "out"), env={"REPRO_MATRIX_ENVS": str(tmp_path / "envs"),
+                                                       "GITHUB_TOKEN": secret})
+        results = results_of(tmp_path / "out")[0]
+        assert verdict(results, "hostile-fails")["verdict"] == "infra-error", proc.stdout + proc.stderr
+        message = cell(results, "hostile-fails", "buggy")["reason"]
+        assert "uv pip install" in message and "refuses to build" in message, message
+        (log,) = (tmp_path / "envs").glob("venv-*.build.log")
+        assert "SEEN no token" in log.read_text() and "WROTE" not in log.read_text(), log.read_text()
+        assert secret not in (tmp_path / "out").joinpath(next((tmp_path / "out").iterdir()).name,
+                                                         "results.json").read_text()
+        for target in targets:
+            assert not Path(target).exists(), f"a failing build wrote {target}"
+    finally:
+        for target in targets:
+            Path(target).unlink(missing_ok=True)

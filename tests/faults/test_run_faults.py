@@ -152,3 +152,39 @@ def test_hostile_text_is_escaped_in_every_report(tmp_path):
     assert "<img src=x" not in html
     junit = ET.parse(run_dir / "junit.xml")
     assert any(hostile in (el.text or "") + str(el.attrib) for el in junit.iter())
+
+
+SLOW_SETUP = """
+import time
+time.sleep(300)
+from setuptools import setup
+setup(name="slowpkg", version="1.0")
+"""
+
+
+@pytest.mark.fault("Ctrl-C / SIGTERM mid-run")
+def test_interrupt_during_an_environment_build_is_interrupted_not_infra_error(tmp_path, monkeypatch):
+    """Ctrl-C while uv builds a package stops the build; the cells waiting for it are ``interrupted``
+    (the run was stopped), not ``infra-error`` (the build did not fail)."""
+    folder = write_case(tmp_path / "cases", "slowbuild", SIGNATURE_SCRIPT, requires=["torch==2.13.0", "slowpkg @ PKG"])
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "setup.py").write_text(SLOW_SETUP)
+    (folder / "case.yaml").write_text((folder / "case.yaml").read_text().replace("PKG", (folder / "pkg").as_uri()))
+    monkeypatch.setenv("REPRO_MATRIX_ENVS", str(tmp_path / "envs"))
+    process = start_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--output",
+                            str(tmp_path / "out"))
+    try:
+        _wait_for(process, "building")
+        assert wait_until(lambda: any("uv pip install" in log.read_text()
+                                      for log in (tmp_path / "envs").glob("*.build.log")), timeout=120)
+        time.sleep(2)  # uv is running setup.py now
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130, output
+    results = results_of(tmp_path / "out")[0]
+    for variant in ("buggy", "fixed"):
+        record = cell(results, "slowbuild", variant)
+        assert record["status"] == "interrupted", record
+        assert "interrupted while its environment was being built" in record["reason"], record
