@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import html
 import re
 import shutil
@@ -11,6 +12,7 @@ from rich.console import Console
 
 from harness.cases._library import group_by_library, library_of
 from harness.report import build_site, terminal_summary, write_run_reports
+from harness.report._terminal import COMPACT_FROM
 
 # The fixture run's four cases and the repositories their fix links name.
 LIBRARIES = {"deepspeedai/DeepSpeed": ["deepspeed-zero3-offload-clip"], "KohakuBlueleaf/LyCORIS": ["lycoris-extract-diff"],
@@ -48,3 +50,41 @@ def test_run_page_and_site_group_rows_by_library(tmp_path):
         assert headings == sorted(LIBRARIES, key=str.lower), page
         for library, (case,) in LIBRARIES.items():
             assert matrix.index(f">{library}<") < matrix.index(f">{case}</a>") < matrix.index("</tbody>"), page
+
+
+def _grown(results: dict, libraries: int, per_library: int) -> dict:
+    """The fixture run plus libraries whose cases all confirm on cpu and cuda-sim and skip cuda."""
+    grown = copy.deepcopy(results)
+    for i in range(libraries):
+        for j in range(per_library):
+            case = f"lib{i}-case{j}"
+            grown["cases"][case] = {"title": f"case {j} of lib {i}",
+                                    "upstream": {"fix": f"https://github.com/org{i}/lib{i}/pull/{j}"}, "tags": []}
+            grown["verdicts"] += [{"case": case, "lane": lane, "verdict": verdict, "reason": "as documented",
+                                   "cells": ["buggy", "fix"]}
+                                  for lane, verdict in (("cpu", "confirmed"), ("cuda", "skipped"),
+                                                        ("cuda-sim", "confirmed"))]
+    return grown
+
+
+def test_a_large_run_folds_each_library_that_needs_nothing_into_one_row():
+    results = _grown(load(SINGLE), libraries=8, per_library=4)  # 36 cases
+    assert len(results["cases"]) >= COMPACT_FROM
+    console = Console(width=250, record=True)
+    console.print(terminal_summary(results))
+    text = console.export_text()
+    table = text.split("Needs attention", 1)[0]
+    for i in range(8):
+        (line,) = [line for line in text.splitlines() if f"org{i}/lib{i} (4)" in line]
+        assert "4 confirmed" in line and "4 skipped" in line, line
+        assert f"lib{i}-case0" not in table  # folded: its cases are not listed one by one
+    for library, (case,) in LIBRARIES.items():  # libraries with something to read stay case by case
+        if case != "deepspeed-zero3-offload-clip":  # (every lane skipped: folded like the rest)
+            assert text.index(f"{library} (1)") < text.index(f"  {case}"), text
+    assert "9 libraries with every verdict confirmed or skipped take one row each" in text
+    assert len(table.splitlines()) < 30, text  # 36 cases, 12 libraries: one screen
+    (skips,) = [line for line in text.splitlines() if line.startswith("  cuda (32 cases: ")]
+    assert skips.endswith("lib1-case3 and 24 more): as documented"), skips  # eight named, the rest counted
+    small = Console(width=120, record=True)
+    small.print(terminal_summary(_grown(load(SINGLE), libraries=1, per_library=2)))  # 6 cases: every row shown
+    assert "  lib0-case0" in small.export_text() and "take one row each" not in small.export_text()
