@@ -273,6 +273,9 @@ def test_matrix_filter_by_text_library_and_verdict(driver, server, artifacts, pa
     driver.get(f"{server}/{page}")
     form = driver.find_element(By.ID, "matrix-filter")
     assert form.is_displayed()  # the script shows it; without scripts it stays hidden
+    first = driver.execute_script("return arguments[0].compareDocumentPosition(document.querySelector("
+                                  "'ul.attention')) & Node.DOCUMENT_POSITION_PRECEDING", form)
+    assert first  # what needs attention still comes before the matrix and its filter
     everything, headings = _shown(driver)
     verdicts = _verdicts_by_case(driver)
     assert len(everything) == 4 and len(headings) == 4

@@ -88,3 +88,23 @@ def test_a_large_run_folds_each_library_that_needs_nothing_into_one_row():
     small = Console(width=120, record=True)
     small.print(terminal_summary(_grown(load(SINGLE), libraries=1, per_library=2)))  # 6 cases: every row shown
     assert "  lib0-case0" in small.export_text() and "take one row each" not in small.export_text()
+
+
+def test_the_filter_offers_each_library_and_every_row_carries_what_it_matches(tmp_path):
+    run = tmp_path / "runs" / SINGLE.name
+    shutil.copytree(SINGLE, run)
+    write_run_reports(run, load(run))
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    for page in (run / "index.html", tmp_path / "site" / "index.html"):
+        text = page.read_text()
+        form = text.split('<form class="filter" id="matrix-filter"', 1)[1].split("</form>", 1)[0]
+        assert form.split(">", 1)[0].rstrip().endswith("hidden"), form  # shown by the script only
+        options = [html.unescape(o) for o in re.findall(r'<option value="([^"]+)">', form.split('name="verdict"')[0])]
+        assert options == sorted(LIBRARIES, key=str.lower), page
+        assert 'value="attention"' in form and 'value="fix-regressed"' in form
+        assert text.index('id="attention"' if "site" in str(page) else 'class="attention"') < text.index("matrix-filter")
+        for library, (case,) in LIBRARIES.items():
+            row = re.search(rf'<tr data-library="([^"]*)" data-text="([^"]*)">\s*<th scope="row"><a href="[^"]*{case}',
+                            text)
+            assert row and html.unescape(row.group(1)) == library, (page, case)
+            assert case in row.group(2) and library.lower() in html.unescape(row.group(2)), row.group(2)
