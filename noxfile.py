@@ -15,7 +15,10 @@ from harness import uv_index_environment  # noqa: E402 - stdlib-only; needs the 
 from harness._vocabulary import TORCH_PIN, exit_meaning  # noqa: E402 - the same; docs/architecture.md lists the codes
 
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-DEPENDENCIES = PYPROJECT["project"]["dependencies"]
+# cuda-sim (the simulator, its own distribution) is this checkout's cuda-sim/ folder, which the harness puts on
+# its path (harness/__init__.py) and pytest on the tests' (pyproject's pythonpath); no index has it.
+SIM = "cuda-sim"
+DEPENDENCIES = [d for d in PYPROJECT["project"]["dependencies"] if not d.startswith(SIM)]
 DOCKER = PYPROJECT["project"]["optional-dependencies"]["docker"]
 TORCH = TORCH_PIN
 # Every session installs with the lock as constraints, so a release upstream cannot change a run of the same
@@ -75,6 +78,7 @@ def wheelhouse(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
+    # mypy: tests/sim/test_typing.py holds cuda-sim to its strict settings
     _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy",
              "mypy")
     args = _system_and_args(session)
@@ -154,11 +158,13 @@ def lock(session: nox.Session) -> None:
     """Re-resolve requirements/lock.txt (pyproject.toml and LOCKED_TOOLS): ``nox -s lock -- [--upgrade-package P]``."""
     session.install("uv")
     tools = Path(session.create_tmp()).resolve() / "tools.in"
-    tools.write_text("".join(f"{tool}\n" for tool in LOCKED_TOOLS))
+    # cuda-sim resolves from this checkout and stays out of the lock (it has no dependencies of its own)
+    tools.write_text("".join(f"{tool}\n" for tool in [*LOCKED_TOOLS, f"{SIM} @ {(ROOT / SIM).as_uri()}"]))
     # --universal: markers for every platform and Python, so the one file serves any machine the tests run on.
     session.run("uv", "pip", "compile", "pyproject.toml", "--extra", "docker", "--group", "pyproject.toml:test",
                 str(tools.relative_to(ROOT)), "--universal", "--python-version", "3.11", "--quiet",
-                "--custom-compile-command", "python3 -m nox -s lock", "--output-file", str(LOCK.relative_to(ROOT)),
+                "--custom-compile-command", "python3 -m nox -s lock", "--no-emit-package", SIM,
+                "--output-file", str(LOCK.relative_to(ROOT)),
                 *(session.posargs or ["--upgrade"]))
 
 

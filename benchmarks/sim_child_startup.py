@@ -1,11 +1,11 @@
-"""What ``cuda_sim.pth`` (harness/sim/_startup.py) costs every Python interpreter start, side by side.
+"""What ``cuda_sim.pth`` (cuda_sim/_startup.py) costs every Python interpreter start, side by side.
 
     python3 benchmarks/sim_child_startup.py [--n 40]
 
 Starts ``python -c <code>`` N times each way, where the code processes one site folder the way start-up
 processes site-packages (``site.addsitedir``): a folder without the .pth, the same folder with the
 repo's ``cuda_sim.pth``, and with it plus ``CUDA_SIM_SUBPROCESS=1`` (the child of a simulated process
-that never imports torch: it pays for importing the harness package and the import hook only; the
+that never imports torch: it pays for importing the cuda_sim package and the import hook only; the
 simulation itself starts when torch is imported). Prints the medians and the ratios to the bare start.
 It is a benchmark, not a test: it prints figures and exits 0 whatever they are.
 """
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PTH = REPO / "harness" / "sim" / "cuda_sim.pth"
+PTH = REPO / "cuda-sim" / "cuda_sim.pth"
 
 
 def _median_ms(site_dir: Path, env: dict[str, str], n: int) -> float:
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=40, help="interpreter starts per way (default 40)")
     n = parser.parse_args().n
     env = {k: v for k, v in os.environ.items() if k != "CUDA_SIM_SUBPROCESS"}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = str(REPO / "cuda-sim")
     print(f"python {sys.version.split()[0]} ({sys.executable}), load average {os.getloadavg()[0]:.2f}, n={n}")
     with tempfile.TemporaryDirectory() as tmp:
         bare_dir, pth_dir = Path(tmp, "bare"), Path(tmp, "pth")

@@ -2,7 +2,7 @@
 
 Each representative operation (elementwise, matmul, indexing, reductions, in-place, views,
 factories, moves, autograd backward, an optimizer step, printing a tensor) runs on small
-tensors, once on the plain CPU and once under ``harness.sim.simulate()`` on ``cuda``, in the
+tensors, once on the plain CPU and once under ``cuda_sim.simulate()`` on ``cuda``, in the
 same process, with the two interleaved over several rounds. It prints, per operation, the
 median process CPU time per call in both and their ratio, then the median of the ratios.
 
@@ -28,14 +28,13 @@ import types as types_module
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda-sim"))
 
+import cuda_sim
 import torch
+from cuda_sim._function import _reenterable
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-
-import harness.sim
-from harness.sim._function import _reenterable
 
 Op = Callable[[], object]
 Setup = Callable[[str], Op]
@@ -193,7 +192,7 @@ def _per_call(op: Op, calls: int) -> float:
 def measure(name: str, rounds: int, budget: float) -> tuple[float, float]:
     setup = OPS[name]
     plain_op = setup("cpu")
-    with harness.sim.simulate():
+    with cuda_sim.simulate():
         sim_op = setup("cuda")
         sim_calls = _calls_for(sim_op, budget)
     plain_calls = _calls_for(plain_op, budget)
@@ -205,13 +204,13 @@ def measure(name: str, rounds: int, budget: float) -> tuple[float, float]:
             if which == "plain":
                 plain.append(_per_call(plain_op, plain_calls))
             else:
-                with harness.sim.simulate():
+                with cuda_sim.simulate():
                     simulated.append(_per_call(sim_op, sim_calls))
     return statistics.median(plain), statistics.median(simulated)
 
 
 def profile(name: str, budget: float) -> None:
-    with harness.sim.simulate():
+    with cuda_sim.simulate():
         op = OPS[name]("cuda")
         calls = _calls_for(op, budget)
         profiler = cProfile.Profile()
@@ -253,17 +252,17 @@ def floor(name: str, rounds: int, budget: float) -> None:
     """The operation plain, under two no-op modes of the simulation's two kinds, and simulated:
     the part of the cost any pair of Python modes has, and the part that is the simulation's."""
     plain_op = OPS[name]("cpu")
-    with harness.sim.simulate():
+    with cuda_sim.simulate():
         sim_op = OPS[name]("cuda")
     sides: dict[str, list[float]] = {"plain": [], "no-op modes": [], "simulated": []}
     calls = _calls_for(plain_op, budget)
-    with harness.sim.simulate():
+    with cuda_sim.simulate():
         sim_calls = _calls_for(sim_op, budget)
     for _ in range(rounds):
         sides["plain"].append(_per_call(plain_op, calls))
         with _NoOpFunctionMode(), _NoOpDispatchMode():
             sides["no-op modes"].append(_per_call(plain_op, sim_calls))
-        with harness.sim.simulate():
+        with cuda_sim.simulate():
             sides["simulated"].append(_per_call(sim_op, sim_calls))
     plain = statistics.median(sides["plain"])
     for side, values in sides.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,3 +20,7 @@ def copy_checkout(target: Path) -> Path:
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
     return target
+
+
+# PYTHONPATH for a child Python that imports this checkout's harness and cuda_sim (cuda-sim/ holds only cuda_sim).
+SOURCE_PATH = f"{REPO}{os.pathsep}{REPO / 'cuda-sim'}"

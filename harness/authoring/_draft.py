@@ -67,7 +67,7 @@ _HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
 _NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
 # cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
 # simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
-_SIMULATOR = re.compile(r"(?:^|/)harness/sim/[^/]+\.py$")
+_SIMULATOR = re.compile(r"(?:^|/)(?:harness/sim|cuda_sim)/[^/]+\.py$")
 _DEVICE_ERROR = re.compile(
     r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"

@@ -57,9 +57,9 @@ class Pass:
 
 
 def plugin_args() -> list[str]:
-    """The ``-p`` options of both passes: harness.sim's pytest plugin, named explicitly because the library's
+    """The ``-p`` options of both passes: cuda_sim's pytest plugin, named explicitly because the library's
     venv sees this checkout's ``harness`` through a path entry, not an installed distribution (no entry point)."""
-    return ["-p", "harness.sim.pytest_plugin"]
+    return ["-p", "cuda_sim.pytest_plugin"]
 
 
 def _environment(library: Library, venv: Path) -> dict[str, str]:

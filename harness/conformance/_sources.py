@@ -20,10 +20,11 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from cuda_sim._startup import PTH_LINE
+
 from harness import uv_index_environment
 from harness.conformance._errors import SourceError
 from harness.conformance._suites import Library
-from harness.sim._startup import PTH_LINE
 
 TORCH = "torch==2.13.0"  # the CPU wheel; an unpinned torch would pull a multi-GB CUDA build
 REPO = Path(__file__).resolve().parents[2]
@@ -109,18 +110,18 @@ def _env_key(library: Library) -> str:
 
 
 def _link_harness(venv: Path) -> None:
-    """Make this checkout's ``harness`` importable in the venv (the simulation and the two plugins) without
-    putting the repository root on sys.path, where its ``tests`` folder would shadow a library's ``tests``.
+    """Make this checkout's ``harness`` and ``cuda_sim`` importable in the venv (the simulation and the two
+    plugins) without putting the repository root on sys.path, where its ``tests`` folder would shadow a
+    library's ``tests``.
     Re-checked each time a cached venv is used: a cache built by another checkout (``--cache`` shared or
     copied) would otherwise run that checkout's simulator."""
     shim = venv / "repro-matrix-path"
     shim.mkdir(exist_ok=True)
-    link = shim / "harness"
-    target = REPO / "harness"
-    if link.is_symlink() and os.readlink(link) != str(target):
-        link.unlink()
-    if not link.is_symlink():
-        link.symlink_to(target, target_is_directory=True)
+    for link, target in ((shim / "harness", REPO / "harness"), (shim / "cuda_sim", REPO / "cuda-sim" / "cuda_sim")):
+        if link.is_symlink() and os.readlink(link) != str(target):
+            link.unlink()
+        if not link.is_symlink():
+            link.symlink_to(target, target_is_directory=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "zz_repro_matrix.pth").write_text(f"{shim}\n")
     # as the wheel's cuda_sim.pth: children of the simulated pass (accelerate launch) join it; after zz_ (path)

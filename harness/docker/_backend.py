@@ -2,7 +2,8 @@
 
 Container layout (paths the child spec uses)::
 
-    /repro/harness   the repository's harness/ folder, read-only (child runner, harness.sim)
+    /repro/harness   the repository's harness/ folder, read-only (child runner)
+    /repro/cuda-sim/cuda_sim   the simulator package (cuda_sim), read-only
     /repro/case      the case folder, read-only
     /repro/cell      the cell's private scratch folder, the only writable mount (child-spec.json,
                      outcome.json, cwd); it lives outside the run's output folder, which is never mounted
@@ -50,7 +51,7 @@ from harness.docker._containers import (
 )
 from harness.docker._plan import DEFAULT_IMAGE_DIR, Flavour, ImagePlan, ImageSettings, plan_image
 from harness.environments._spec import EnvSpec
-from harness.run._backend import REPO_ROOT, CellRequest, ChildOutcome, PreparedEnv, Progress
+from harness.run._backend import REPO_ROOT, SIM_PACKAGE, CellRequest, ChildOutcome, PreparedEnv, Progress
 from harness.run._outcome import outcome_from_process
 
 INSIDE = Path("/repro")
@@ -178,7 +179,7 @@ class DockerBackend:
         request.cell_dir.mkdir(parents=True, exist_ok=True)
         spec_path = request.cell_dir / "child-spec.json"
         spec_path.write_text(json.dumps(request.child_spec(
-            repo_root=INSIDE, case_dir=INSIDE / "case", cell_dir=INSIDE / "cell")))
+            sim_root=INSIDE / "cuda-sim", case_dir=INSIDE / "case", cell_dir=INSIDE / "cell")))
         container = self._container_spec(image, request)
         try:
             result = self.runner.run(container, timeout=request.timeout, log_path=request.log_path)
@@ -201,6 +202,7 @@ class DockerBackend:
 
     def _container_spec(self, image: ImageRef, request: CellRequest) -> ContainerSpec:
         binds = (Bind(REPO_ROOT / "harness", str(INSIDE / "harness")),
+                 Bind(SIM_PACKAGE, str(INSIDE / "cuda-sim" / "cuda_sim")),
                  Bind(request.case_dir, str(INSIDE / "case")),
                  Bind(request.cell_dir, str(INSIDE / "cell"), read_only=False))
         command = ["python", str(INSIDE / "harness" / "run" / "_child.py"), str(INSIDE / "cell" / "child-spec.json")]

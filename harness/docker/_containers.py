@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.containment._process import _BoundedLog
+from harness.containment._log import BoundedLog
 from harness.docker._client import (
     ContainerStoppedError,
     DockerDaemonGoneError,
@@ -153,7 +153,7 @@ class ContainerRunner:
 
     def _follow(self, container: Container, timeout: float, log_path: Path) -> ContainerExit:
         started, started_epoch = time.perf_counter(), time.time()
-        log = _BoundedLog(log_path)
+        log = BoundedLog(log_path)
         pump = threading.Thread(target=_pump_logs, args=(container, log), daemon=True)
         pump.start()
         try:
@@ -215,7 +215,7 @@ def _signal_sent_by_daemon(client: docker.DockerClient, container: Container, si
     return None
 
 
-def _pump_logs(container: Container, log: _BoundedLog) -> None:
+def _pump_logs(container: Container, log: BoundedLog) -> None:
     with contextlib.suppress(Exception):  # a removed container ends the stream with an error
         for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
             log.feed(chunk)

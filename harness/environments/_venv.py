@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cuda_sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 from filelock import FileLock
 
 from harness._exceptions import EnvBuildError
@@ -39,7 +40,7 @@ from harness.environments._spec import EnvSpec
 from harness.environments._wheelhouse import link_folders
 from harness.run._backend import (
     CHILD_RUNNER,
-    HARNESS_DIR,
+    SIM_PACKAGE,
     CellRequest,
     ChildOutcome,
     PreparedEnv,
@@ -47,7 +48,6 @@ from harness.run._backend import (
     project_root,
 )
 from harness.run._outcome import outcome_from_process
-from harness.sim._startup import ENV_PTH_LINE, ENV_PTH_NAME
 
 _MARKER = ".complete"
 _BUILDING = ".building-"  # prefix of environments under construction (renamed into place when complete)
@@ -327,14 +327,15 @@ class VenvBackend:
         return machinery_check(outcome, folder / _MARKER, request.cell_dir)
 
     def _confinement(self, request: CellRequest, environment: Path, host: HostTorch | None = None) -> Confinement:
-        """What a cell reads (the harness package, the case folders, its environment and interpreters), all
-        read-only, the output hidden; only its own folder is writable. A host torch is read-only too: a cell
-        must not change what every later host-torch cell imports."""
+        """What a cell reads (the child runner's folder, the simulator, the case folders, its environment and
+        interpreters), all read-only, the output hidden; only its own folder is writable. A host torch is
+        read-only too: a cell must not change what every later host-torch cell imports."""
         interpreters = (Path(sys.executable).resolve(), (environment / "bin" / "python").resolve())
         hosted = _host_uses(host)
-        readonly = tuple(dict.fromkeys((HARNESS_DIR, request.case_dir.parent, environment,
+        readonly = tuple(dict.fromkeys((CHILD_RUNNER.parent, SIM_PACKAGE, request.case_dir.parent, environment,
                                         *(python.parents[1] for python in interpreters), *hosted)))
-        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, *interpreters, *hosted)
+        needed = (request.cell_dir, request.case_dir, environment, CHILD_RUNNER, SIM_PACKAGE, *interpreters,
+                  *hosted)
         return Confinement(hide=request.private, readonly=readonly, writable=(request.cell_dir,),
                            sealed=True, gpu=request.gpu).usable(needed)
 
@@ -377,7 +378,7 @@ def offline_hint(error: str, links: Path | None) -> str:
 
 def _link_simulation(folder: Path) -> None:
     """Children of a cuda-sim cell join its simulation: the line is inert unless the cell exports
-    ``CUDA_SIM_SUBPROCESS=1`` and the harness's folder (harness/sim/_startup.py), and names no path
+    ``CUDA_SIM_SUBPROCESS=1`` and the simulator's folder (cuda_sim/_startup.py), and names no path
     itself (environments are keyed by content). Written here, by the harness: cells see it read-only."""
     for site in (folder / "lib").glob("python3*/site-packages"):
         pth = site / ENV_PTH_NAME

@@ -51,7 +51,7 @@ def expected(scenario: Any) -> dict[str, Any]:
 
 
 def _simulating() -> bool:
-    from harness.sim import is_active
+    from cuda_sim import is_active
 
     return is_active()
 
@@ -59,7 +59,7 @@ def _simulating() -> bool:
 @contextlib.contextmanager
 def _mode(mode: str) -> Iterator[None]:
     if mode == "sim":
-        from harness.sim import simulate
+        from cuda_sim import simulate
 
         with simulate():
             yield

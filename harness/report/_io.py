@@ -10,13 +10,14 @@ from typing import Any
 from harness._exceptions import HarnessError
 from harness._io import write_atomic
 from harness._io import write_json_atomic as write_json
+from harness.containment._log import LOG_HEAD_BYTES, LOG_TAIL_BYTES
 from harness.report._common import clean_text
 from harness.report._safe import Confined, UnsafePath, split_relative
 
 RESULTS_VERSION = 1
-# A log copied into the site keeps its first 2 MB and last 1 MB, like the harness's own cap (logs written by
-# the harness are never larger; a hostile artifact's may be).
-SITE_LOG_HEAD, SITE_LOG_TAIL = 2 * 2**20, 2**20
+# A log copied into the site keeps its first and last part, as the harness's own cap (logs written by the harness
+# are never larger; a hostile artifact's may be).
+SITE_LOG_HEAD, SITE_LOG_TAIL = LOG_HEAD_BYTES, LOG_TAIL_BYTES
 
 
 class ReportInputError(HarnessError, ValueError):

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import cuda_sim
+
 from harness._vocabulary import CellStatus
 from harness.environments._spec import EnvSpec
 
 Progress = Callable[[str], None]
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the folder holding harness/: a checkout, or site-packages
 CHILD_RUNNER = Path(__file__).with_name("_child.py")
-HARNESS_DIR = CHILD_RUNNER.parents[1]  # the harness package: what a cell reads of it (child runner, harness.sim)
+SIM_PACKAGE = Path(cuda_sim.__file__).resolve().parent  # the simulator a cuda-sim cell loads (the cell reads it)
+SIM_ROOT = SIM_PACKAGE.parent  # the folder holding it: a checkout's cuda-sim/, or site-packages
 
 
 def project_root() -> Path:
@@ -61,7 +64,7 @@ class CellRequest:
     private: tuple[Path, ...] = ()  # what the cell must neither see nor be told about (the output folder)
     log_fd: int | None = None  # the log, opened by the harness (write through it, not the path, when given)
 
-    def child_spec(self, *, repo_root: Path = REPO_ROOT, case_dir: Path | None = None,
+    def child_spec(self, *, sim_root: Path = SIM_ROOT, case_dir: Path | None = None,
                    cell_dir: Path | None = None) -> dict[str, Any]:
         """The JSON the child runner reads; paths can be re-rooted (e.g. inside a container)."""
         case = case_dir or self.case_dir
@@ -71,7 +74,7 @@ class CellRequest:
             "shims": [str(case / s.relative_to(self.case_dir)) for s in self.shims],
             "argv": list(self.argv),
             "sim": self.sim,
-            "repo_root": str(repo_root),
+            "sim_root": str(sim_root),
             "outcome": str(cell / "outcome.json"),
         }
 

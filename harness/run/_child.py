@@ -39,7 +39,7 @@ def _exception_record(error: BaseException) -> dict[str, Any]:
             for f in frames[-_MAX_FRAMES:]
         ],
     }
-    crash = sys.modules.get("harness.sim._crash")  # loaded on the cuda-sim lane only
+    crash = sys.modules.get("cuda_sim._crash")  # loaded on the cuda-sim lane only
     try:
         site = crash.internal_error(error) if crash is not None else None
     except Exception:  # classifying must never lose the outcome
@@ -145,21 +145,21 @@ def _other_distribution_finders() -> bool:
     return any(f is not PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path)
 
 
-def _enter_simulation(repo_root: str) -> None:
-    # Only the harness package from there: repo_root may be a site-packages (an installed harness)
+def _enter_simulation(sim_root: str) -> None:
+    # Only the cuda_sim package from there: sim_root may be a site-packages (an installed cuda-sim)
     # whose other packages (another torch) must not shadow the environment's own.
-    init = Path(repo_root, "harness", "__init__.py")
-    spec = importlib.util.spec_from_file_location("harness", init, submodule_search_locations=[str(init.parent)])
+    init = Path(sim_root, "cuda_sim", "__init__.py")
+    spec = importlib.util.spec_from_file_location("cuda_sim", init, submodule_search_locations=[str(init.parent)])
     package = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["harness"] = package
+    sys.modules["cuda_sim"] = package
     spec.loader.exec_module(package)  # type: ignore[union-attr]
-    import harness.sim
-    import harness.sim._crash  # read by _exception_record
-    from harness.sim._startup import propagate
+    import cuda_sim
+    import cuda_sim._crash  # read by _exception_record
+    from cuda_sim._startup import propagate
 
-    harness.sim.install()
+    cuda_sim.install()
     # The Python processes the repro starts join too (the environment's harness-written .pth line).
-    propagate(repo_root)
+    propagate(sim_root)
 
 
 def _run(spec: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +167,7 @@ def _run(spec: dict[str, Any]) -> dict[str, Any]:
     script = spec["script"]
     try:
         if spec["sim"]:
-            _enter_simulation(spec["repo_root"])
+            _enter_simulation(spec["sim_root"])
         for shim in spec["shims"]:
             runpy.run_path(shim, run_name="__repro_shim__")
         sys.argv = [script, *spec["argv"]]

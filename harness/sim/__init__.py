@@ -1,77 +1,35 @@
-"""cuda-sim: CUDA device placement simulated on a CPU-only host.
+"""Deprecated alias of :mod:`cuda_sim`, kept for one release: the simulator is its own distribution now.
 
-Tensors placed on ``cuda`` hold real CPU values but behave, for placement, as on a one-GPU
-host: ``torch.cuda.is_available()`` is True, ``.to("cuda")`` / factories / ``torch.load`` /
-optimizers / autograd place tensors on ``cuda:0``, and mixing devices raises the RuntimeError
-real CUDA raises. See docs/cuda-sim.md for what is and is not simulated.
-
-- ``install()``: the whole process, from now on (idempotent).
-- ``simulate()``: a context manager; everything is restored on exit.
-- ``cuda-sim SCRIPT [ARGS...]`` (or ``python -m harness.sim``): run a script under the simulation.
-- ``pytest --cuda-sim``, the ``cuda_sim`` fixture and ``@pytest.mark.cuda_sim``: ``harness.sim.pytest_plugin``.
-
-Importing this package does not import torch (the pytest plugin loads it in every pytest session
-of an environment where repro-matrix is installed); torch is imported, and its version checked
-(``TESTED_TEXT``), when the simulation starts.
+``import harness.sim`` and ``import harness.sim.X`` give the very modules ``cuda_sim`` and ``cuda_sim.X``
+(one simulator state, not a copy). Import ``cuda_sim`` instead; repro-matrix itself no longer uses this.
 """
 
 from __future__ import annotations
 
-import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
 import sys
-from collections.abc import Iterator
+from collections.abc import Sequence
 from types import ModuleType
 
-from harness.sim._errors import NotSimulatedError
-from harness.sim._version import (
-    TESTED,
-    TESTED_TEXT,
-    TorchVersionWarning,
-    UnsupportedTorchError,
-    check_torch,
-    release,
-    unsupported,
-)
-
-__all__ = ["TESTED_TEXT", "NotSimulatedError", "TorchVersionWarning", "UnsupportedTorchError", "install",
-           "is_active", "simulate"]
+from cuda_sim import *  # noqa: F403 - the alias re-exports the package's names
+from cuda_sim import __all__  # noqa: F401
 
 
-def install() -> None:
-    """Simulate CUDA in the whole process from now on, in this thread and every thread started later."""
-    session = _load()
-    with _starting():
-        session.install()
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``harness.sim.X`` resolves to the already-importable ``cuda_sim.X`` module object."""
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        return importlib.machinery.ModuleSpec(name, self) if name.startswith(f"{__name__}.") else None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module("cuda_sim" + spec.name[len(__name__):])
+
+    def exec_module(self, module: ModuleType) -> None:
+        pass  # already executed as cuda_sim.X
 
 
-@contextlib.contextmanager
-def simulate() -> Iterator[None]:
-    """Simulate CUDA inside a ``with`` block; everything is restored on exit (nestable)."""
-    session = _load()
-    with contextlib.ExitStack() as stack:
-        with _starting():
-            stack.enter_context(session.simulate())
-        yield
-
-
-def is_active() -> bool:
-    session = sys.modules.get("harness.sim._session")
-    return session is not None and session.is_active()
-
-
-def _load() -> ModuleType:
-    with _starting():
-        from harness.sim import _session
-    return _session
-
-
-@contextlib.contextmanager
-def _starting() -> Iterator[None]:
-    """Under a torch release it is not tested with, a simulation that cannot start says so."""
-    version = check_torch()
-    try:
-        yield
-    except Exception as error:
-        if release(version) in TESTED or isinstance(error, NotSimulatedError):
-            raise
-        raise unsupported(version, error) from error
+if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _Alias())

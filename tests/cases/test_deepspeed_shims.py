@@ -17,7 +17,7 @@ import pytest
 
 from harness.cases._load import load_case
 from harness.environments._venv import VenvBackend
-from harness.run._backend import REPO_ROOT
+from harness.run._backend import REPO_ROOT, SIM_ROOT
 from harness.run._lanes import LANE_TABLE
 from harness.run._plan import Cell
 
@@ -29,8 +29,8 @@ import base64, hashlib, json, os, runpy, sys
 from importlib import metadata
 if os.environ.get("PROBE_SIM"):
     sys.path.insert(0, os.environ["PROBE_SIM"])
-    import harness.sim
-    harness.sim.install()
+    import cuda_sim
+    cuda_sim.install()
 from torch.distributed.elastic.agent.server import api
 before = {n: hasattr(api, n) for n in ("log", "_get_socket_with_port")}
 for shim in sys.argv[1:]:
@@ -60,7 +60,7 @@ print(json.dumps({**out, "version": deepspeed.__version__, "modified_files": bad
 def probe(variant: str, shims: list[Path], *, sim: bool = False) -> dict:
     python = VenvBackend().prepare(Cell(CASE, CASE.variants[variant], LANE_TABLE["cpu"]).env_spec(),
                                    progress=lambda _line: None).python_path
-    env = {**os.environ, "LOCAL_SIZE": "1", **({"PROBE_SIM": str(REPO_ROOT)} if sim else {})}
+    env = {**os.environ, "LOCAL_SIZE": "1", **({"PROBE_SIM": str(SIM_ROOT)} if sim else {})}
     proc = subprocess.run([python, "-c", PROBE, *map(str, shims)], capture_output=True, text=True, timeout=600,
                           env=env, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]

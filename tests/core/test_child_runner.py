@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.run._backend import CHILD_RUNNER
+from harness.run._backend import CHILD_RUNNER, SIM_ROOT
 
 
 def run_child(tmp_path: Path, source: str, argv=(), shims=()) -> tuple[dict, subprocess.CompletedProcess]:
     script = tmp_path / "repro.py"
     script.write_text(source)
     spec = {"script": str(script), "shims": [str(s) for s in shims], "argv": list(argv), "sim": False,
-            "repo_root": str(CHILD_RUNNER.parent.parent), "outcome": str(tmp_path / "outcome.json")}
+            "sim_root": str(SIM_ROOT), "outcome": str(tmp_path / "outcome.json")}
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     proc = subprocess.run([sys.executable, str(CHILD_RUNNER), str(tmp_path / "spec.json")], capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)

@@ -31,6 +31,7 @@ from harness.authoring._new import create_case, decode_report, default_cases_dir
 from harness.cases._load import load_case, load_cases
 from harness.cases._placeholders import MARK
 from harness.run._judge import search_signature
+from tests.checkout import SOURCE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -354,7 +355,8 @@ def test_module_folders_map_to_distributions_via_the_table_and_the_listing():
 
 def run_python(code: str, *args: str) -> str:
     proc = subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": SOURCE_PATH})
     assert proc.returncode != 0, proc.stdout
     return proc.stderr
 
@@ -770,7 +772,7 @@ def test_cli_in_process_errors_exit_2(tmp_path, capsys):
 def test_end_to_end_through_the_command_line(tmp_path):
     cases = tmp_path / "cases"
     cases.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    env = {**os.environ, "PYTHONPATH": SOURCE_PATH, "COLUMNS": "200"}
 
     def harness(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
@@ -796,7 +798,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
     script = tmp_path / "train.py"
     script.write_text("import torch\nmodel = torch.nn.Linear(3, 4).to('cuda')\nmodel(torch.randn(2, 3))\n")
     report = tmp_path / "report.txt"
-    report.write_text(run_python("", "-m", "harness.sim", str(script)) + "\n" + pip_freeze())
+    report.write_text(run_python("", "-m", "cuda_sim", str(script)) + "\n" + pip_freeze())
     cases = tmp_path / "cases"
     cases.mkdir()
     written = create_case("linear-input-on-cpu", cases, report)

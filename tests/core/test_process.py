@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.containment import _process
+from harness.containment import _log, _process
 from harness.containment._process import RunningProcess
 
 
@@ -65,8 +65,8 @@ def test_a_daemon_forked_by_a_clean_run_is_swept(tmp_path):
 
 
 def test_huge_output_is_truncated_with_a_marker(tmp_path, monkeypatch):
-    monkeypatch.setattr(_process, "LOG_HEAD_BYTES", 10_000)
-    monkeypatch.setattr(_process, "LOG_TAIL_BYTES", 10_000)
+    monkeypatch.setattr(_log, "LOG_HEAD_BYTES", 10_000)
+    monkeypatch.setattr(_log, "LOG_TAIL_BYTES", 10_000)
     source = "import sys\nfor i in range(200_000): sys.stdout.write(f'line {i}\\n')\nsys.stdout.write('THE END\\n')"
     result, log = _python(tmp_path, source, timeout=60)
     text = log.read_text()

@@ -100,7 +100,6 @@ class Run:
     substitute: tuple[tuple[str, str], ...] = ()  # placeholders in the README text -> real values
     before: Callable[[Workspace], None] | None = None
     after: Callable[[Workspace, str], None] | None = None
-    in_parent: bool = False  # run in the folder holding the checkout (``pip install ./repro-matrix``)
     docker: bool = False
     own_venv: bool = False  # in a venv of its own with only nox and uv (nothing an earlier command installed)
     needs: tuple[str, ...] = ()  # README commands that must have run first (run now if they have not)
@@ -195,13 +194,13 @@ def _install_torch_and_pytest(space: Workspace, output: str) -> None:
     added = subprocess.run([find_uv(), "pip", "install", "--python", python, "torch==2.13.0", "pytest",
                             "pytest-xdist"], env=space.env, capture_output=True, text=True, timeout=900, check=False)
     assert added.returncode == 0, added.stderr[-3000:]
-    where = subprocess.run([python, "-c", "import harness; print(harness.__file__)"], cwd=space.project,
+    where = subprocess.run([python, "-c", "import cuda_sim; print(cuda_sim.__file__)"], cwd=space.project,
                            env=space.env, capture_output=True, text=True, check=True)
     assert where.stdout.startswith(str(space.venv)), where.stdout  # the installed package
 
 
 CASES_RAN = ("results:", "report:")
-PIP_INSTALL = "pip install ./repro-matrix"
+PIP_INSTALL = "pip install ./cuda-sim"  # run in the checkout
 COMMANDS: dict[str, Run] = {
     "python3 -m pip install nox uv && python3 -m nox -s cases": Run(
         extra="-- --case lycoris-extract-diff --lane cpu", expect=("confirmed", *CASES_RAN)),
@@ -227,8 +226,7 @@ COMMANDS: dict[str, Run] = {
     "nox -s validate": Run(before=_add_the_example_case, after=_expect_valid_count),
     "nox -s cases -- --case my-bug": Run(  # the README's example id: run a real case in its place
         substitute=(("my-bug", "var-resume"),), extra="--lane cpu --variant buggy", expect=("confirmed",)),
-    PIP_INSTALL: Run(in_parent=True, expect=("Successfully installed",),
-                                      after=_install_torch_and_pytest),
+    PIP_INSTALL: Run(expect=("Successfully installed cuda-sim",), after=_install_torch_and_pytest),
     "cuda-sim train.py --lr 1e-4": Run(expect=("argv ['--lr', '1e-4']", "device cuda:0"), needs=(PIP_INSTALL,)),
     "pytest --cuda-sim": Run(expect=("4 passed",), needs=(PIP_INSTALL,)),
     "pytest --cuda-sim --cuda-sim-strict -n 4": Run(expect=("4 passed", "4 workers"), needs=(PIP_INSTALL,)),
@@ -239,7 +237,7 @@ COMMANDS: dict[str, Run] = {
         after=_bisect_written),
     "nox -s faults": Run(extra="-- --no-system -k test_selecting_only_a_broken_case_stops_with_its_error",
                          expect=("faults handled: 1/",)),
-    "python3 -m pip install . && python3 benchmarks/harness_overhead.py": Run(
+    "python3 -m pip install ./cuda-sim . && python3 benchmarks/harness_overhead.py": Run(
         extra="--quick --parts scale --scale 2", expect=("scale: environment ready",), absent=("part failed",),
         own_venv=True),
 }
@@ -322,7 +320,7 @@ def run_readme_command(command: str, workspace: Workspace) -> None:
     text = command
     for placeholder, real in run.substitute:
         text = text.replace(placeholder, real)
-    cwd = workspace.root if run.in_parent else workspace.project if _in_project(command) else workspace.checkout
+    cwd = workspace.project if _in_project(command) else workspace.checkout
     env = _fresh_venv(workspace.root / f"venv-{len(workspace.done)}") if run.own_venv else workspace.env
     proc = workspace.run(f"{text} {run.extra}".strip(), cwd, env, run.timeout)
     output = proc.stdout + proc.stderr

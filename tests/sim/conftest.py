@@ -1,6 +1,5 @@
 import pytest
-
-from harness.sim import simulate
+from cuda_sim import simulate
 
 
 @pytest.fixture

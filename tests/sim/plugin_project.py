@@ -127,7 +127,7 @@ FILES = {
     "test_internal.py": '''
         import torch
 
-        from harness.sim import _activity
+        from cuda_sim import _activity
 
 
         def test_simulator_crash(cuda_sim):

@@ -50,7 +50,7 @@ Sources, cited per scenario:
   [LA]    aten/src/ATen/native/BatchLinearAlgebra.cpp, LinearAlgebra.cpp: composite linalg ``*_out``
           kernels that copy a temporary into ``out`` start with LinearAlgebraUtils.h ``checkSameDevice``
           ("FN: Expected result and input tensors to be on the same device, but got result on D and
-          input on E"); other composite copies raise NotSimulatedError (harness/sim/_out.py).
+          input on E"); other composite copies raise NotSimulatedError (cuda_sim/_out.py).
   [OUT]   torchgen/dest/register_dispatch_key.py: a structured out= wrapper's ``resize_out``
           ("Expected out tensor to have device D, but got E instead") for reductions and scans,
           whose meta functions build no TensorIterator.
@@ -93,8 +93,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
-from harness.sim import NotSimulatedError, simulate
+from cuda_sim import NotSimulatedError, simulate
 
 TI = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 

@@ -1,13 +1,15 @@
-"""The issue's "done when": a wheel built from a clean checkout, installed in fresh venvs, used outside the repo.
+"""The issue's "done when": wheels built from a clean checkout, installed in fresh venvs, used outside the repo.
 
-Everything is real: the tracked files copied out of the repo, `uv build`, `uv venv` / `python -m venv`,
-installs from the configured index (torch==2.13.0 from its local wheel), then `cuda-sim`, `pytest --cuda-sim`
-(plugin found through the installed entry point), pytest-xdist workers and `repro-matrix` run from a folder
-outside the repo.
+Everything is real: the tracked files copied out of the repo, `uv build` (repro-matrix and cuda-sim, the
+simulator's own distribution), `uv venv` / `python -m venv`, installs from the configured index (torch==2.13.0
+from its local wheel), then `cuda-sim`, `pytest --cuda-sim` (plugin found through the installed entry point),
+pytest-xdist workers and `repro-matrix` run from a folder outside the repo; and cuda-sim alone, with torch and
+pytest only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,12 +18,15 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+import cuda_sim
 import pytest
+from cuda_sim import _startup
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
 from harness import uv_index_environment
 from harness.environments._venv import find_uv
-from harness.sim import _startup
 from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,49 +59,82 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 900) 
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source = copy_checkout(tmp_path_factory.mktemp("checkout"))
+def _build(source: Path, name: str) -> Path:
+    """``uv build`` of the project in ``source``: its wheel (an sdist is built too)."""
     dist = source / "dist"
     built = _run([find_uv(), "build", "--out-dir", str(dist), str(source)], source, _clean_env())
     assert built.returncode == 0, built.stderr[-3000:]
-    wheels = list(dist.glob("repro_matrix-*.whl"))
-    assert len(wheels) == 1 and list(dist.glob("repro_matrix-*.tar.gz")), built.stderr[-3000:]
+    wheels = list(dist.glob(f"{name}-*.whl"))
+    assert len(wheels) == 1 and list(dist.glob(f"{name}-*.tar.gz")), built.stderr[-3000:]
     return wheels[0]
 
 
 @pytest.fixture(scope="module")
-def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel, pytest and pytest-xdist, and (at first) no torch."""
-    folder = tmp_path_factory.mktemp("venv") / "venv"
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_checkout(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="module")
+def wheel(checkout: Path) -> Path:
+    return _build(checkout, "repro_matrix")
+
+
+@pytest.fixture(scope="module")
+def sim_wheel(checkout: Path) -> Path:
+    return _build(checkout / "cuda-sim", "cuda_sim")
+
+
+def _new_venv(folder: Path, *packages: str) -> Path:
     env = _clean_env()
     made = _run([find_uv(), "venv", "--python", sys.executable, str(folder)], folder.parent, env)
     assert made.returncode == 0, made.stderr
-    installed = _run([find_uv(), "pip", "install", "--python", str(folder / "bin" / "python"), str(wheel),
-                      "pytest", "pytest-xdist"], folder.parent, env)
+    installed = _run([find_uv(), "pip", "install", "--python", str(folder / "bin" / "python"), *packages],
+                     folder.parent, env)
     assert installed.returncode == 0, installed.stderr[-3000:]
     return folder
 
 
+@pytest.fixture(scope="module")
+def venv(wheel: Path, sim_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with both wheels, pytest and pytest-xdist, and (at first) no torch."""
+    return _new_venv(tmp_path_factory.mktemp("venv") / "venv", str(wheel), str(sim_wheel), "pytest", "pytest-xdist")
+
+
+def _dist_info(wheel: Path) -> str:
+    return wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"
+
+
 def test_the_wheel_carries_the_package_and_nothing_else(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    tops = {n.split("/")[0] for n in names}
-    assert tops == {"harness", "cuda_sim.pth",
-                    wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1] + ".dist-info"}
-    # site-packages/cuda_sim.pth: children of a simulated process join it (harness/sim/_startup.py)
-    assert zipfile.ZipFile(wheel).read("cuda_sim.pth").decode() == _startup.PTH_LINE
+    assert {n.split("/")[0] for n in names} == {"harness", _dist_info(wheel)}
     for needed in ("harness/case.schema.json", "harness/results.schema.json", "harness/py.typed",
                    "harness/report/templates/run.html", "harness/report/templates/style.css",
-                   "harness/sim/pytest_plugin.py", "harness/docker/_build.py", "harness/run/_child.py"):
+                   "harness/sim/__init__.py", "harness/docker/_build.py", "harness/run/_child.py"):
         assert needed in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    meta = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    entry_points = zipfile.ZipFile(wheel).read(meta).decode()
+    entry_points = zipfile.ZipFile(wheel).read(f"{_dist_info(wheel)}/entry_points.txt").decode()
     assert "repro-matrix = harness._cli:main" in entry_points
-    assert "cuda-sim = harness.sim.__main__:main" in entry_points
-    assert "[pytest11]\ncuda_sim = harness.sim.pytest_plugin" in entry_points
-    metadata = zipfile.ZipFile(wheel).read(meta.replace("entry_points.txt", "METADATA")).decode()
+    assert "cuda-sim" not in entry_points and "pytest11" not in entry_points  # cuda-sim's own
+    metadata = zipfile.ZipFile(wheel).read(f"{_dist_info(wheel)}/METADATA").decode()
+    assert "Requires-Dist: cuda-sim>=0.1" in metadata
     assert "Requires-Dist: torch" not in metadata
+
+
+def test_the_simulator_wheel_is_lean(sim_wheel):
+    """cuda-sim's wheel: the package, the .pth line, the command, the plugin; no dependency at all."""
+    names = zipfile.ZipFile(sim_wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"cuda_sim", "cuda_sim.pth", _dist_info(sim_wheel)}
+    # site-packages/cuda_sim.pth: children of a simulated process join it (cuda_sim/_startup.py)
+    assert zipfile.ZipFile(sim_wheel).read("cuda_sim.pth").decode() == _startup.PTH_LINE
+    for needed in ("cuda_sim/__init__.py", "cuda_sim/pytest_plugin.py", "cuda_sim/py.typed", "cuda_sim/_join.py"):
+        assert needed in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    entry_points = zipfile.ZipFile(sim_wheel).read(f"{_dist_info(sim_wheel)}/entry_points.txt").decode()
+    assert "cuda-sim = cuda_sim.__main__:main" in entry_points
+    assert "[pytest11]\ncuda_sim = cuda_sim.pytest_plugin" in entry_points
+    metadata = zipfile.ZipFile(sim_wheel).read(f"{_dist_info(sim_wheel)}/METADATA").decode()
+    assert "Requires-Dist" not in metadata
+    assert f"Version: {cuda_sim.__version__}" in metadata
 
 
 def test_installed_outside_the_repo(venv, tmp_path):
@@ -120,8 +158,8 @@ def test_installed_outside_the_repo(venv, tmp_path):
 
     added = _run([find_uv(), "pip", "install", "--python", python, TORCH], project, env)
     assert added.returncode == 0, added.stderr[-3000:]
-    where = _run([python, "-c", "import harness; print(harness.__file__)"], project, env)
-    assert where.stdout.startswith(str(venv)), where.stdout  # the installed package, not the repo
+    where = _run([python, "-c", "import harness, cuda_sim; print(harness.__file__, cuda_sim.__file__)"], project, env)
+    assert [p.startswith(str(venv)) for p in where.stdout.split()] == [True, True], where.stdout  # not the repo's
 
     ran = _run([str(bin_dir / "cuda-sim"), "train.py", "--lr", "1e-4"], project, env)
     assert ran.returncode == 7, ran.stderr
@@ -185,8 +223,8 @@ def test_child_processes_join_the_simulation(venv, tmp_path):
     (project / "parent.py").write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {CHILD!r}])\n")
     launched = _run([str(bin_dir / "cuda-sim"), "parent.py"], project, env)
     assert launched.returncode == 0 and launched.stdout.strip() == "True cuda:0", launched.stderr[-3000:]
-    # without the variable the .pth line costs one lookup: harness is not even imported
-    bare = _run([python, "-c", "import sys; print('harness' in sys.modules)"], project, env)
+    # without the variable the .pth line costs one lookup: cuda_sim is not even imported
+    bare = _run([python, "-c", "import sys; print('cuda_sim' in sys.modules)"], project, env)
     assert bare.stdout.strip() == "False"
 
 
@@ -202,12 +240,12 @@ def test_harness_cli_installed_uses_the_current_directory(venv, tmp_path):
 
 
 def test_pip_install_of_the_source_tree(tmp_path):
-    """`pip install .` from a clean checkout; in that venv (no torch) cuda-sim says what is missing."""
+    """`pip install ./cuda-sim .` from a clean checkout; in that venv (no torch) cuda-sim says what is missing."""
     source = copy_checkout(tmp_path / "checkout")
     folder = tmp_path / "pipvenv"
     env = _clean_env()
     assert _run([sys.executable, "-m", "venv", str(folder)], tmp_path, env).returncode == 0
-    installed = _run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "."], source, env)
+    installed = _run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q", "./cuda-sim", "."], source, env)
     assert installed.returncode == 0, installed.stderr[-3000:]
     helped = _run([str(folder / "bin" / "repro-matrix"), "--help"], tmp_path, env)
     assert helped.returncode == 0 and "cases" in helped.stdout
@@ -216,3 +254,67 @@ def test_pip_install_of_the_source_tree(tmp_path):
     no_torch = _run([str(folder / "bin" / "cuda-sim"), str(script)], tmp_path, env)
     assert no_torch.returncode == 2 and "cuda-sim needs torch" in no_torch.stderr
     assert "never runs" not in no_torch.stdout
+
+
+LEAN_TEST = """
+import pytest
+import torch
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA")
+def test_a_device_mismatch_raises_what_cuda_raises():
+    weights = torch.ones(2, device="cuda")
+    assert weights.device == torch.device("cuda", 0)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least "
+                                           "two devices, cuda:0 and cpu!"):
+        weights + torch.ones(2)
+"""
+# Every distribution installed in a venv, with what it requires (extras left out: none are asked for).
+DISTRIBUTIONS = ("import json; from importlib import metadata; print(json.dumps({d.metadata['Name'].lower(): "
+                 "[r for r in (d.requires or []) if 'extra ==' not in r] for d in metadata.distributions()}))")
+
+
+def _closure(requires: dict[str, list[str]], roots: tuple[str, ...]) -> set[str]:
+    """The names reachable from ``roots`` through what the installed distributions require (markers for this
+    Python and platform; extras never asked for are left out)."""
+    named = {canonicalize_name(name): wants for name, wants in requires.items()}
+    seen: set[str] = set()
+    todo = [canonicalize_name(r) for r in roots]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for text in named.get(name, []):
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate():
+                todo.append(canonicalize_name(requirement.name))
+    return seen
+
+
+def test_the_simulator_alone_with_torch_and_pytest(checkout, tmp_path):
+    """The issue's done-condition: cuda-sim installs alone in a fresh venv next to torch and pytest (nothing of
+    repro-matrix comes with it), and its plugin, registered by the install, runs a test on simulated CUDA."""
+    folder = _new_venv(tmp_path / "lean", TORCH, "pytest", str(checkout / "cuda-sim"))
+    python = str(folder / "bin" / "python")
+    env = _clean_env(PATH=f"{folder / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    listed = _run([python, "-c", DISTRIBUTIONS], tmp_path, env)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    requires = json.loads(listed.stdout)
+    installed = {canonicalize_name(name) for name in requires}
+    assert installed == _closure(requires, ("torch", "pytest")) | {"cuda-sim"}, sorted(installed)
+    assert requires["cuda-sim"] == []
+    assert not installed & {"repro-matrix", "rich", "jsonschema", "fastjsonschema", "regex", "pyyaml"}
+    assert _run([python, "-c", "import harness"], tmp_path, env).returncode == 1
+    print(f"lean venv: {len(installed)} distributions: {', '.join(sorted(installed))}")
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_lean.py").write_text(LEAN_TEST)
+    simulated, outcomes = run_pytest(python, project, "--cuda-sim", env=env)
+    assert outcomes == {"test_lean.test_a_device_mismatch_raises_what_cuda_raises": ("passed", "")}, \
+        simulated.stdout[-3000:]
+    assert "cuda-sim: on" in simulated.stdout
+    plain, outcomes = run_pytest(python, project, env=env)
+    assert outcomes == {"test_lean.test_a_device_mismatch_raises_what_cuda_raises": ("skipped", "no CUDA")}, \
+        plain.stdout[-3000:]

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
+from tests.checkout import SOURCE_PATH
+
 REPO = Path(__file__).resolve().parents[2]
-PLUGIN = ("-p", "harness.sim.pytest_plugin")
+PLUGIN = ("-p", "cuda_sim.pytest_plugin")
 AFTER_FIXTURE = "test_fixture.py::test_after_the_fixture_nothing_is_left"  # true only without the flag
 
 pytestmark = pytest.mark.slow  # each test starts pytest processes that import torch
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.slow  # each test starts pytest processes that import t
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CUDA_SIM"))}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = SOURCE_PATH
     return {**env, **extra}
 
 
@@ -44,7 +46,7 @@ def test_loaded_but_off_it_imports_nothing(tmp_path):
 
         def test_torch_not_imported():
             assert "torch" not in sys.modules
-            assert "harness.sim._session" not in sys.modules
+            assert "cuda_sim._session" not in sys.modules
     """))
     proc, outcomes = _run(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -63,8 +65,8 @@ def test_without_the_flag_cuda_tests_skip_and_the_fixture_simulates(project):
         assert outcomes[f"test_fixture.{name}"][0] == "passed", proc.stdout
     # a crash of the simulator's own code is a failure that names the simulator's frame
     assert outcomes["test_internal.test_simulator_crash"][0] == "failed"
-    assert "cuda-sim itself crashed at harness/sim/_placement.py:" in proc.stdout
-    assert "CUDA-SIM INTERNAL ERROR test_internal.py::test_simulator_crash - at harness/sim/_placement.py:" in proc.stdout
+    assert "cuda-sim itself crashed at cuda_sim/_placement.py:" in proc.stdout
+    assert "CUDA-SIM INTERNAL ERROR test_internal.py::test_simulator_crash - at cuda_sim/_placement.py:" in proc.stdout
     assert "cuda-sim: on" not in proc.stdout  # no session-wide simulation: no header line
     assert "2 test(s) ran on simulated CUDA" in proc.stdout  # the fixture's test and the marker's
 

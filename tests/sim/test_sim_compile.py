@@ -1,4 +1,4 @@
-"""torch.compile under the simulation (harness/sim/_compile.py): compiled callables, fullgraph=True
+"""torch.compile under the simulation (cuda_sim/_compile.py): compiled callables, fullgraph=True
 included, run eagerly while a simulation is active, so both modes see every operator; outside it
 dynamo compiles as usual, and torch.device is untouched (dynamo's rules, isinstance, pickling).
 
@@ -17,8 +17,9 @@ import textwrap
 
 import pytest
 import torch
+from cuda_sim import simulate
 
-from harness.sim import simulate
+from tests.checkout import SOURCE_PATH
 
 TI = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -99,8 +100,8 @@ def test_dynamo_imported_after_the_simulation_started():
     """The simulation never imports torch._dynamo: the stance is set when the program imports it."""
     script = textwrap.dedent("""
         import sys
-        import harness.sim
-        harness.sim.install()
+        import cuda_sim
+        cuda_sim.install()
         import torch
         assert "torch._dynamo" not in sys.modules
         f = torch.compile(lambda x, y: x * y, fullgraph=True)
@@ -111,8 +112,7 @@ def test_dynamo_imported_after_the_simulation_started():
         except RuntimeError as error:
             print("raised:", error)
     """)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": root}, check=False)
+                          env={**os.environ, "PYTHONPATH": SOURCE_PATH}, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"raised: {TI}" in done.stdout

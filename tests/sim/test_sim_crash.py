@@ -1,7 +1,7 @@
 """A crash of the simulator's own code is told apart from what the simulated program raised.
 
-The crash is real: the test breaks the simulator's placement counter (`harness.sim._activity`), so the
-simulator's own next placement raises inside harness/sim. Every other error below passes through the
+The crash is real: the test breaks the simulator's placement counter (`cuda_sim._activity`), so the
+simulator's own next placement raises inside cuda_sim/. Every other error below passes through the
 simulator's frames and belongs to the program.
 """
 
@@ -12,9 +12,8 @@ import textwrap
 
 import pytest
 import torch
-
-from harness.sim import NotSimulatedError, _activity, simulate
-from harness.sim._crash import internal_error
+from cuda_sim import NotSimulatedError, _activity, simulate
+from cuda_sim._crash import internal_error
 
 
 def _raised(action) -> BaseException:
@@ -36,7 +35,7 @@ def test_a_crash_of_the_simulator_names_its_frame(broken_counter):
         error = _raised(lambda: torch.ones(2, device="cuda"))
     assert isinstance(error, TypeError)
     site = internal_error(error)
-    assert site is not None and site.startswith("harness/sim/_placement.py:") and site.endswith(" in place")
+    assert site is not None and site.startswith("cuda_sim/_placement.py:") and site.endswith(" in place")
     # raised from it, the crash is still found
     try:
         raise RuntimeError("a library wrapped it") from error
@@ -74,7 +73,7 @@ def test_the_harness_judges_a_simulator_crash_as_infra_error(tmp_path):
             # the simulator is importable in cuda-sim cells only; by name, since validate refuses a torch-only
             # variant whose repro imports a library (the simulator is not one a case could pin)
             import importlib
-            _activity = importlib.import_module("harness.sim._activity")
+            _activity = importlib.import_module("cuda_sim._activity")
             _activity.placements = None  # the simulator's next placement crashes in its own code
         print(torch.ones(2, device=a.device) * 2)
     """))
@@ -83,9 +82,9 @@ def test_the_harness_judges_a_simulator_crash_as_infra_error(tmp_path):
     results = results_of(output)[0]
     buggy = cell(results, "sim-crash", "buggy", "cuda-sim")
     assert buggy["status"] == "infra-error" and buggy["judgement"] == "infra-error", json.dumps(buggy, indent=1)
-    assert buggy["reason"].startswith("cuda-sim internal error at harness/sim/_placement.py:")
+    assert buggy["reason"].startswith("cuda-sim internal error at cuda_sim/_placement.py:")
     assert "in place: TypeError: unsupported operand" in buggy["reason"]
-    assert buggy["exception"]["sim_internal"].startswith("harness/sim/_placement.py:")
+    assert buggy["exception"]["sim_internal"].startswith("cuda_sim/_placement.py:")
     lane = verdict(results, "sim-crash", "cuda-sim")
     assert lane["verdict"] == "infra-error" and "cuda-sim internal error" in lane["reason"]
     assert proc.returncode == 1

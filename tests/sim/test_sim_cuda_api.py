@@ -9,8 +9,7 @@ import threading
 
 import pytest
 import torch
-
-from harness.sim import NotSimulatedError
+from cuda_sim import NotSimulatedError
 
 
 def test_device_queries(sim):
@@ -195,7 +194,7 @@ def test_error_traceback_ends_in_user_code(sim):
     with pytest.raises(RuntimeError) as raised:
         user_step()
     frames = traceback.extract_tb(raised.value.__traceback__)
-    inside = [f for f in frames if "harness/sim" in f.filename.replace("\\", "/")]
+    inside = [f for f in frames if "cuda_sim/" in f.filename.replace("\\", "/")]
     assert frames[-2].name == "user_step" and len(inside) == 1
 
 

@@ -12,9 +12,8 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from cuda_sim import NotSimulatedError, _cuda_c, simulate
 from torch.utils.checkpoint import checkpoint
-
-from harness.sim import NotSimulatedError, _cuda_c, simulate
 
 _MODULES = ("torch.cuda", "torch.backends.cuda", "torch.cuda.memory", "torch.cuda.random", "torch.cuda.streams",
             "torch.cuda.graphs", "torch.cuda.jiterator", "torch.cuda.nvtx", "torch.cuda.tunable", "torch.cuda.profiler",

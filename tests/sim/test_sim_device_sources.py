@@ -18,8 +18,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
-from harness.sim import simulate
+from cuda_sim import simulate
 
 Make = Callable[[torch.Tensor, torch.Tensor], object]
 

@@ -2,7 +2,7 @@
 
 Real CUDA and plain CPU trace a module that adds a Python float (pytorch-ignite's traced
 create_supervised_* tests): the tracer records the scalar as a wrapped-number tensor, which a Python
-dispatch mode receives as a Python number (harness/sim/_numbers.py); the simulation must still run
+dispatch mode receives as a Python number (cuda_sim/_numbers.py); the simulation must still run
 the operator (gap G5: "Expected a value of type 'Tensor' ... found type 'float'" in aten::view and
 aten::_local_scalar_dense of the trace check).
 

@@ -1,4 +1,4 @@
-"""The kernels' own device checks (harness/sim/_composite.py, _kernels.py) say what the installed
+"""The kernels' own device checks (cuda_sim/_composite.py, _kernels.py) say what the installed
 torch says: every constant fragment of their messages is read back from libtorch."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import os
 
 import pytest
 import torch
-
-from harness.sim import _composite, _kernels, _out
+from cuda_sim import _composite, _kernels, _out
 
 FRAGMENTS = (
     # _composite.py

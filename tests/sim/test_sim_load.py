@@ -6,8 +6,7 @@ import io
 
 import pytest
 import torch
-
-from harness.sim import NotSimulatedError, simulate
+from cuda_sim import NotSimulatedError, simulate
 
 
 def _checkpoint() -> io.BytesIO:

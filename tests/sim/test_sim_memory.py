@@ -139,7 +139,7 @@ def test_saved_activations_offloaded_to_the_host_lower_the_peak(sim):
 
 
 def test_a_second_device_is_not_simulated(sim):
-    from harness.sim import NotSimulatedError
+    from cuda_sim import NotSimulatedError
 
     with pytest.raises(NotSimulatedError):
         torch.cuda.memory_allocated(1)

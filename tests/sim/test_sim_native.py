@@ -6,8 +6,7 @@ import os
 
 import pytest
 import torch
-
-from harness.sim import _native
+from cuda_sim import _native
 
 
 def test_known_ops():

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from harness.sim import NotSimulatedError
+from cuda_sim import NotSimulatedError
 
 
 def test_is_a_runtime_error():
@@ -59,9 +58,8 @@ def test_stub_toolkit_compiles_nothing(sim):
 def test_cuda_extensions_are_refused_before_anything_compiles(sim, tmp_path):
     # peft's BOFT layer JIT-builds fbd_cuda (a .cpp + a .cu) whenever cuda is available: the host half
     # used to compile against torch's headers before the stub nvcc refused the other half
+    from cuda_sim import _toolkit
     from torch.utils import cpp_extension
-
-    from harness.sim import _toolkit
 
     build = tmp_path / "build"
     build.mkdir()

@@ -1,6 +1,6 @@
 """Printing a tensor under the simulation gives the text a GPU host prints.
 
-``Tensor.__repr__`` is served by harness/sim/_function.py ``_repr``: values formatted with the
+``Tensor.__repr__`` is served by cuda_sim/_function.py ``_repr``: values formatted with the
 simulation off, the rest of the text (``device='cuda:0'``, ``dtype=``, ``grad_fn=``) by torch's
 own ``_str_intern`` with the placement mode on. The reference here is torch's formatter run
 entirely under the placement mode (``torch._tensor_str._str`` called directly: every small op of
@@ -14,8 +14,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-
-from harness.sim import simulate
+from cuda_sim import simulate
 
 MAKERS: dict[str, Callable[[], torch.Tensor]] = {
     "cuda float": lambda: torch.randn(3, 4, device="cuda"),

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from cuda_sim import is_active, simulate
 
-from harness.sim import is_active, simulate
+from tests.checkout import SOURCE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([SOURCE_PATH, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
 
@@ -63,9 +64,9 @@ def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
 def test_install_is_process_wide_and_idempotent():
     result = _run("""
-        import threading, torch, harness.sim
-        harness.sim.install(); harness.sim.install()
-        with harness.sim.simulate():
+        import threading, torch, cuda_sim
+        cuda_sim.install(); cuda_sim.install()
+        with cuda_sim.simulate():
             pass
         out = {}
         t = threading.Thread(target=lambda: out.setdefault("d", torch.ones(1, device="cuda").device))
@@ -90,7 +91,7 @@ _EXIT_RACE = """
     usleep = ctypes.cast(libc.usleep, ctypes.c_void_p).value
     at_thread_exit = ctypes.CDLL(None).__cxa_thread_atexit_impl
     at_thread_exit.argtypes = [ctypes.c_void_p] * 3
-    import torch, harness.sim
+    import torch, cuda_sim
 
     def slow_thread_end():
         at_thread_exit(usleep, 500_000, None)
@@ -108,7 +109,7 @@ def test_a_simulated_thread_leaves_nothing_for_exit(how):
             torch.overrides.TorchFunctionMode().__enter__()
         elif how == "installs-itself":  # a thread that existed before install() and calls it
             ready.wait(60)
-            harness.sim.install()
+            cuda_sim.install()
         out["d"] = str(torch.ones(1, device="cuda").device) if how != "control" else "cpu"
         slow_thread_end()
 
@@ -117,7 +118,7 @@ def test_a_simulated_thread_leaves_nothing_for_exit(how):
     if how != "started-after-install":
         t.start()
     if how != "control":
-        harness.sim.install()
+        cuda_sim.install()
     if how == "started-after-install":
         t.start()
     ready.set(); t.join()
@@ -144,11 +145,11 @@ def test_cli_runs_a_script_as_main(tmp_path):
         sys.exit(int(sys.argv[-1]) if sys.argv[-1].isdigit() else 0)
     """))
     (tmp_path / "helper.py").write_text("VALUE = 'local import'\n")
-    ok = subprocess.run([sys.executable, "-m", "harness.sim", str(script), "--lr", "0.1", "3"],
+    ok = subprocess.run([sys.executable, "-m", "cuda_sim", str(script), "--lr", "0.1", "3"],
                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
     assert ok.returncode == 3, ok.stderr
     assert ok.stdout.strip() == "['--lr', '0.1', '3'] local import True cuda:0"
-    failed = subprocess.run([sys.executable, "-m", "harness.sim", str(script), "--fail"],
+    failed = subprocess.run([sys.executable, "-m", "cuda_sim", str(script), "--fail"],
                             capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
     assert failed.returncode == 1
     last = failed.stderr.strip().splitlines()[-1]
@@ -158,10 +159,10 @@ def test_cli_runs_a_script_as_main(tmp_path):
 
 @pytest.mark.slow  # a fresh interpreter importing torch: over 10 s on a loaded 2-core host
 def test_cli_usage_errors(tmp_path):
-    missing = subprocess.run([sys.executable, "-m", "harness.sim", str(tmp_path / "nope.py")],
+    missing = subprocess.run([sys.executable, "-m", "cuda_sim", str(tmp_path / "nope.py")],
                              capture_output=True, text=True, env=_env(), cwd=REPO, timeout=300, check=False)
     assert missing.returncode == 2 and "nope.py" in missing.stderr
-    bare = subprocess.run([sys.executable, "-m", "harness.sim"], capture_output=True, text=True, env=_env(),
+    bare = subprocess.run([sys.executable, "-m", "cuda_sim"], capture_output=True, text=True, env=_env(),
                           cwd=REPO, timeout=300, check=False)
     assert bare.returncode == 2 and "usage" in bare.stderr
 

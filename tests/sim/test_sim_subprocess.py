@@ -1,4 +1,4 @@
-"""Child Python processes join the simulation (harness/sim/_startup.py, the wheel's cuda_sim.pth).
+"""Child Python processes join the simulation (cuda_sim/_startup.py, the wheel's cuda_sim.pth).
 
 Gap G4: accelerate's test_map_location runs `accelerate launch <file>`; under `pytest --cuda-sim` the
 child started plain (no GPU), so the test's CUDA branch never ran and it passed hollow. Here the
@@ -14,17 +14,18 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cuda_sim import _startup
 from plugin_project import run_pytest
 
-from harness.sim import _startup
+from tests.checkout import SOURCE_PATH
 
 REPO = Path(__file__).resolve().parents[2]
-PTH = REPO / "harness" / "sim" / _startup.PTH_NAME
+PTH = REPO / "cuda-sim" / _startup.PTH_NAME
 
 CHILD = """
     import site, sys
     site.addsitedir({site_dir!r})  # processes cuda_sim.pth as interpreter start-up does
-    print("harness loaded before torch:", any(m.startswith("harness.sim._session") for m in sys.modules))
+    print("harness loaded before torch:", any(m.startswith("cuda_sim._session") for m in sys.modules))
     import torch
     print("cuda:", torch.cuda.is_available())
     if torch.cuda.is_available():
@@ -38,7 +39,7 @@ CHILD = """
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != _startup.ENV and not k.startswith("PYTEST_")}
-    return {**env, "PYTHONPATH": str(REPO), **extra}
+    return {**env, "PYTHONPATH": SOURCE_PATH, **extra}
 
 
 def _child(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -86,7 +87,7 @@ def test_pytest_cuda_sim_exports_the_variable_to_children(tmp_path, flag, expect
     project = tmp_path / "project"
     project.mkdir()
     (project / "test_parent.py").write_text(textwrap.dedent(PARENT_TEST.format(expected=expected)))
-    args = ["-p", "harness.sim.pytest_plugin", *(["--cuda-sim"] if flag else []), "test_parent.py"]
+    args = ["-p", "cuda_sim.pytest_plugin", *(["--cuda-sim"] if flag else []), "test_parent.py"]
     proc, outcomes = run_pytest(sys.executable, project, *args, env=_env())
     assert outcomes == {"test_parent.test_child_sees_the_variable": ("passed", "")}, proc.stdout[-3000:]
     if flag:
@@ -98,7 +99,7 @@ def test_the_cuda_sim_command_exports_the_variable(tmp_path):
     script.write_text("import os, subprocess, sys\n"
                       "print(subprocess.run([sys.executable, '-c', 'import os; print(os.environ[\"CUDA_SIM_SUBPROCESS\"])'],"
                       " capture_output=True, text=True, check=True).stdout.strip())\n")
-    done = subprocess.run([sys.executable, "-m", "harness.sim", str(script)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "cuda_sim", str(script)], capture_output=True, text=True,
                           env=_env(), timeout=300, check=False, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr[-3000:]
 

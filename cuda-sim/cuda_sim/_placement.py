@@ -1,0 +1,138 @@
+"""Where a tensor lives in the simulation.
+
+Every value is a real CPU tensor. Its simulated device is a tag on the Python object of its
+storage: torch keeps that object alive exactly as long as the storage (views, ``param.data = x``
+and ``Parameter`` share it, so they share the placement) and a freed storage takes its tag with
+it, so a new tensor at a reused address never inherits a stale placement. No tag means CPU.
+
+The helpers here read real attributes (``is_cpu``, ``untyped_storage``); callers run them where
+the placement TorchFunctionMode cannot see them (inside a mode handler, or with torch functions
+disabled).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from cuda_sim import _activity, _memory
+from cuda_sim._errors import NotSimulatedError
+
+CPU = torch.device("cpu")
+CUDA = torch.device("cuda", 0)
+_TAG = "_cuda_sim_device"
+_GUESS = "_cuda_sim_guess"
+_PINNED = "_cuda_sim_pinned"
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_NoSubclassHandlers = torch._C.DisableTorchFunctionSubclass
+
+
+def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
+    try:
+        if type(t) in _PLAIN:
+            return t.untyped_storage()
+        with _NoSubclassHandlers():  # a subclass's __torch_function__ should not see the simulator's reads
+            return t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        pass
+    layout = t.layout
+    try:
+        if layout is torch.sparse_coo:
+            return t._values().untyped_storage()
+        if layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+            return t.values().untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        pass
+    return None
+
+
+def device_of(t: torch.Tensor) -> torch.device:
+    if not t.is_cpu:
+        return t.device
+    storage = storage_of(t)
+    if storage is None:
+        return CPU
+    return getattr(storage, _TAG, CPU)
+
+
+def is_cuda(t: torch.Tensor) -> bool:
+    return device_of(t).type == "cuda"
+
+
+def place(t: torch.Tensor, device: torch.device) -> None:
+    """Tag ``t``'s storage (and so every tensor sharing it) with ``device``."""
+    storage = storage_of(t)
+    if storage is None or not t.is_cpu:
+        return
+    if device.type == "cuda":
+        setattr(storage, _TAG, device)
+        _activity.placements += 1
+        _memory.track(storage)
+    elif hasattr(storage, _TAG):
+        delattr(storage, _TAG)
+        _memory.untrack(storage)
+    if hasattr(storage, _GUESS):
+        delattr(storage, _GUESS)
+
+
+def place_guess(t: torch.Tensor, device: torch.device) -> None:
+    """Tag a tensor created by C++ with a real (meaningless) device: best guess, which the
+    first operator combining it with a tensor on a known device may correct."""
+    place(t, device)
+    storage = storage_of(t)
+    if storage is not None:
+        setattr(storage, _GUESS, True)
+
+
+def is_guess(t: torch.Tensor) -> bool:
+    storage = storage_of(t)
+    return storage is not None and getattr(storage, _GUESS, False)
+
+
+def mark_pinned(t: torch.Tensor) -> None:
+    storage = storage_of(t)
+    if storage is not None:
+        setattr(storage, _PINNED, True)
+
+
+def is_pinned(t: torch.Tensor) -> bool:
+    storage = storage_of(t)
+    return storage is not None and getattr(storage, _PINNED, False)
+
+
+def storage_device(storage: object) -> torch.device:
+    return getattr(storage, _TAG, CPU)
+
+
+def tag_storage(storage: object, device: torch.device) -> None:
+    if device.type == "cuda":
+        setattr(storage, _TAG, device)
+        _activity.placements += 1
+        _memory.track(storage)
+
+
+def parse_device(spec: object) -> torch.device:
+    """A device argument as real CUDA code means it: ``0`` and ``"cuda"`` are ``cuda:0``."""
+    if isinstance(spec, torch.device):
+        device = spec
+    elif isinstance(spec, int) and not isinstance(spec, bool):
+        device = torch.device("cuda", spec)
+    elif isinstance(spec, str):
+        device = torch.device(spec)
+    else:
+        raise TypeError(f"not a device: {spec!r}")
+    if device.type == "cuda":
+        return cuda_device(device.index)
+    return device
+
+
+def cuda_device(index: int | None) -> torch.device:
+    if index is None or index == 0:
+        return CUDA
+    if index < 0:
+        raise RuntimeError(f"Device index must not be negative, got {index}")
+    raise NotSimulatedError(f"device cuda:{index} (the simulated host has a single GPU, cuda:0)")
+
+
+def real_device(device: torch.device) -> torch.device:
+    """The device the values really live on."""
+    return CPU if device.type == "cuda" else device
