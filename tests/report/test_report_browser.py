@@ -288,6 +288,9 @@ def test_matrix_filter_by_text_library_and_verdict(driver, server, artifacts, pa
     search.send_keys(Keys.ENTER)  # no form submission: the page stays
     assert driver.current_url == f"{server}/{page}"
     search.clear()
+    search.send_keys("device-placement")  # a tag
+    assert _shown(driver) == (["lycoris-extract-diff"], ["KohakuBlueleaf/LyCORIS"])
+    search.clear()
     search.send_keys("checkpoint zzz")  # matches nothing: every heading goes too
     assert _shown(driver) == ([], [])
     search.clear()

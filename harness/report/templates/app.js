@@ -21,7 +21,7 @@
   window.addEventListener("hashchange", fromHash);
   fromHash();
 
-  // The matrix filter: text (id, title, library), library, verdict ("attention": any cell not ok). A library
+  // The matrix filter: text (id, title, library, tags), library, verdict ("attention": any cell not ok). A library
   // heading row stays only while one of its cases does.
   function rowMatches(row, text, library, verdict, ok) {
     if (text && (row.getAttribute("data-text") || "").indexOf(text) === -1) { return false; }
