@@ -108,3 +108,15 @@ def test_the_filter_offers_each_library_and_every_row_carries_what_it_matches(tm
                             text)
             assert row and html.unescape(row.group(1)) == library, (page, case)
             assert case in row.group(2) and library.lower() in html.unescape(row.group(2)), row.group(2)
+
+
+def test_a_long_skip_group_on_the_run_page_gives_the_reason_first_and_the_names_on_demand(tmp_path):
+    run = tmp_path / SINGLE.name
+    shutil.copytree(SINGLE, run)
+    write_run_reports(run, _grown(load(run), libraries=3, per_library=4))
+    text = (run / "index.html").read_text()
+    skipped = text.split('<ul class="skipped">', 1)[1].split("</ul>", 1)[0]
+    long_group = re.search(r"<li>cuda \(12 cases\): as documented<details class=\"names\"><summary>which cases</summary>"
+                           r"([^<]*)</details></li>", skipped)
+    assert long_group and long_group.group(1).split(", ") == [f"lib{i}-case{j}" for i in range(3) for j in range(4)]
+    assert "<li>cuda (4 cases: var-resume, lycoris-extract-diff, " in skipped  # short groups as before
