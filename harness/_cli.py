@@ -198,13 +198,13 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_shards(args: argparse.Namespace, console: Console) -> int:
-    from harness.run._shards import plan_shards, read_durations
+    from harness.run._shards import plan_shards, read_measured
 
     lanes = list(dict.fromkeys(args.lane)) or ["cpu", "cuda-sim"]
     cases = [case for case in load_step(case_roots(args), _ui(console)).cases if case.status == "active"]
-    durations, files = read_durations(args.results or [project_root() / "reports"], lanes)
-    plan = plan_shards(cases, lanes, durations, target_s=args.target_minutes * 60, jobs=args.jobs,
-                       overhead_s=args.overhead_minutes * 60, default=args.default, files=files)
+    measured = read_measured(args.results or [project_root() / "reports"], lanes)
+    plan = plan_shards(cases, lanes, measured, target_s=args.target_minutes * 60, jobs=args.jobs,
+                       overhead_s=args.overhead_minutes * 60, default=args.default, cold=args.cold)
     console.print(Text(plan.describe(args.target_minutes * 60)), soft_wrap=True)
     console.print(f"shards={plan.shards}")
     if args.github_output:

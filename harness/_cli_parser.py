@@ -122,6 +122,8 @@ def _add_shards(commands: Any) -> None:
     shards.add_argument("--overhead-minutes", type=_int_in(0, 240), default=5, metavar="MIN",
                         help="per shard, besides its cells: checkout, installs, cache restore (0-240; default 5)")
     shards.add_argument("--jobs", "-j", type=_jobs, default=2, help="cells a shard runs in parallel (default 2)")
+    shards.add_argument("--cold", action="store_true",
+                        help="each shard also builds its environments (an empty cache): add their measured builds")
     shards.add_argument("--default", type=_int_in(1, 32), default=2, metavar="N",
                         help="the count when no cell was ever measured (1-32; default 2)")
     shards.add_argument("--github-output", type=Path, metavar="FILE",

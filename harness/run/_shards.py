@@ -4,7 +4,9 @@ Reads stored results.json files (a reports folder, a folder of downloaded CI art
 depth), takes each cell's newest measured duration (cells the run estimate would time: not skipped,
 interrupted or infra-error), and places the catalogue's cells on shards exactly as ``--shard K/N`` does
 (``shard_cases``). A shard's time is its cells' seconds over the run's parallel jobs, plus a fixed overhead
-(checkout, installs, cache restore). Cells never measured count at the median of those that were. The answer
+(checkout, installs, cache restore); with ``--cold``, also the builds of its environments (their newest measured
+build, by environment id: the venv backend's content key). Cells (and builds) never measured count at the median
+of those that were; cells ``unsupported`` on their lane never run and count nothing. The answer
 is the fewest shards whose slowest shard fits the target. Results files are untrusted input: anything
 unreadable is skipped, as for the run estimate.
 """
@@ -19,13 +21,14 @@ from typing import Any
 
 from harness.cases._load import Case
 from harness.run._estimate import NOT_TIMED, as_records, as_seconds, read_results_file
-from harness.run._plan import shard_cases
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import plan_cells, shard_cases
 
 MAX_SHARDS = 32
 _MAX_FILES = 500  # results.json files read: ample for a month of nightly artifacts
 _MAX_DEPTH = 4  # DIR/results.json, DIR/<run>/results.json, DIR/<artifact>/<run>/results.json, one more
 
-Cell = tuple[str, str, str]  # (case, lane, variant)
+CellKey = tuple[str, str, str]  # (case, lane, variant)
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,17 @@ class ShardPlan:
                 f"{self.files} results.json file(s), the rest at their median)")
 
 
-def read_durations(paths: Sequence[Path], lanes: Sequence[str]) -> tuple[dict[Cell, float], int]:
-    """Each wanted cell's newest measured duration (by its run's start time) and the files read."""
-    newest: dict[Cell, tuple[str, float]] = {}
+@dataclass(frozen=True)
+class Measured:
+    cells: dict[CellKey, float]  # newest measured duration of each cell
+    builds: dict[str, float]  # environment id -> seconds its newest real build took (not a reuse)
+    files: int  # results.json files read
+
+
+def read_measured(paths: Sequence[Path], lanes: Sequence[str]) -> Measured:
+    """Each wanted cell's newest measured duration and each environment's newest build, by run start time."""
+    cells: dict[CellKey, tuple[str, float]] = {}
+    builds: dict[str, tuple[str, float]] = {}
     files = 0
     for results in _results_files(paths):
         files += 1
@@ -62,28 +73,50 @@ def read_durations(paths: Sequence[Path], lanes: Sequence[str]) -> tuple[dict[Ce
         for cell in as_records(results.get("cells")):
             key = (str(cell.get("case")), str(cell.get("lane")), str(cell.get("variant")))
             seconds = as_seconds(cell.get("duration_s"))
-            if key[1] not in lanes or seconds is None or cell.get("status") in NOT_TIMED:
-                continue
-            if key not in newest or started > newest[key][0]:
-                newest[key] = (started, seconds)
-    return {key: seconds for key, (_, seconds) in newest.items()}, files
+            if key[1] in lanes and seconds is not None and cell.get("status") not in NOT_TIMED:
+                _keep_newest(cells, key, started, seconds)
+        envs = results.get("environments")
+        for env in as_records(list(envs.values()) if isinstance(envs, dict) else None):
+            seconds = as_seconds(env.get("build_s"))
+            if seconds and not env.get("reused"):
+                _keep_newest(builds, str(env.get("id")), started, seconds)
+    return Measured({k: v for k, (_, v) in cells.items()}, {k: v for k, (_, v) in builds.items()}, files)
 
 
-def plan_shards(cases: Sequence[Case], lanes: Sequence[str], durations: dict[Cell, float], *, target_s: float,
-                jobs: int, overhead_s: float, default: int, files: int = 0) -> ShardPlan:
-    cells = [(case.id, lane, variant) for case in cases for lane in lanes for variant in case.variants]
-    timed = [durations[c] for c in cells if c in durations]
+def _keep_newest(table: dict[Any, tuple[str, float]], key: Any, started: str, seconds: float) -> None:
+    if key not in table or started > table[key][0]:
+        table[key] = (started, seconds)
+
+
+def plan_shards(cases: Sequence[Case], lanes: Sequence[str], measured: Measured, *, target_s: float, jobs: int,
+                overhead_s: float, default: int, cold: bool = False) -> ShardPlan:
+    """The fewest shards whose slowest fits ``target_s``; ``cold``: each shard also builds its environments."""
+    cells = [c for c in plan_cells(cases, [LANE_TABLE[lane] for lane in lanes])
+             if c.variant.expect[c.lane.name].kind != "unsupported"]  # (a cell that never runs costs nothing)
+    keyed = [((cell.case.id, cell.lane.name, cell.variant.name), cell) for cell in cells]
+    timed = [measured.cells[key] for key, _ in keyed if key in measured.cells]
     if not timed:
-        return ShardPlan(default, [], len(cells), 0, True, files)
+        return ShardPlan(default, [], len(cells), 0, True, measured.files)
     median = statistics.median(timed)
-    per_case = {case.id: sum(durations.get((case.id, lane, v), median) for lane in lanes for v in case.variants)
-                for case in cases}
+    per_case: dict[str, float] = {}
+    envs: dict[str, set[str]] = {}
+    for key, cell in keyed:
+        per_case[key[0]] = per_case.get(key[0], 0.0) + measured.cells.get(key, median)
+        envs.setdefault(key[0], set()).add(f"venv-{cell.env_spec().key()}")
+    build_median = statistics.median(measured.builds.values()) if measured.builds else 0.0
+
+    def shard_seconds(members: Sequence[Case]) -> float:
+        work = sum(per_case.get(c.id, 0.0) for c in members)
+        if cold:
+            needed = {env for c in members for env in envs.get(c.id, ())}
+            work += sum(measured.builds.get(env, build_median) for env in needed)
+        return overhead_s + work / max(1, jobs)
+
     most = max(1, min(MAX_SHARDS, len(cases)))
     for total in range(1, most + 1):
-        seconds = [overhead_s + sum(per_case[c.id] for c in shard_cases(cases, k, total)) / max(1, jobs)
-                   for k in range(1, total + 1)]
+        seconds = [shard_seconds(shard_cases(cases, k, total)) for k in range(1, total + 1)]
         if max(seconds) <= target_s or total == most:
-            return ShardPlan(total, seconds, len(cells), len(timed), max(seconds) <= target_s, files)
+            return ShardPlan(total, seconds, len(cells), len(timed), max(seconds) <= target_s, measured.files)
     raise AssertionError("unreachable: the loop returns at its last count")
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from harness._cli import main
 from harness.cases._load import load_cases
-from harness.run._plan import shard_cases
-from harness.run._shards import MAX_SHARDS, plan_shards, read_durations
+from harness.run._lanes import LANE_TABLE
+from harness.run._plan import Cell, shard_cases
+from harness.run._shards import MAX_SHARDS, Measured, plan_shards, read_measured
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
 LANES = ["cpu", "cuda-sim"]
@@ -27,6 +28,10 @@ def _durations(cases, seconds: float) -> dict[tuple[str, str, str], float]:
     return {(c.id, lane, v): seconds for c in cases for lane in LANES for v in c.variants}
 
 
+def _measured(cells: dict, builds: dict | None = None) -> Measured:
+    return Measured(cells, builds or {}, 1)
+
+
 def _write_run(folder: Path, started: str, cells: list[dict]) -> None:
     folder.mkdir(parents=True)
     (folder / "results.json").write_text(json.dumps({"version": 1, "run": {"id": folder.name, "started": started},
@@ -39,15 +44,15 @@ def _cell(case: str, lane: str, variant: str, seconds: object, status: str = "pa
 
 def test_the_fewest_shards_whose_slowest_fits_the_target(cases):
     # 5 cases x 2 lanes x 2 variants at 150 s: 600 s a case, 3000 s in all with one job.
-    plan = plan_shards(cases, LANES, _durations(cases, 150), target_s=20 * 60, jobs=1, overhead_s=0, default=9)
+    plan = plan_shards(cases, LANES, _measured(_durations(cases, 150)), target_s=20 * 60, jobs=1, overhead_s=0, default=9)
     assert plan.shards == 3 and plan.fits  # 2 cases, 2 cases, 1 case: 1200 s, 1200 s, 600 s
     assert sorted(plan.seconds) == [600, 1200, 1200]
     for k, seconds in enumerate(plan.seconds, start=1):  # the shards --shard K/3 really runs
         assert seconds == 600 * len(shard_cases(cases, k, 3))
     assert plan.matrix() == [1, 2, 3]
-    two_jobs = plan_shards(cases, LANES, _durations(cases, 150), target_s=20 * 60, jobs=2, overhead_s=0, default=9)
+    two_jobs = plan_shards(cases, LANES, _measured(_durations(cases, 150)), target_s=20 * 60, jobs=2, overhead_s=0, default=9)
     assert two_jobs.shards == 2  # 3 cases at 1800 s / 2 jobs = 900 s
-    overhead = plan_shards(cases, LANES, _durations(cases, 150), target_s=20 * 60, jobs=2, overhead_s=400, default=9)
+    overhead = plan_shards(cases, LANES, _measured(_durations(cases, 150)), target_s=20 * 60, jobs=2, overhead_s=400, default=9)
     assert overhead.shards == 3  # 900 s + 400 s no longer fits; 600 s + 400 s does
     assert "3 shard(s): the slowest about 16.7 min, fits the target of 20 min (20 of 20 cell(s)" in \
         overhead.describe(20 * 60)
@@ -55,10 +60,10 @@ def test_the_fewest_shards_whose_slowest_fits_the_target(cases):
 
 def test_unmeasured_cells_count_at_the_median_and_nothing_measured_gives_the_default(cases):
     some = {key: 300.0 for key in list(_durations(cases, 0))[:4]}  # one case measured at 4 x 300 s
-    plan = plan_shards(cases, LANES, some, target_s=30 * 60, jobs=1, overhead_s=0, default=9)
+    plan = plan_shards(cases, LANES, _measured(some), target_s=30 * 60, jobs=1, overhead_s=0, default=9)
     assert plan.cells_timed == 4 and plan.cells == 20
     assert plan.shards == 5 and max(plan.seconds) == 1200  # every case at 1200 s: two would be 2400 s
-    empty = plan_shards(cases, LANES, {}, target_s=30 * 60, jobs=1, overhead_s=0, default=4)
+    empty = plan_shards(cases, LANES, _measured({}), target_s=30 * 60, jobs=1, overhead_s=0, default=4)
     assert (empty.shards, empty.cells_timed) == (4, 0)
     assert "no measured cell" in empty.describe(30 * 60)
 
@@ -66,9 +71,31 @@ def test_unmeasured_cells_count_at_the_median_and_nothing_measured_gives_the_def
 def test_a_case_longer_than_the_target_is_said_not_to_fit(cases):
     slow = _durations(cases, 30)
     slow[(cases[0].id, "cpu", next(iter(cases[0].variants)))] = 4000
-    plan = plan_shards(cases, LANES, slow, target_s=30 * 60, jobs=1, overhead_s=0, default=2)
+    plan = plan_shards(cases, LANES, _measured(slow), target_s=30 * 60, jobs=1, overhead_s=0, default=2)
     assert not plan.fits and plan.shards == min(MAX_SHARDS, len(cases))
     assert "does NOT fit" in plan.describe(30 * 60)
+
+
+def test_cold_shards_also_build_their_environments(cases):
+    # Every fixture variant pins only torch: one environment, which each cold shard builds for itself.
+    cell = Cell(cases[0], next(iter(cases[0].variants.values())), LANE_TABLE["cpu"])
+    builds = {f"venv-{cell.env_spec().key()}": 600.0, "venv-not-in-the-catalogue": 5000.0}
+    warm = plan_shards(cases, LANES, _measured(_durations(cases, 150), builds), target_s=20 * 60, jobs=1,
+                       overhead_s=0, default=9)
+    cold = plan_shards(cases, LANES, _measured(_durations(cases, 150), builds), target_s=20 * 60, jobs=1,
+                       overhead_s=0, default=9, cold=True)
+    assert (warm.shards, cold.shards) == (3, 5)  # 2 cases + a build = 1800 s: only one case a shard fits
+    assert cold.seconds == [1200.0] * 5
+
+
+def test_cells_unsupported_on_their_lane_cost_nothing(fixture_cases):
+    path = fixture_cases / "confirmed" / "case.yaml"
+    path.write_text(path.read_text().replace("expect: {cpu: passes, cuda: passes, cuda-sim: passes}",
+                                             'expect: {cpu: "unsupported: needs a GPU", cuda: passes, cuda-sim: passes}'))
+    cases = list(load_cases([fixture_cases]).cases)
+    plan = plan_shards(cases, LANES, _measured(_durations(cases, 150)), target_s=10**5, jobs=1, overhead_s=0,
+                       default=9)
+    assert plan.cells == 19 and plan.seconds == [19 * 150]  # the unsupported cell neither runs nor is measured
 
 
 def test_durations_are_the_newest_measured_per_cell_from_nested_folders(tmp_path):
@@ -84,11 +111,11 @@ def test_durations_are_the_newest_measured_per_cell_from_nested_folders(tmp_path
     (artifacts / "garbage" / "results.json").write_text("{not json")
     (artifacts / "list").mkdir()
     (artifacts / "list" / "results.json").write_text("[1, 2]")
-    durations, files = read_durations([artifacts], LANES)
-    assert files == 2
-    assert durations == {("a", "cpu", "buggy"): 10, ("b", "cpu", "buggy"): 50, ("h", "cuda-sim", "fix"): 3}
-    single, files = read_durations([artifacts / "results-cpu-1" / "old" / "results.json"], LANES)
-    assert files == 1 and single[("a", "cpu", "buggy")] == 100
+    measured = read_measured([artifacts], LANES)
+    assert measured.files == 2
+    assert measured.cells == {("a", "cpu", "buggy"): 10, ("b", "cpu", "buggy"): 50, ("h", "cuda-sim", "fix"): 3}
+    single = read_measured([artifacts / "results-cpu-1" / "old" / "results.json"], LANES)
+    assert single.files == 1 and single.cells[("a", "cpu", "buggy")] == 100
 
 
 def test_the_command_prints_the_count_and_writes_github_outputs(tmp_path, capsys):
