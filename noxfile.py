@@ -25,7 +25,8 @@ TORCH = TORCH_PIN
 # commit; ``nox -s lock`` rewrites it (docs/dependencies.md).
 LOCK = ROOT / "requirements" / "lock.txt"
 # What sessions install beyond pyproject's dependencies, its docker extra and its test group.
-LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "nox"]  # nox: .ci/run installs it with the lock too
+# nox: .ci/run installs it with the lock too; the types-* stubs: mypy checks the harness with them (nox -s tests).
+LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "types-PyYAML", "types-jsonschema", "nox"]
 
 # uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
 os.environ.update(uv_index_environment())
@@ -80,7 +81,7 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
     # mypy: tests/sim/test_typing.py holds cuda-sim to its strict settings
     _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy",
-             "mypy")
+             "mypy", "types-PyYAML", "types-jsonschema")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
     session.run("mypy")  # pyproject [tool.mypy]: strict, its exceptions written down there

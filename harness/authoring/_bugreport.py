@@ -115,7 +115,10 @@ _BLOB = re.compile(r"github\.com/[\w.-]{1,100}/[\w.-]{1,100}/blob/[\w.-]{1,100}/
 _DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
 
 
-_NOT_MODULES = frozenset({"self", "cls", "super"})
+# Folders of a repository that hold scripts, not an importable package (a link into recipes/ names no module).
+_NOT_MODULES = frozenset({"self", "cls", "super", "recipes", "scripts", "examples", "example", "tools", "tests",
+                          "test", "docs", "configs", "config", "benchmarks", "notebooks", "projects", "demo", "demos",
+                          "apps", "tutorials", "experiments", "data", "assets", "models", "utils"})
 
 
 def _modules(lines: list[str]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import keyword
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
@@ -92,7 +93,12 @@ class Draft:
     culprit: str = ""  # the distribution the draft blames (torch when no other project's frame shows)
 
 
-def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draft:
+# Whether a distribution has any release on the package index: True, False (the index says no such project) or
+# None (not asked, or no answer). `new` asks the configured index; tests give a table.
+Released = Callable[[str], "bool | None"]
+
+
+def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None) -> Draft:
     if report is None:
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
@@ -108,6 +114,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "") -> Draf
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
+    if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
+        buggy, fix = _unreleased(culprit, report.url, buggy, notes)
     expect, guess = _expectations(traceback.exception_class, traceback.message)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
@@ -307,6 +315,20 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
     return shared, buggy, fix
 
 
+def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]],
+                notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A project the index does not have (code run from its repository): both variants pin commits."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
+    source = f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+    notes.append(f"the package index has no project named {culprit}: the report ran its repository's code, so the "
+                 f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
+    pin = [(f'{MARK}: {culprit} has no release on the package index: pin the commit the report ran, e.g. '
+            f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
+           for dist, why in buggy]
+    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+    return pin, fix
+
+
 def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, str]:
     pin = environment.pins.get(dist)
     if pin is None:
@@ -458,13 +480,28 @@ def _escape(text: str) -> str:
 def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     """Library, API and symptom: the culprit's innermost frame's function (the call a maintainer knows), then the
     message's first line (or the exception's class when it has none)."""
-    message = " ".join(report.traceback.first_message_line.split()) or report.traceback.exception
+    message = _title_message(report.traceback.exception, report.traceback.first_message_line)
     function = frame.function if frame and frame.function and not frame.function.startswith("<") else ""
     owner = frame_owner(frame, report.environment) if frame else None
     library = owner[0] if owner and owner[1] == culprit else culprit  # the import name a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+
+
+# What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
+# (bold, code) that wrapped an exception named in prose.
+_TITLE_JUNK = re.compile(r"\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+
+
+def _title_message(exception: str, message: str) -> str:
+    """The message's first line, cleaned; a bare key or name (KeyError: 'best_loss') says its exception too."""
+    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*_`")
+    if not text:
+        return exception.rpartition(".")[2]
+    if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
+        return f"{exception.rpartition('.')[2]} {text}"
+    return text
 
 
 def _imports(frames: tuple[Frame, ...]) -> list[str]:

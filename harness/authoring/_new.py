@@ -13,6 +13,7 @@ import codecs
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from harness._exceptions import UsageError
 from harness._io import for_terminal
 from harness._io import yaml_line as line_of
 from harness.authoring._bugreport import BugReport, parse_report
-from harness.authoring._draft import Draft, draft_case
+from harness.authoring._draft import Draft, Released, draft_case
 from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
@@ -93,7 +94,8 @@ class Written:
     todo: tuple[tuple[Path, int, str], ...]  # (file, line, what to write)
 
 
-def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, force: bool = False) -> Written:
+def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, force: bool = False,
+                released: Released | None = None) -> Written:
     """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
     validate_id(case_id)
     if not cases_dir.is_dir():
@@ -102,7 +104,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
     files = (folder / "case.yaml", folder / "repro.py")
     _check_target(folder, files, force=force)
     report = _parse(report_path) if report_path is not None else None
-    draft = draft_case(case_id, report, source=report_path.name if report_path else "")
+    draft = draft_case(case_id, report, source=report_path.name if report_path else "", released=released)
     from harness.report._io import write_text_atomic  # here: the report package is not needed before
 
     created = not folder.exists()
@@ -153,3 +155,21 @@ def _todo(case_file: Path, draft: Draft) -> tuple[tuple[Path, int, str], ...]:
     todo.append((repro, number, "the call that reproduces the bug (replace the NotImplementedError)"))
     return tuple(todo)
 
+
+
+def index_released(deadline_s: float = 10.0) -> Released:
+    """Ask the configured package index (uv's sources, as cells install) whether a project has releases: a 404
+    from every source is "no"; no answer in ``deadline_s`` (an offline host) is "not known"."""
+    from harness import uv_index_environment
+    from harness.environments._releases import list_releases
+
+    def released(name: str) -> bool | None:
+        environ = {**os.environ, **uv_index_environment()}
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        listing = list_releases(name, environ, python, timeout=deadline_s / 2, deadline=deadline_s)
+        if listing.versions:
+            return True
+        if listing.errors and all("404" in error for error in listing.errors):
+            return False
+        return None
+    return released

@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
 from harness._io import load_plain_data, read_case_text, schema_validator, short_repr, yaml_line
-from harness._vocabulary import LANES, TORCH_PIN
+from harness._vocabulary import LANES, TORCH_PIN, Role
 from harness.cases._placeholders import placeholder_error, script_placeholders
 from harness.cases._soundness import check_variants
 
@@ -63,7 +63,7 @@ class PatchFile:
 @dataclass(frozen=True)
 class Variant:
     name: str
-    role: Literal["buggy", "fix"]
+    role: Role
     description: str
     requires: tuple[str, ...]
     args: tuple[str, ...]

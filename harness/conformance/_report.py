@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness._io import write_atomic
 from harness.conformance._compare import UNEXPLAINED, Comparison, median_ratio
 from harness.conformance._sources import TORCH
 from harness.conformance._suites import TRIAGE_CLASSES
@@ -33,16 +33,9 @@ def summary(comparisons: Sequence[Comparison], failed: dict[str, str], subset: b
 
 
 def write_json(path: Path, data: dict[str, object]) -> None:
+    """Atomically, mode 0644 (harness._io.write_atomic: mkstemp's 0600 hid the report from a web server)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=1)
-            stream.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def _cell(value: float | None, fmt: str) -> str:

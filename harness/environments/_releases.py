@@ -187,7 +187,12 @@ def _read(url: str, *, accept: str, timeout: float = _TIMEOUT_S) -> tuple[bytes,
     if parsed.scheme not in ("http", "https"):
         raise ValueError(f"unsupported URL scheme {parsed.scheme!r}")
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "repro-matrix"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+    try:
+        opened = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as error:
+        error.close()  # its open response would otherwise be collected unclosed (a ResourceWarning)
+        raise
+    with opened as response:
         length = response.headers.get("Content-Length", "")
         if length.isdigit() and int(length) > MAX_PAGE_BYTES:
             raise ValueError(f"page of {int(length) / 2**20:.0f} MB, above the {MAX_PAGE_BYTES // 2**20} MB bound")

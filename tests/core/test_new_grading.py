@@ -87,7 +87,43 @@ EXPECTED_2 = {
                             "'AcceleratorState' object has no attribute 'distributed_type'", "accelerate",
                             ALL_REPRODUCE, "2.2.1", "3.8.18"),
 }
-SETS = {"graded": EXPECTED, "graded2": EXPECTED_2}
+# The third set: 12 reports from projects no fixture or case used, read after the second set's changes; the table
+# was written and committed before `new` drafted any of them (see /work/notes/grade.md for the per-field misses).
+EXPECTED_3 = {
+    "fairseq-detect-hallucination-1.txt": ("fairseq", "token_prediction", "KeyError", "'token_prediction'", "fairseq",
+                                           ALL_REPRODUCE, None, None),
+    "prophetnet-3.txt": ("fairseq", "best_loss", "KeyError", "'best_loss'", "fairseq", ALL_REPRODUCE, "1.4.0", None),
+    "detectron2-5099.txt": ("detectron2", "expected scalar type Half", "RuntimeError",
+                            "expected scalar type Half but found Float", "detectron2", ALL_REPRODUCE, None, "3.7.8"),
+    "tood-8.txt": ("tood", "same device", "RuntimeError",
+                   "Expected all tensors to be on the same device, but found at least two devices, cuda:2 and cuda:0!",
+                   "tood", TWO_GPUS, None, None),
+    "tokenlearner-pytorch-4.txt": ("tokenlearner-pytorch", "should be the same", "RuntimeError",
+                                   "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be "
+                                   "the same", "tokenlearner-pytorch", DEVICE, None, None),
+    "normuon-7.txt": ("normuon", "expected dtype float", "RuntimeError",
+                      "expected dtype float for end but got dtype c10::BFloat16.", "normuon", ALL_REPRODUCE, None, None),
+    "vista-21.txt": ("vista", "same device", "RuntimeError",
+                     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! "
+                     "(when checking argument for argument index in method wrapper_CUDA__index_select)", "vista",
+                     DEVICE, None, None),
+    "aurora-1.txt": ("monai", "applying transform", "RuntimeError",
+                     "applying transform <monai.transforms.compose.Compose object at 0x00000190C0038130>", "monai",
+                     ALL_REPRODUCE, None, None),
+    "minicpm-v-308.txt": ("minicpm-v", "floating point dtype", "RuntimeError",
+                          "only Tensors of floating point dtype can require gradients", "minicpm-v", ALL_REPRODUCE,
+                          None, None),
+    "torchtune-2561.txt": ("torchtune", "world_size", "AttributeError",
+                           "'LoRAFinetuneRecipeDistributed' object has no attribute 'world_size'", "torchtune",
+                           ALL_REPRODUCE, None, None),
+    "torch-audiomentations-137.txt": ("torch-audiomentations", "same device", "RuntimeError",
+                                      "Expected all tensors to be on the same device, but found at least two devices, "
+                                      "cuda:0 and cpu", "torch-audiomentations", DEVICE, None, None),
+    "yolov3-1586.txt": ("yolov3", "same device", "RuntimeError",
+                        "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+                        "yolov3", DEVICE, None, None),
+}
+SETS = {"graded": EXPECTED, "graded2": EXPECTED_2, "graded3": EXPECTED_3}
 FIELDS = ("title", "exception", "message", "blamed", "buggy pin", "fix placeholder", "lanes", "python/torch")
 
 
@@ -114,8 +150,11 @@ def grade(folder: str, name: str) -> dict[str, bool]:
 
 
 # fields right when each set was first graded (see /work/notes/author.md); the first set's figure rose to 62/80
-# after `new` was changed on what it showed (wrapped frames, torch's failed import, GPU libraries)
-MEASURED = {"graded": 62, "graded2": 56}
+# after `new` was changed on what it showed (wrapped frames, torch's failed import, GPU libraries). The third set
+# scored 92/96 by these checks; graded strictly by hand (a field right only if a maintainer keeps it unedited) it
+# is 72/96: the checks above do not see addresses or markup in titles, nor pins of names PyPI lacks or gives to
+# an unrelated project (/work/notes/grade.md).
+MEASURED = {"graded": 62, "graded2": 56, "graded3": 92}
 
 
 @pytest.mark.parametrize("folder", sorted(SETS))

@@ -95,3 +95,31 @@ def test_a_bug_template_bullet_gives_the_torch_release():
                           .read_text())
     assert report.environment.pins["torch"].version == "2.0.1"
     assert "os" not in report.environment.pins  # " - OS: Debian" names no release
+
+
+def test_a_project_the_index_does_not_have_is_pinned_by_commit():
+    """Code run from its repository (TOOD has no release on any index): both variants draft a commit pin of the
+    report's repository, not a release that does not exist. `new` asks the configured index; here a table."""
+    report = parse_report((ROOT / "tests" / "fixtures" / "graded3" / "tood-8.txt").read_text())
+    asked: list[str] = []
+    draft = draft_case("tood", report, "tood-8.txt", released=lambda name: asked.append(name) or False)
+    data = yaml.safe_load(draft.case_yaml)
+    buggy = " ".join(data["variants"]["buggy"]["requires"])
+    fix = " ".join(data["variants"]["fix"]["requires"])
+    assert asked == ["tood"]
+    assert "tood @ git+https://github.com/fcjian/TOOD@<commit>" in buggy and "git+https://github.com/fcjian/TOOD" in fix
+    assert any("no project named tood" in note for note in draft.notes)
+    kept = draft_case("tood", report, "tood-8.txt", released=lambda name: None)  # no answer: the release placeholder
+    assert "tood==X.Y.Z" in " ".join(yaml.safe_load(kept.case_yaml)["variants"]["buggy"]["requires"])
+
+
+def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
+    """`new`'s question to the configured index (the one cells install from): a 404 everywhere is "no"."""
+    from harness.authoring._new import index_released
+
+    released = index_released(deadline_s=20)
+    known = released("timm")
+    if known is None:
+        pytest.skip("the configured package index did not answer (an offline host)")
+    assert known is True
+    assert released("repro-matrix-no-such-project-4f1c2") is False

@@ -110,6 +110,8 @@ def test_bisect_without_pip_lists_releases_from_the_index(tmp_path, index_url):
     uv = [sys.executable, "-m", "uv"]
     subprocess.run([*uv, "venv", "-q", str(venv)], check=True)
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    # cuda-sim is this repository's own distribution (not on an index): from its folder, as nox sessions do.
+    deps = [str(REPO / "cuda-sim") if dep.startswith("cuda-sim") else dep for dep in deps]
     subprocess.run([*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *deps], check=True)
     proc = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
