@@ -10,6 +10,13 @@ median process CPU time per call in both and their ratio, then the median of the
     python benchmarks/sim_ops.py --only matmul --only repr --rounds 9
     python benchmarks/sim_ops.py --profile repr       # cProfile of the simulated run of one op
     python benchmarks/sim_ops.py --floor elementwise  # plain / two no-op Python modes / simulated
+    python benchmarks/sim_ops.py --design both        # plain / tagged storage (default) / wrapper prototype
+
+``--design both`` compares the default design (a tagged CPU tensor) with the wrapper-tensor prototype
+(``cuda_sim._wrapper_proto``, docs/cuda-sim.md "Design comparison"): each operation runs in a child
+process measuring plain, tagged and wrapper interleaved; where the wrapper side kills the process
+(autograd on a cuda-device tensor aborts a CPU build of torch) the child reruns without it and the
+row says ``abort``.
 
 One thread (``torch.set_num_threads(1)``), process time (``time.process_time``): on a shared
 host the wall clock measures the neighbours. A benchmark, not a test: nothing is asserted.
@@ -18,14 +25,18 @@ host the wall clock measures the neighbours. A benchmark, not a test: nothing is
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
+import json
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import time
 import types as types_module
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda-sim"))
@@ -170,7 +181,11 @@ OPS: dict[str, Setup] = {
 
 
 def _calls_for(op: Op, budget: float) -> int:
-    """Calls that take about ``budget`` seconds of CPU time."""
+    """Calls that take about ``budget`` seconds of CPU time (after a warm-up: a first call that
+    loads something once would otherwise leave a handful of calls per round, each round then
+    dominated by what its first call costs)."""
+    for _ in range(_WARM_UP):
+        op()
     calls = 1
     while True:
         start = time.process_time()
@@ -180,6 +195,9 @@ def _calls_for(op: Op, budget: float) -> int:
         if spent >= budget / 4 or calls >= 1 << 20:
             return max(1, int(calls * budget / max(spent, 1e-9)))
         calls *= 4
+
+
+_WARM_UP = 20
 
 
 def _per_call(op: Op, calls: int) -> float:
@@ -207,6 +225,70 @@ def measure(name: str, rounds: int, budget: float) -> tuple[float, float]:
                 with cuda_sim.simulate():
                     simulated.append(_per_call(sim_op, sim_calls))
     return statistics.median(plain), statistics.median(simulated)
+
+
+def _design(name: str) -> Callable[[], AbstractContextManager[None]]:
+    if name == "plain":
+        return contextlib.nullcontext
+    if name == "tagged":
+        return cuda_sim.simulate
+    from cuda_sim._wrapper_proto import simulate_wrapped
+
+    return simulate_wrapped
+
+
+def measure_designs(name: str, rounds: int, budget: float, designs: list[str]) -> dict[str, float]:
+    """Per-call CPU time of ``name`` plain and under each design, interleaved round by round."""
+    ops: dict[str, Op] = {}
+    calls: dict[str, int] = {}
+    for design in ["plain", *designs]:
+        with _design(design)():
+            ops[design] = OPS[name]("cpu" if design == "plain" else "cuda")
+            calls[design] = _calls_for(ops[design], budget)
+    times: dict[str, list[float]] = {design: [] for design in ops}
+    for round_ in range(rounds):
+        order = list(ops) if round_ % 2 == 0 else list(reversed(ops))
+        for design in order:
+            with _design(design)():
+                times[design].append(_per_call(ops[design], calls[design]))
+    return {design: statistics.median(values) for design, values in times.items()}
+
+
+def compare_designs(names: list[str], rounds: int, budget: float) -> None:
+    print(f"{'operation':<16} {'plain us':>10} {'tagged us':>10} {'ratio':>7} {'wrapper us':>11} {'ratio':>7}")
+    ratios: dict[str, list[float]] = {"tagged": [], "wrapper": []}
+    for name in names:
+        figures, failure = _child_measure(name, rounds, budget, ["tagged", "wrapper"])
+        wrapper = failure
+        if figures is None:
+            figures, _ = _child_measure(name, rounds, budget, ["tagged"])
+        else:
+            ratios["wrapper"].append(figures["wrapper"] / figures["plain"])
+            wrapper = f"{figures['wrapper'] * 1e6:>11.1f} {figures['wrapper'] / figures['plain']:>6.2f}x"
+        if figures is None:
+            print(f"{name:<16} (the tagged design failed too)")
+            continue
+        ratios["tagged"].append(figures["tagged"] / figures["plain"])
+        print(f"{name:<16} {figures['plain'] * 1e6:>10.1f} {figures['tagged'] * 1e6:>10.1f} "
+              f"{figures['tagged'] / figures['plain']:>6.2f}x {wrapper:>19}", flush=True)
+    medians = {d: f"{statistics.median(r):.2f}x" if r else "n/a" for d, r in ratios.items()}
+    print(f"{'median':<16} {'':>10} {'':>10} {medians['tagged']:>7} {'':>11} {medians['wrapper']:>7} "
+          f"(wrapper: of the {len(ratios['wrapper'])} operations it ran)")
+
+
+def _child_measure(name: str, rounds: int, budget: float,
+                   designs: list[str]) -> tuple[dict[str, float] | None, str]:
+    """The figures, or None and why: ``abort`` (killed by a signal) or the exception's type."""
+    command = [sys.executable, __file__, "--child-measure", name, "--rounds", str(rounds), "--budget", str(budget),
+               *[arg for design in designs for arg in ("--design", design)]]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1]), ""
+    if proc.returncode < 0:
+        return None, "abort"
+    last = (proc.stderr.strip().splitlines() or ["error"])[-1]
+    return None, last.split(":")[0][:19]
 
 
 def profile(name: str, budget: float) -> None:
@@ -279,8 +361,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=sorted(OPS), help="print a cProfile of the simulated run instead")
     parser.add_argument("--floor", choices=sorted(OPS),
                         help="compare with two no-op modes instead (what any Python mode pair costs)")
+    parser.add_argument("--design", action="append", choices=("tagged", "wrapper", "both"),
+                        help="both: plain / tagged storage (default design) / wrapper-tensor prototype side by side")
+    parser.add_argument("--child-measure", choices=sorted(OPS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.child_measure:
+        figures = measure_designs(args.child_measure, args.rounds, args.budget, args.design or ["tagged"])
+        print(json.dumps(figures), flush=True)
+        return 0
+    if args.design and args.design != ["tagged"]:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"torch {torch.__version__}, 1 thread, {args.rounds} rounds, load average {load:.1f} at start")
+        compare_designs(args.only or list(OPS), args.rounds, args.budget)
+        if hasattr(os, "getloadavg"):
+            print(f"load average {os.getloadavg()[0]:.1f} at end")
+        return 0
     if args.profile:
         profile(args.profile, args.budget * 5)
         return 0
