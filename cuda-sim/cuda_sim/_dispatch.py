@@ -79,6 +79,8 @@ class DeviceMode(TorchDispatchMode):
             device = devices[0]
             for other in devices:
                 if other is not device and other != device:
+                    if _moved_by_the_factory(state.explicit, devices):
+                        break
                     if state.explicit is None and any(d.type not in _SIMULATED for d in devices):
                         return _run_foreign(func, args, kwargs, tensors, devices)
                     if state.out_watch is not None and func is _COPY:
@@ -224,6 +226,13 @@ def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
         _cuda_api.warn_or_error_on_sync()
 
 
+def _moved_by_the_factory(explicit: torch.device | None, devices: Sequence[torch.device]) -> bool:
+    """Inside a factory given ``device=`` (``sparse_coo_tensor(indices, values, dtype=..., device="cuda")``):
+    C++ moves every input there before it builds (torch/csrc/utils/tensor_new.cpp), so the caller's CPU
+    tensors meeting the ones already converted are no device mix."""
+    return explicit is not None and all(d == explicit or d.type == "cpu" for d in devices)
+
+
 def _mixed_device(func: torch._ops.OpOverload, args: Sequence[object],
                   kwargs: dict[str, object]) -> torch.device | None:
     """Tensors on several devices: real CUDA's rule for this op (None: check its decomposition)."""
@@ -283,12 +292,22 @@ def _place_outputs(result: object, device: torch.device, tensors: list[torch.Ten
             _place_outputs(item, device, tensors, storages, guess)
 
 
+def _replace_sparse(t: torch.Tensor, device: torch.device) -> None:
+    storage = storage_of(t)
+    if storage is not None and not hasattr(storage, _TAG):
+        place(t, device)
+
+
 def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor], storages: list[object],
                guess: bool) -> None:
     if not t.is_cpu:
         return
     for i in tensors:
         if t is i:
+            if t.layout is not torch.strided:
+                # a sparse in-place op (``s += other``) may swap in new indices and values: they are where
+                # the tensor was
+                _replace_sparse(t, device)
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
     storage: torch.UntypedStorage | None
     try:

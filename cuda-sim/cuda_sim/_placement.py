@@ -26,6 +26,10 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _NoSubclassHandlers = torch._C.DisableTorchFunctionSubclass
 
 
+_is_functorch_wrapper = torch._C._functorch.is_functorch_wrapped_tensor
+_functorch_unwrap = torch._C._functorch.get_unwrapped
+
+
 def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
     try:
         if type(t) in _PLAIN:
@@ -34,6 +38,10 @@ def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
             return t.untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
         pass
+    if _is_functorch_wrapper(t):
+        # torch.func's GradTrackingTensor / BatchedTensor have no storage; like CUDA's, they are where the
+        # tensor they wrap is (functorch's TensorWrapper and BatchedTensorImpl take its device)
+        return storage_of(_functorch_unwrap(t))
     layout = t.layout
     try:
         if layout is torch.sparse_coo:

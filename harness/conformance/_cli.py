@@ -19,7 +19,7 @@ from harness.conformance._errors import SourceError
 from harness.conformance._report import details, markdown, summary, table, write_json
 from harness.conformance._runs import load_pass, run_pass
 from harness.conformance._sources import build_env, fetch_sdist
-from harness.conformance._suites import Library, Triage, load_libraries, load_triage
+from harness.conformance._suites import LIBRARIES_DIR, Library, Triage, load_libraries
 from harness.run._backend import project_root
 
 
@@ -30,15 +30,21 @@ def _log(text: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness.conformance", description=(
         "Run real libraries' own CUDA-aware test suites (from their pinned PyPI sdists) once plainly on the CPU "
-        "and once under pytest --cuda-sim, compare per test, and check every difference against triage.yaml."))
+        "and once under pytest --cuda-sim, compare per test, and check every difference against the library "
+        "file's triage."))
     parser.add_argument("--library", action="append", default=[], metavar="NAME",
-                        help="run only this library (repeatable; default: all in suites.yaml)")
+                        help=f"run only this library (repeatable; default: every file of {LIBRARIES_DIR})")
+    parser.add_argument("--library-file", action="append", default=[], type=Path, metavar="PATH",
+                        help="a library file of your own, anywhere (repeatable); runs only these unless --library "
+                             "names others too")
     parser.add_argument("--subset", action="store_true",
-                        help="run each library's fixed CI subset instead of its full selection")
+                        help="run each library's small 'subset:' instead of its full selection")
+    parser.add_argument("--ci", action="store_true",
+                        help="the tests session's CI subset: the subsets of the libraries marked 'ci: true'")
     parser.add_argument("--test", action="append", default=[], metavar="NODEID",
                         help="run these test paths / node ids instead (needs exactly one --library)")
     parser.add_argument("--recompare", action="store_true",
-                        help="run nothing: compare the passes stored under --output again (after editing triage.yaml)")
+                        help="run nothing: compare the passes stored under --output again (after editing a triage)")
     parser.add_argument("--list", action="store_true", help="list the libraries and their selections, run nothing")
     root = project_root()  # the checkout, or the current directory for an installed harness
     default_cache = Path(os.environ.get("REPRO_MATRIX_ENVS", root / ".repro-envs")) / "conformance"
@@ -49,22 +55,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _select(libraries: dict[str, Library], args: argparse.Namespace) -> list[Library]:
+def _select(libraries: dict[str, Library], own: list[str], args: argparse.Namespace) -> list[Library]:
     unknown = [name for name in args.library if name not in libraries]
     if unknown:
-        raise HarnessError(f"unknown library {unknown[0]!r}: choose from {', '.join(libraries)}")
-    if args.test and len(args.library) != 1:
+        raise HarnessError(f"unknown library {unknown[0]!r}: choose from {', '.join(libraries)} "
+                           f"(or its file has a problem, printed above)")
+    names = [*args.library, *own]
+    if args.test and len(names) != 1:
         raise HarnessError("--test needs exactly one --library (node ids belong to one sdist)")
-    chosen = [libraries[name] for name in dict.fromkeys(args.library)] or list(libraries.values())
-    if args.subset:
+    chosen = [libraries[name] for name in dict.fromkeys(names)] or list(libraries.values())
+    if args.ci:
+        chosen = [lib for lib in chosen if lib.ci]
+    if args.subset or args.ci:
         missing = [lib.name for lib in chosen if not lib.subset]
         if missing:
-            raise HarnessError(f"--subset: {', '.join(missing)} has no 'subset:' in suites.yaml")
+            raise HarnessError(f"--subset: {', '.join(missing)} has no 'subset:' in its library file")
     return chosen
 
 
 def _selection(library: Library, args: argparse.Namespace) -> tuple[str, ...]:
-    return tuple(args.test) or (library.subset if args.subset else library.tests)
+    return tuple(args.test) or (library.subset if args.subset or args.ci else library.tests)
 
 
 def _run_library(library: Library, selection: tuple[str, ...], args: argparse.Namespace,
@@ -82,12 +92,16 @@ def _run_library(library: Library, selection: tuple[str, ...], args: argparse.Na
         p = passes[mode]
         _log(f"{library.name} [{mode}]: {len(p.results)} tests in {p.cpu_seconds:.1f} s CPU "
              f"({p.wall_seconds:.0f} s wall)")
+        if not p.results:  # a collection error interrupts pytest before any test: a hollow pass, not a result
+            raise SourceError(f"{library.name} [{mode}]: no test ran (a collection error?): see "
+                              f"{out / mode / 'pytest.log'}")
     return compare(library, selection, passes["cpu"], passes["sim"], triage)
 
 
 def _list(libraries: Sequence[Library]) -> None:
     for lib in libraries:
-        print(f"{lib.name}: {lib.sdist}=={lib.version}  {lib.about}")
+        print(f"{lib.name}: {lib.sdist}=={lib.version}{'  [ci]' if lib.ci else ''}  {lib.about}")
+        print(f"  cuda: {lib.cuda.describe()}  file: {lib.path}")
         print(f"  full: {' '.join(lib.tests)}")
         print(f"  subset: {' '.join(lib.subset) or '-'}")
 
@@ -95,9 +109,12 @@ def _list(libraries: Sequence[Library]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        libraries = load_libraries()
-        triage = load_triage(libraries=libraries)
-        chosen = _select(libraries, args)
+        loaded = load_libraries(extra=args.library_file)
+        for problem in loaded.problems:  # a bad file skips its library, not the run
+            _log(f"skipped: {problem}")
+        libraries, triage = loaded.libraries, Triage.of(loaded.libraries.values())
+        own = [lib.name for lib in libraries.values() if lib.path in set(args.library_file)]
+        chosen = _select(libraries, own, args)
         if args.list:
             _list(chosen)
             return 0
@@ -109,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SourceError as error:  # the other libraries still run
                 _log(f"{library.name}: {error}")
                 failed[library.name] = str(error)
-        data = summary(comparisons, failed, args.subset)
+        for problem in loaded.problems:
+            failed[problem.path.stem] = str(problem)
+        data = summary(comparisons, failed, args.subset or args.ci)
         write_json(args.output / "summary.json", data)
         (args.output / "summary.md").write_text(markdown(comparisons, failed), encoding="utf-8")
     except KeyboardInterrupt:
@@ -124,5 +143,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"summary: {args.output / 'summary.json'}")
     new = sum(c.count(UNEXPLAINED) for c in comparisons)
     if new:
-        print(f"{new} test(s) fail under cuda-sim without a triage entry (harness/conformance/triage.yaml)")
+        print(f"{new} test(s) fail under cuda-sim without a triage entry (the 'triage:' of the library's file)")
     return 1 if new or failed else 0

@@ -2,8 +2,8 @@
 
 A test *needs triage* when the simulated pass fails it (or it crashed, hit NotSimulatedError, or never ran)
 although the plain pass passed it or skipped it (a CUDA-only test the simulation now runs). Each such test is
-looked up in triage.yaml; one that is not there is *unexplained*: a new failure, and the run fails. A test the
-simulated pass skips by the library's own decision (a CPU-only test) needs nothing.
+looked up in its library file's triage; one that is not there is *unexplained*: a new failure, and the run
+fails. A test the simulated pass skips by the library's own decision (a CPU-only test) needs nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class Comparison:
     sim: Pass
     rows: list[Row] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # triaged tests that now pass under the simulation
+    twins_passed: int = 0  # cuda twins (only the simulated pass collects them) that passed
 
     @property
     def ratio(self) -> float | None:
@@ -55,12 +56,17 @@ class Comparison:
 
     @property
     def same_tests_ratio(self) -> float | None:
-        """Summed pytest durations (wall, setup to teardown) of the tests both passes passed, sim / cpu: the
-        process ratio also counts the CUDA-only tests that only the simulated pass runs."""
+        """Process CPU time of the tests both passes passed, sim / cpu (the process ratio also counts the CUDA-only
+        tests that only the simulated pass runs); their summed wall-clock durations where a pass recorded no CPU
+        time (stored by an older recorder)."""
         both = [t for t, r in self.cpu.results.items()
                 if r.outcome == "passed" and self.sim.results.get(t, _MISSING).outcome == "passed"]
-        cpu = sum(self.cpu.results[t].duration for t in both)
-        return sum(self.sim.results[t].duration for t in both) / cpu if cpu > 0 else None
+        pairs = [(self.cpu.results[t], self.sim.results[t]) for t in both]
+        if pairs and all(a.cpu is not None and b.cpu is not None for a, b in pairs):
+            cpu = sum(a.cpu or 0.0 for a, _ in pairs)
+            return sum(b.cpu or 0.0 for _, b in pairs) / cpu if cpu > 0 else None
+        cpu = sum(a.duration for a, _ in pairs)
+        return sum(b.duration for _, b in pairs) / cpu if cpu > 0 else None
 
     def count(self, kind: str) -> int:
         return sum(1 for row in self.rows if row.kind == kind)
@@ -72,9 +78,9 @@ class Comparison:
 
     @property
     def newly_run(self) -> int:
-        """Tests the plain pass skipped that passed on simulated CUDA."""
-        return sum(1 for t in self.sim.results if self.sim.results[t].outcome == "passed"
-                   and self.cpu.results.get(t, _MISSING).outcome == "skipped")
+        """Tests the plain pass skipped, and cuda twins it never collected, that passed on simulated CUDA."""
+        return self.twins_passed + sum(1 for t in self.sim.results if self.sim.results[t].outcome == "passed"
+                                       and self.cpu.results.get(t, _MISSING).outcome == "skipped")
 
     def serialize(self) -> dict[str, object]:
         lib = self.library
@@ -82,7 +88,7 @@ class Comparison:
             "library": lib.name, "sdist": f"{lib.sdist}=={lib.version}", "sha256": lib.sha256,
             "selection": list(self.selection), "cpu": self.cpu.serialize(), "sim": self.sim.serialize(),
             "cpu_time_ratio": None if self.ratio is None else round(self.ratio, 3),
-            "same_tests_duration_ratio": None if self.same_tests_ratio is None else round(self.same_tests_ratio, 3),
+            "same_tests_cpu_ratio": None if self.same_tests_ratio is None else round(self.same_tests_ratio, 3),
             "triage": {kind: self.count(kind) for kind in (*TRIAGE_CLASSES, UNEXPLAINED)},
             "false_device_errors": self.false_device_errors, "newly_run_on_sim": self.newly_run,
             "stale_triage": self.stale, "rows": [row.serialize() for row in self.rows],
@@ -96,17 +102,43 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")[:300]
 
 
+# A parameter id naming the cuda device: `test_x[cuda-fp16]`, `test_y[cuda:0]`, `test_z[fp16-cuda]`,
+# `test_w[torch.gpu.compile]`.
+_CUDA_PARAM = re.compile(r"(?<=[\[\-_.])(?:cuda(?::\d+)?|gpu)(?=[\]\-_.])")
+
+
+def cpu_twin(test: str) -> str | None:
+    """The node id of a test's CPU twin, for a test a suite parametrizes by device only when cuda is available
+    (`devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])`): the plain pass never collects it."""
+    head, bracket, params = test.partition("[")
+    twin = head + bracket + _CUDA_PARAM.sub("cpu", bracket + params)[1:] if bracket else test
+    return twin if twin != test else None
+
+
+def _before(test: str, cpu: Pass) -> tuple[Result, bool]:
+    """The plain pass's outcome for ``test``, or for its CPU twin when only the simulated pass collected it."""
+    if test in cpu.results or test in cpu.collected:
+        return cpu.results.get(test, _MISSING), False
+    twin = cpu_twin(test)
+    if twin is not None and twin in cpu.results:
+        return cpu.results[twin], True
+    return _MISSING, False
+
+
 def compare(library: Library, selection: tuple[str, ...], cpu: Pass, sim: Pass, triage: Triage) -> Comparison:
     result = Comparison(library, selection, cpu, sim)
     for test in dict.fromkeys([*cpu.collected, *sim.collected, *cpu.results, *sim.results]):
-        before, after = cpu.results.get(test, _MISSING), sim.results.get(test, _MISSING)
+        (before, twin), after = _before(test, cpu), sim.results.get(test, _MISSING)
+        if twin and after.outcome == "passed":
+            result.twins_passed += 1
         entry = triage.lookup(library.name, test)
         if before.outcome not in ("passed", "skipped") or after.outcome not in _SIM_FAILED:
             if entry is not None and after.outcome == "passed" and not entry.test.endswith("*"):
                 result.stale.append(test)
             continue
         message = _first_line(after.message)
-        result.rows.append(Row(test, before.outcome, after.outcome, entry.kind if entry else UNEXPLAINED,
+        cpu_outcome = f"{before.outcome} (cpu twin)" if twin else before.outcome
+        result.rows.append(Row(test, cpu_outcome, after.outcome, entry.kind if entry else UNEXPLAINED,
                                entry.reason if entry else "", message, bool(DEVICE_ERROR.search(after.message))))
     return result
 

@@ -8,7 +8,7 @@ from harness._exceptions import HarnessError
 
 
 class ConformanceFileError(HarnessError):
-    """suites.yaml or triage.yaml cannot be used; the message names the file and the fix."""
+    """A library file cannot be used; the message names the file and the fix."""
 
     def __init__(self, path: Path, problem: str, *, fix: str = "", line: int | None = None) -> None:
         self.path, self.problem, self.fix, self.line = path, problem, fix, line

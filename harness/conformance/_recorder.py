@@ -8,11 +8,13 @@ to run in a fresh process. Standard library and pytest only: it runs inside the 
 from __future__ import annotations
 
 import json
+import resource
 from typing import IO, Any
 
 import pytest
 
 _stream: IO[str] | None = None
+_cpu_start: dict[str, float] = {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,8 +38,25 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _write({"collected": [item.nodeid for item in session.items]})
 
 
+def _cpu_seconds() -> float:
+    """Process CPU time (user + system) of pytest and the children it waited for: unlike a test's wall-clock
+    duration, it does not grow with the other jobs of a shared host."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
 def pytest_runtest_logstart(nodeid: str) -> None:
+    _cpu_start[nodeid] = _cpu_seconds()
     _write({"start": nodeid})
+
+
+def pytest_runtest_logfinish(nodeid: str) -> None:
+    start = _cpu_start.pop(nodeid, None)
+    if start is not None:
+        _write({"cpu": nodeid, "seconds": round(_cpu_seconds() - start, 6)})
 
 
 def _message(report: pytest.TestReport) -> str:

@@ -62,7 +62,7 @@ def table(comparisons: Sequence[Comparison], failed: dict[str, str]) -> list[str
              for r in rows]
     ratio = median_ratio(list(comparisons))
     lines.append(f"median CPU-time ratio (sim / cpu): {_ratio(ratio)} over {len(comparisons)} libraries"
-                 " ('same tests': summed durations of the tests both passes passed)")
+                 " ('same tests': CPU time of the tests both passes passed)")
     lines += [f"{name}: not run: {why}" for name, why in failed.items()]
     return lines
 

@@ -1,8 +1,9 @@
 """One pass of a library's selected tests: plainly on the CPU, or under ``pytest --cuda-sim``.
 
-Both passes run the same command in a fresh copy of the unpacked sdist; only ``--cuda-sim`` differs. CPU time
-is the process CPU time (user + system) of pytest and every process it waited for, from
-``getrusage(RUSAGE_CHILDREN)`` taken before and after (passes run one at a time, so nothing else is counted).
+Both passes run the same command in a fresh copy of the unpacked sdist; only ``--cuda-sim`` (and the library's
+``cuda:`` args/env, for suites that do not ask torch) differs. CPU time is the process CPU time (user + system)
+of pytest and every process it waited for, from ``getrusage(RUSAGE_CHILDREN)`` taken before and after (passes
+run one at a time, so nothing else is counted).
 If a test kills the process (signal, OOM killer, hang past the pass's time limit), that test is recorded as
 ``crashed`` and the tests not yet run go on in a new process, in the same order.
 """
@@ -35,6 +36,7 @@ class Result:
     outcome: str  # passed | failed | error | skipped | not-simulated | crashed
     duration: float = 0.0
     message: str = ""
+    cpu: float | None = None  # process CPU seconds, setup to teardown (None: recorded by an older recorder)
 
 
 @dataclass
@@ -62,7 +64,7 @@ def plugin_args() -> list[str]:
     return ["-p", "cuda_sim.pytest_plugin"]
 
 
-def _environment(library: Library, venv: Path) -> dict[str, str]:
+def _environment(library: Library, venv: Path, mode: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PYTEST_"))}
     env.update({
         "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}",  # tests that run the library's CLI
@@ -76,6 +78,8 @@ def _environment(library: Library, venv: Path) -> dict[str, str]:
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     })
     env.update(library.env)
+    if mode == "sim":
+        env.update(library.cuda.env)  # how the suite is told to test on CUDA, when it does not ask torch
     return env
 
 
@@ -92,6 +96,7 @@ def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
     running: str | None = None
     finished = False
     phases: dict[str, list[dict[str, object]]] = {}
+    cpu: dict[str, float] = {}
     if not path.exists():
         return None, False
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -107,11 +112,14 @@ def _read_records(path: Path, run: Pass) -> tuple[str | None, bool]:
             phases.setdefault(str(record["id"]), []).append(record)
             if record.get("when") == "teardown":
                 running = None
+        elif "cpu" in record:
+            cpu[str(record["cpu"])] = float(record["seconds"])
         elif "finished" in record:
             finished = True
     for node_id, reports in phases.items():
         if any(r.get("when") == "teardown" for r in reports) and run.results.get(node_id, _NONE).outcome != "crashed":
             run.results[node_id] = _fold(reports)
+            run.results[node_id].cpu = cpu.get(node_id)
     return running, finished
 
 
@@ -140,14 +148,14 @@ def run_pass(library: Library, mode: str, venv: Path, source: Path, selection: S
     run = Pass(mode)
     base = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "harness.conformance._recorder", *plugin_args(),
             "-p", "no:cacheprovider", "-o", "junit_family=xunit1", f"--conformance-record={records}",
-            *library.pytest_args, *(["--cuda-sim"] if mode == "sim" else [])]
+            *library.pytest_args, *(["--cuda-sim", *library.cuda.args] if mode == "sim" else [])]
     remaining: list[str] = list(selection)
     deadline = time.monotonic() + library.timeout
     for attempt in range(MAX_RESTARTS + 1):
         args_file = out / f"args-{attempt}.txt"
         args_file.write_text("\n".join(remaining) + "\n", encoding="utf-8")
         cmd = [*base, f"--junitxml={out / f'junit-{attempt}.xml'}", f"@{args_file}"]
-        code = _one_process(cmd, workdir, _environment(library, venv), out / "pytest.log", deadline, run)
+        code = _one_process(cmd, workdir, _environment(library, venv, mode), out / "pytest.log", deadline, run)
         running, finished = _read_records(records, run)
         if finished or not run.collected:
             if not run.collected:
@@ -171,7 +179,7 @@ def run_pass(library: Library, mode: str, venv: Path, source: Path, selection: S
 
 
 def load_pass(mode: str, out: Path) -> Pass:
-    """A pass stored by ``run_pass`` (its records and figures), to compare again after editing triage.yaml."""
+    """A pass stored by ``run_pass`` (its records and figures), to compare again after editing a triage."""
     try:
         stored = json.loads((out / "pass.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:

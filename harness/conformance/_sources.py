@@ -91,7 +91,7 @@ def fetch_sdist(library: Library, cache: Path, log: Log) -> Path:
             raise SourceError(f"{library.name}: pip download left {len(files)} files, expected the one sdist")
         digest = _sha256(files[0])
         if digest != library.sha256:
-            raise SourceError(f"{library.name}: {files[0].name} has sha256 {digest}, suites.yaml pins "
+            raise SourceError(f"{library.name}: {files[0].name} has sha256 {digest}, its library file pins "
                               f"{library.sha256}; refusing a different archive under the same version")
         root = _unpack(files[0], work / "unpacked")
         staged = work / "staged"

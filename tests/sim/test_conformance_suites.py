@@ -15,9 +15,8 @@ import pytest
 
 from harness.conformance import _sources, _suites
 from harness.conformance._compare import UNEXPLAINED, compare
-from harness.conformance._errors import ConformanceFileError
 from harness.conformance._runs import Pass, Result, run_pass
-from harness.conformance._suites import Library, Triage, TriageEntry, load_libraries, load_triage
+from harness.conformance._suites import Cuda, Library, Triage, TriageEntry, load_libraries
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,43 +28,49 @@ def _library(**changes) -> Library:
     return Library(**fields)
 
 
-def test_checked_in_suites_and_triage_load():
-    libraries = load_libraries()
-    assert len(libraries) >= 3
-    for library in libraries.values():
-        assert library.subset, f"{library.name} has no CI subset"
+def test_checked_in_library_files_load():
+    loaded = load_libraries()
+    assert not loaded.problems, "\n".join(map(str, loaded.problems))
+    assert len(loaded.libraries) >= 12
+    for library in loaded.libraries.values():
+        assert library.subset, f"{library.name} has no subset"
         assert all("==" in r for r in library.requires)
-    triage = load_triage(libraries=libraries)
-    assert all(entry.reason for entries in triage.entries.values() for entry in entries)
+        assert all(entry.reason for entry in library.triage)
+    assert {lib.name for lib in loaded.libraries.values() if lib.ci} == {"accelerate", "peft", "ignite"}
+
+
+GOOD = "sdist: d\nversion: '1'\nsha256: " + "a" * 64 + "\ncuda: automatic\ntests: [t]\n"
 
 
 @pytest.mark.parametrize(("body", "problem"), [
-    ("libraries:\n  demo: {sdist: d, version: '1', sha256: x, tests: [t], requirs: [a==1]}\n", "did you mean 'requires'"),
-    ("libraries:\n  demo: {sdist: d, version: '1', sha256: x, tests: [t], requires: [numpy]}\n", "unpinned"),
-    ("libraries:\n  demo: {sdist: d, version: '1', sha256: x, tests: [t], requires: [torch==2.1]}\n", "torch is pinned"),
-    ("libraries:\n  demo: {version: '1', sha256: x, tests: [t]}\n", "'sdist' is required"),
-    ("libraries: [\n", "not valid YAML"),
+    (GOOD + "requirs: [a==1]\n", "did you mean 'requires'"),
+    (GOOD + "requires: [numpy]\n", "unpinned"),
+    (GOOD + "requires: [torch==2.1]\n", "torch is pinned"),
+    (GOOD.replace("sdist: d\n", ""), "'sdist' is required"),
+    (GOOD.replace("cuda: automatic", "cuda: yes"), "how the suite picks CUDA"),
+    (GOOD.replace("cuda: automatic", "cuda: {arg: [--device]}"), "did you mean 'args'"),
+    (GOOD.replace("a" * 64, "abc"), "64 hex digits"),
+    (GOOD + "triage:\n  t::a: {class: simulator-gpa, reason: x}\n", "is not one of"),
+    (GOOD + "triage:\n  t::a: {class: cuda-only}\n", "a reason is required"),
+    ("tests: [\n", "not valid YAML"),
 ])
-def test_bad_suites_file_names_file_and_fix(tmp_path, body, problem):
-    path = tmp_path / "suites.yaml"
-    path.write_text(body)
-    with pytest.raises(ConformanceFileError) as error:
-        load_libraries(path)
-    assert str(path) in str(error.value) and problem in str(error.value)
+def test_a_bad_library_file_is_skipped_naming_file_and_fix(tmp_path, body, problem):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "bad.yaml").write_text(body)
+    loaded = load_libraries(tmp_path)
+    assert list(loaded.libraries) == ["good"]  # the other library still loads
+    [error] = loaded.problems
+    assert str(tmp_path / "bad.yaml") in str(error) and problem in str(error)
 
 
-def test_bad_triage_entries_are_refused(tmp_path):
-    path = tmp_path / "triage.yaml"
-    libraries = {"demo": _library()}
-    path.write_text("demo:\n  t::a: {class: simulator-gpa, reason: x}\n")
-    with pytest.raises(ConformanceFileError, match="is not one of"):
-        load_triage(path, libraries)
-    path.write_text("demo:\n  t::a: {class: cuda-only}\n")
-    with pytest.raises(ConformanceFileError, match="a reason is required"):
-        load_triage(path, libraries)
-    path.write_text("dmeo:\n  t::a: {class: cuda-only, reason: x}\n")
-    with pytest.raises(ConformanceFileError, match="did you mean 'demo'"):
-        load_triage(path, libraries)
+def test_a_library_file_outside_the_repo_runs_alone(tmp_path):
+    own = tmp_path / "mylib.yaml"
+    own.write_text(GOOD.replace("cuda: automatic", "cuda: {args: [--device, cuda], env: {MYLIB_DEVICE: cuda}}"))
+    proc = subprocess.run([sys.executable, "-m", "harness.conformance", "--library-file", str(own), "--list"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("mylib: d==1") and "cuda: --device cuda, MYLIB_DEVICE=cuda" in proc.stdout
+    assert "accelerate" not in proc.stdout
 
 
 def _pass(mode: str, **results: str) -> Pass:
@@ -91,8 +96,23 @@ def test_compare_flags_unexplained_and_counts_triaged():
     assert result.newly_run == 1  # c
     assert result.stale == ["g"]
     assert result.ratio == pytest.approx(1.2)
+    assert result.same_tests_ratio == pytest.approx(1.0)  # a and g: wall durations (no CPU time recorded)
+    cpu.results["a"].cpu, sim.results["a"].cpu, cpu.results["g"].cpu, sim.results["g"].cpu = 1.0, 3.0, 1.0, 1.0
+    assert result.same_tests_ratio == pytest.approx(2.0)  # CPU time where both passes recorded it
     data = result.serialize()
     assert data["triage"]["unexplained"] == 1 and data["cpu_time_ratio"] == 1.2
+
+
+def test_a_cuda_twin_is_compared_with_its_cpu_test():
+    """Suites that add 'cuda' to a device parametrization only when cuda is available: the plain pass never
+    collects `t[cuda-x]`; its oracle is `t[cpu-x]`."""
+    cpu = _pass("cpu", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed", "v[torch.cpu.c]": "passed"})
+    sim = _pass("sim", **{"t[cpu-x]": "passed", "t[cpu-y]": "passed", "u[cpu]": "failed", "v[torch.cpu.c]": "passed",
+                          "t[cuda-x]": "passed", "t[cuda-y]": "device", "u[cuda:0]": "failed", "v[torch.gpu.c]": "failed"})
+    result = compare(_library(), ("tests",), cpu, sim, Triage({}))
+    assert [(row.test, row.cpu, row.kind) for row in result.rows] == [
+        ("t[cuda-y]", "passed (cpu twin)", UNEXPLAINED), ("v[torch.gpu.c]", "passed (cpu twin)", UNEXPLAINED)]
+    assert result.false_device_errors == 1 and result.newly_run == 1  # t[cuda-x]; u fails on the CPU too
 
 
 def _write_project(root: Path) -> None:
@@ -119,6 +139,8 @@ def test_a_killed_pytest_loses_one_test_and_the_rest_runs(tmp_path):
     assert outcomes == {"test_first": "passed", "test_killed": "crashed", "test_after_kill": "passed",
                         "test_fails": "failed"}
     assert run.processes == 2 and run.cpu_seconds > 0
+    # per-test process CPU time (the same-tests ratio), for every test that finished
+    assert all(r.cpu is not None and r.cpu >= 0 for t, r in run.results.items() if not t.endswith("test_killed"))
     assert "SIGKILL" in run.results["tests/test_demo.py::test_killed"].message
     assert (tmp_path / "out" / "junit-1.xml").exists()
 
@@ -153,18 +175,44 @@ def test_sim_pass_runs_cuda_gated_tests_and_reports_not_simulated(tmp_path):
     assert result.newly_run == 1 and result.false_device_errors == 1
 
 
+def test_the_simulated_pass_alone_gets_the_suites_cuda_switch(tmp_path):
+    """A suite that picks its device from an option or a variable gets them in the simulated pass only."""
+    tests = tmp_path / "src" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "conftest.py").write_text(textwrap.dedent("""
+        import os
+        def pytest_addoption(parser):
+            parser.addoption("--device", default="cpu")
+        def pytest_generate_tests(metafunc):
+            if "device" in metafunc.fixturenames:
+                metafunc.parametrize("device", [metafunc.config.getoption("--device") + os.environ.get("SUFFIX", "")])
+    """))
+    (tests / "test_dev.py").write_text(textwrap.dedent("""
+        import torch
+        def test_on(device):
+            assert torch.ones(2, device=device).device == torch.device(device)
+    """))
+    library = _library(env={"PYTHONPATH": str(ROOT)}, timeout=300,
+                       cuda=Cuda(args=("--device", "cuda"), env={"SUFFIX": ":0"}))
+    runs = {mode: run_pass(library, mode, Path(sys.prefix), tmp_path / "src", ("tests",), tmp_path / mode,
+                           lambda _: None) for mode in ("cpu", "sim")}
+    assert {t: r.outcome for t, r in runs["cpu"].results.items()} == {"tests/test_dev.py::test_on[cpu]": "passed"}
+    assert {t: r.outcome for t, r in runs["sim"].results.items()} == {"tests/test_dev.py::test_on[cuda:0]": "passed"}
+
+
 @pytest.mark.slow
 def test_ci_subset_has_no_unexplained_failure(tmp_path):
     """The CI subset of every library, both passes; fails on any test that fails under cuda-sim without a
     triage entry. Environments are cached under .repro-envs/conformance (first run builds them)."""
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "harness.conformance", "--subset", "--output", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "harness.conformance", "--ci", "--output", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=3600, env={**os.environ})
     elapsed = time.monotonic() - start
     assert proc.returncode == 0, f"exit {proc.returncode} after {elapsed:.0f} s\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["version"] == 1 and summary["selection"] == "subset" and not summary["not_run"]
-    assert {lib["library"] for lib in summary["libraries"]} == set(_suites.load_libraries())
+    assert {lib["library"] for lib in summary["libraries"]} == {
+        lib.name for lib in _suites.load_libraries().libraries.values() if lib.ci}
     for lib in summary["libraries"]:
         assert lib["sim"]["counts"].get("passed", 0) > 0, lib["library"]
         assert lib["triage"]["unexplained"] == 0
