@@ -133,6 +133,14 @@ def report(session: nox.Session) -> None:
 
 
 @nox.session
+def shards(session: nox.Session) -> None:
+    """How many ``--shard K/N`` shards fit a target time, from measured durations (docs/reports.md):
+    ``nox -s shards -- --results DIR [--target-minutes 30] [--github-output FILE]``."""
+    _install(session, *DEPENDENCIES)
+    _harness(session, "shards", *session.posargs)
+
+
+@nox.session
 def images(session: nox.Session) -> None:
     """Build the case images for the docker backend: ``nox -s images -- [--case ID] [--lane cuda] [--list]``."""
     _install(session, *DEPENDENCIES, *DOCKER)

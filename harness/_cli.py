@@ -9,6 +9,7 @@ arguments), 3 empty selection, 4 results could not be written, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -197,6 +198,22 @@ def _cmd_report(args: argparse.Namespace, console: Console) -> int:
     return ExitCode.OK
 
 
+def _cmd_shards(args: argparse.Namespace, console: Console) -> int:
+    from harness.run._shards import plan_shards, read_measured
+
+    lanes = list(dict.fromkeys(args.lane)) or ["cpu", "cuda-sim"]
+    cases = [case for case in load_step(case_roots(args), _ui(console)).cases if case.status == "active"]
+    measured = read_measured(args.results or [project_root() / "reports"], lanes)
+    plan = plan_shards(cases, lanes, measured, target_s=args.target_minutes * 60, jobs=args.jobs,
+                       overhead_s=args.overhead_minutes * 60, default=args.default, cold=args.cold)
+    console.print(Text(plan.describe(args.target_minutes * 60)), soft_wrap=True)
+    console.print(f"shards={plan.shards}")
+    if args.github_output:
+        with args.github_output.open("a", encoding="utf-8") as out:
+            out.write(f"count={plan.shards}\nmatrix={json.dumps(plan.matrix())}\n")
+    return ExitCode.OK
+
+
 def _cmd_clean(args: argparse.Namespace, console: Console) -> int:
     from harness.environments._clean import clean_environments
 
@@ -252,7 +269,8 @@ def _cmd_bisect(args: argparse.Namespace, console: Console) -> int:
 
 
 _COMMANDS = {"cases": _cmd_cases, "bisect": _cmd_bisect, "validate": _cmd_validate, "report": _cmd_report,
-             "clean": _cmd_clean, "new": _cmd_new, "wheelhouse": _cmd_wheelhouse, "gpu-check": _cmd_gpu_check}
+             "clean": _cmd_clean, "new": _cmd_new, "wheelhouse": _cmd_wheelhouse, "gpu-check": _cmd_gpu_check,
+             "shards": _cmd_shards}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

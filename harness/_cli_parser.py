@@ -105,7 +105,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_new(commands)
     _add_wheelhouse(commands)
     _add_gpu_check(commands)
+    _add_shards(commands)
     return parser
+
+
+def _add_shards(commands: Any) -> None:
+    shards = commands.add_parser(
+        "shards", help="how many --shard K/N shards fit a target time, from measured durations (nox -s shards)")
+    shards.add_argument("--results", action="append", type=Path, default=[], metavar="PATH",
+                        help="a results.json, a run folder or a folder of them, e.g. downloaded CI artifacts "
+                             "(repeatable; default: reports/)")
+    shards.add_argument("--lane", action="append", default=[], choices=LANES,
+                        help="the sharded job's lanes (repeatable; default: cpu and cuda-sim)")
+    shards.add_argument("--target-minutes", type=_int_in(1, 24 * 60), default=30, metavar="MIN",
+                        help="each shard's wall-clock budget (1-1440; default 30)")
+    shards.add_argument("--overhead-minutes", type=_int_in(0, 240), default=5, metavar="MIN",
+                        help="per shard, besides its cells: checkout, installs, cache restore (0-240; default 5)")
+    shards.add_argument("--jobs", "-j", type=_jobs, default=2, help="cells a shard runs in parallel (default 2)")
+    shards.add_argument("--cold", action="store_true",
+                        help="each shard also builds its environments (an empty cache): add their measured builds")
+    shards.add_argument("--default", type=_int_in(1, 32), default=2, metavar="N",
+                        help="the count when no cell was ever measured (1-32; default 2)")
+    shards.add_argument("--github-output", type=Path, metavar="FILE",
+                        help="also append count=N and matrix=[1,...,N] to this file (GitHub's $GITHUB_OUTPUT)")
+    add_cases_dir(shards)
 
 
 def _add_gpu_check(commands: Any) -> None:

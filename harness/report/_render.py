@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup
 
 from harness._io import for_page
-from harness._vocabulary import MISSING, SEVERITY, STYLES
+from harness._vocabulary import MISSING, OK_VERDICTS, SEVERITY, STYLES
 from harness.report._run_view import anchor
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -51,7 +51,7 @@ def environment() -> jinja2.Environment:
     script = (TEMPLATES / "app.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     env.globals.update(
-        STYLES=STYLES, SEVERITY=SEVERITY, MISSING=MISSING, anchor=anchor,
+        STYLES=STYLES, SEVERITY=SEVERITY, MISSING=MISSING, OK_VERDICTS=OK_VERDICTS, anchor=anchor,
         script=Markup(script), script_hash=f"sha256-{digest}",
         generator_version=GENERATOR_VERSION,
     )

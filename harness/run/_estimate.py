@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 _RUNS_READ = 30  # the newest runs of the folder: enough for every cell of a sharded suite
-_MAX_BYTES = 64 * 1024 * 1024
-_NOT_TIMED = ("skipped", "interrupted", "infra-error")
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+NOT_TIMED = ("skipped", "interrupted", "infra-error")
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,14 @@ def read_history(output: Path, wanted: set[tuple[str, str, str]]) -> History:
     cells: dict[tuple[str, str, str], float] = {}
     environments: dict[str, float] = {}
     for results in _newest_results(output):
-        for cell in _list(results.get("cells")):
+        for cell in as_records(results.get("cells")):
             key = (str(cell.get("case")), str(cell.get("lane")), str(cell.get("variant")))
-            seconds = _seconds(cell.get("duration_s"))
-            if key in wanted and key not in cells and seconds is not None and cell.get("status") not in _NOT_TIMED:
+            seconds = as_seconds(cell.get("duration_s"))
+            if key in wanted and key not in cells and seconds is not None and cell.get("status") not in NOT_TIMED:
                 cells[key] = seconds
         envs = results.get("environments")
         for env in envs.values() if isinstance(envs, dict) else ():
-            seconds = _seconds(env.get("build_s")) if isinstance(env, dict) else None
+            seconds = as_seconds(env.get("build_s")) if isinstance(env, dict) else None
             if seconds and not env.get("reused") and str(env.get("id")) not in environments:
                 environments[str(env.get("id"))] = seconds
         if wanted <= cells.keys():
@@ -85,22 +85,27 @@ def _newest_results(output: Path) -> Iterable[dict[str, Any]]:
     except OSError:
         return
     for run in runs[:_RUNS_READ]:
-        path = run / "results.json"
-        try:
-            if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_BYTES:
-                continue
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
+        data = read_results_file(run / "results.json")
+        if data is not None:
             yield data
 
 
-def _list(value: object) -> list[dict[str, Any]]:
+def read_results_file(path: Path) -> dict[str, Any] | None:
+    """A stored results.json as a dict; None when it is missing, a link, too large or not a JSON object."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_RESULTS_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def as_records(value: object) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _seconds(value: object) -> float | None:
+def as_seconds(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) and 0 <= value < 86400 else None

@@ -81,13 +81,13 @@ class Executor:
         self.on_start = hooks.on_start
         self.on_finish = hooks.on_finish
         self.environments: dict[str, dict[str, Any]] = {}
-        self._slots: dict[EnvSpec, _EnvSlot] = {}
+        self._slots: dict[str, _EnvSlot] = {}  # by content key: variants with the same pins share one
         self._slots_lock = threading.Lock()
         self._gpu_slots = threading.BoundedSemaphore(max(1, gpus))
         self._stopping = threading.Event()
         self._lane_status: dict[str, tuple[bool, str]] = {}
         self._side_by_side = self.jobs
-        self._to_build: list[EnvSpec] = []  # environments this run builds, in the order it needs them
+        self._to_build: dict[str, EnvSpec] = {}  # by key: what this run builds, in the order it needs them
         self._builds_started = 0
 
     def _scratch_base(self) -> Path:
@@ -99,9 +99,14 @@ class Executor:
         of theirs the backend does not have yet: what the run has to build, in the order it needs them."""
         runnable = [c for c in cells if self._host_lane(c)[0] and c.variant.expect[c.lane.name].kind != "unsupported"
                     and self._host_skip(c) is None]
-        specs = list(dict.fromkeys(cell.env_spec(self.host) for cell in runnable))
-        self._to_build = [spec for spec in specs if not self.backend.is_ready(spec)]
-        return runnable, self._to_build
+        # By content key, not by the spec's fields: the same pins listed in another order (or the same
+        # patch files) are one environment, built once and counted once.
+        specs: dict[str, EnvSpec] = {}
+        for cell in runnable:
+            spec = cell.env_spec(self.host)
+            specs.setdefault(spec.key(), spec)
+        self._to_build = {key: spec for key, spec in specs.items() if not self.backend.is_ready(spec)}
+        return runnable, list(self._to_build.values())
 
     def run(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         """Run every cell; ``on_done(n, cell, record)`` as each one finishes (n: how many have), the records
@@ -222,7 +227,7 @@ class Executor:
 
     def _environment(self, spec: EnvSpec) -> _EnvSlot:
         with self._slots_lock:
-            slot = self._slots.setdefault(spec, _EnvSlot())
+            slot = self._slots.setdefault(spec.key(), _EnvSlot())
         with slot.lock:
             if slot.prepared is None and slot.error is None:
                 try:
@@ -239,7 +244,7 @@ class Executor:
 
     def _prepare(self, spec: EnvSpec) -> PreparedEnv:
         """``backend.prepare``; a build this run counts ("environment 3/12") and shows while it runs."""
-        if spec not in self._to_build or self.backend.is_ready(spec):  # (another process may have built it)
+        if spec.key() not in self._to_build or self.backend.is_ready(spec):  # (another process may have built it)
             return self.backend.prepare(spec, self.progress, private=self.private)
         with self._slots_lock:
             self._builds_started += 1

@@ -108,3 +108,88 @@ def test_a_selection_of_only_confirmed_cells_exits_0(tmp_path, fake):
                          selection=Selection(cases=("confirmed",), lanes=("cpu",)))
     assert run_cases(options, _ui([])) == ExitCode.OK
     assert [r.argv[-1] for r in fake.requests] in (["signature", "clean"], ["clean", "signature"])
+
+
+_SHARED_PATCH = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def _write_case(root: Path, case_id: str, body: str, patch: bool = False) -> None:
+    folder = root / case_id
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text((FIXTURES / "confirmed" / "repro.py").read_text())
+    if patch:
+        (folder / "same.diff").write_text(_SHARED_PATCH)
+    (folder / "case.yaml").write_text(f"id: {case_id}\n" + body)
+
+
+_CASE = """title: "Fixture: environments a lane needs"
+upstream: {{issue: "https://example.invalid/issue/1"}}
+signature: "Expected all tensors to be on the same device"
+exception: RuntimeError
+summary: Test fixture for environment planning; not a documented bug.
+requires: [torch==2.13.0]
+timeout: 60
+variants:
+  buggy:
+    role: buggy
+    requires: [{buggy}]
+    {patches}args: [--behaviour, signature]
+    expect: {{cpu: reproduces, cuda: reproduces, cuda-sim: reproduces}}
+  fixed:
+    role: fix
+    requires: [{fixed}]
+    args: [--behaviour, clean]
+    expect: {{cpu: passes, cuda: passes, cuda-sim: passes}}
+  gpu-only:
+    role: fix
+    requires: [{gpu_only}]
+    args: [--behaviour, clean]
+    expect: {{cpu: "unsupported: needs a GPU", cuda: passes, cuda-sim: passes}}
+"""
+
+
+class CountingBackend(FakeBackend):
+    """The fake backend, but nothing is built yet: every ``prepare`` is a build, counted by content key."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.built: list[str] = []
+        self.requires: dict[str, tuple[str, ...]] = {}
+
+    def is_ready(self, spec: EnvSpec) -> bool:
+        return spec.key() in self.built
+
+    def prepare(self, spec: EnvSpec, progress, *, private: Sequence[Path] = ()) -> PreparedEnv:
+        if spec.key() not in self.built:
+            self.built.append(spec.key())
+            self.requires[spec.key()] = spec.requires
+        return super().prepare(spec, progress, private=private)
+
+
+@pytest.mark.parametrize(("lanes", "built"), [(("cpu",), 3), (("cuda-sim",), 4), (("cpu", "cuda-sim"), 4)])
+def test_environments_are_built_only_for_cells_that_run_and_once_per_content(tmp_path, monkeypatch, lanes, built):
+    """Two cases whose buggy variants pin the same set (and apply the same patch, from their own folders)
+    share one environment; a variant unsupported on every selected lane gets none."""
+    root = tmp_path / "cases"
+    _write_case(root, "one", _CASE.format(buggy="lib==1.0", fixed="lib==1.1", gpu_only="lib==9.0",
+                                          patches="patches: [same.diff]\n    "), patch=True)
+    _write_case(root, "two", _CASE.format(buggy="lib==1.0", fixed="lib==1.2", gpu_only="lib==9.0",
+                                          patches="patches: [same.diff]\n    "), patch=True)
+    backend = CountingBackend()
+    monkeypatch.setattr(_workflow, "make_backend", lambda options, cells=(), run_id=None: backend)
+    messages: list[str] = []
+    ui = UI(info=messages.append, error=messages.append, messages=messages, cell_done=lambda *args: None)
+    options = RunOptions(case_roots=(root,), output=tmp_path / "reports", selection=Selection(lanes=lanes))
+    run_cases(options, ui)
+
+    # buggy (shared by both cases), fixed 1.1, fixed 1.2; gpu-only 9.0 (shared) only when cuda-sim runs
+    assert len(backend.built) == built, backend.requires
+    assert (any("lib==9.0" in r for r in backend.requires.values())) == ("cuda-sim" in lanes)
+    (run_dir,) = (tmp_path / "reports").iterdir()
+    results = json.loads((run_dir / "results.json").read_text())
+    assert len(results["environments"]) == built
+    ran = {(c["case"], c["lane"], c["variant"]) for c in results["cells"] if c["status"] != "skipped"}
+    assert {env for c in results["cells"] if c["status"] != "skipped" for env in [c["environment"]]} == {
+        f"fake-{key}" for key in backend.built}
+    assert ("one", "cpu", "gpu-only") not in ran
+    assert any(m.startswith("estimate:") and (f"{built} environment(s) to build" in m) for m in messages), messages

@@ -242,3 +242,73 @@ def test_long_unbroken_words_in_headings_wrap_instead_of_widening_the_page(drive
         assert layout["page"] <= layout["view"], layout
     finally:
         driver.set_window_size(1400, 2400)
+
+
+def _shown(driver) -> tuple[list[str], list[str]]:
+    """(case ids, library headings) the matrix shows now."""
+    from selenium.webdriver.common.by import By
+
+    rows = driver.find_elements(By.CSS_SELECTOR, "#matrix tbody tr")
+    cases = [r.find_element(By.CSS_SELECTOR, "th[scope='row'] a").text for r in rows
+             if r.is_displayed() and "group" not in (r.get_attribute("class") or "")]
+    headings = [r.text for r in rows if r.is_displayed() and "group" in (r.get_attribute("class") or "")]
+    return cases, headings
+
+
+def _verdicts_by_case(driver) -> dict[str, set[str]]:
+    from selenium.webdriver.common.by import By
+
+    table: dict[str, set[str]] = {}
+    for cell in driver.find_elements(By.CSS_SELECTOR, "#matrix td.cell[data-case]"):
+        table.setdefault(cell.get_attribute("data-case"), set()).add(cell.get_attribute("data-verdict"))
+    return table
+
+
+@pytest.mark.parametrize("page", [f"runs/{SINGLE.name}/index.html", "index.html"])
+def test_matrix_filter_by_text_library_and_verdict(driver, server, artifacts, page):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    driver.get(f"{server}/{page}")
+    form = driver.find_element(By.ID, "matrix-filter")
+    assert form.is_displayed()  # the script shows it; without scripts it stays hidden
+    first = driver.execute_script("return arguments[0].compareDocumentPosition(document.querySelector("
+                                  "'ul.attention')) & Node.DOCUMENT_POSITION_PRECEDING", form)
+    assert first  # what needs attention still comes before the matrix and its filter
+    everything, headings = _shown(driver)
+    verdicts = _verdicts_by_case(driver)
+    assert len(everything) == 4 and len(headings) == 4
+    assert form.find_element(By.TAG_NAME, "output").text == "4 cases"
+
+    search = form.find_element(By.NAME, "text")
+    search.send_keys("LyCORIS")  # the library's name, any case
+    assert _shown(driver) == (["lycoris-extract-diff"], ["KohakuBlueleaf/LyCORIS"])
+    assert form.find_element(By.TAG_NAME, "output").text == "1 of 4 cases"
+    search.send_keys(Keys.ENTER)  # no form submission: the page stays
+    assert driver.current_url == f"{server}/{page}"
+    search.clear()
+    search.send_keys("device-placement")  # a tag
+    assert _shown(driver) == (["lycoris-extract-diff"], ["KohakuBlueleaf/LyCORIS"])
+    search.clear()
+    search.send_keys("checkpoint zzz")  # matches nothing: every heading goes too
+    assert _shown(driver) == ([], [])
+    search.clear()
+    search.send_keys(" ")  # an input event with an empty filter: all back
+    assert _shown(driver)[0] == everything
+
+    Select(form.find_element(By.NAME, "library")).select_by_value("pytorch/pytorch")
+    assert _shown(driver) == (["var-resume"], ["pytorch/pytorch"])
+    Select(form.find_element(By.NAME, "library")).select_by_value("")
+
+    verdict = Select(form.find_element(By.NAME, "verdict"))
+    verdict.select_by_value("fix-regressed")
+    assert _shown(driver)[0] == [c for c in everything if "fix-regressed" in verdicts[c]] != []
+    verdict.select_by_value("attention")
+    ok = {"confirmed", "skipped", "missing"}
+    attention = [c for c in everything if verdicts[c] - ok]
+    assert _shown(driver)[0] == attention and 0 < len(attention) < len(everything)
+    driver.save_screenshot(str(artifacts / f"filter-{page.replace('/', '-').removesuffix('.html')}.png"))
+    search.send_keys("var")  # filters combine
+    assert _shown(driver)[0] == [c for c in attention if "var" in c]
+    _no_alerts(driver)

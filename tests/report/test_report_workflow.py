@@ -37,14 +37,15 @@ def _step(job: dict, name: str) -> dict:
 def test_triggers_and_jobs(workflow):
     triggers = workflow[True]  # PyYAML reads the bare key `on` as a boolean
     assert triggers["schedule"][0]["cron"] and "workflow_dispatch" in triggers
-    assert set(workflow["jobs"]) == {"cpu", "gpu", "site", "deploy"}
+    assert set(workflow["jobs"]) == {"plan", "cpu", "gpu", "site", "deploy"}
     assert workflow["env"]["REPRO_MATRIX_RUN_ID"].startswith("gh-${{ github.run_id }}")
 
 
 def test_cpu_job_is_sharded_over_cpu_and_cuda_sim(workflow):
     cpu = workflow["jobs"]["cpu"]
     assert cpu["runs-on"] == "ubuntu-latest" and cpu["strategy"]["fail-fast"] is False
-    assert len(cpu["strategy"]["matrix"]["shard"]) >= 2
+    assert cpu["needs"] == "plan"  # the shard count comes from measured durations (test_shard_count_step_...)
+    assert cpu["strategy"]["matrix"]["shard"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
     run = _step(cpu, "Run the cases")
     assert run["env"]["SHARD"] == "${{ matrix.shard }}/${{ strategy.job-total }}"
     assert 'args=(--shard "$SHARD" --lane cpu --lane cuda-sim)' in run["run"]
@@ -76,6 +77,38 @@ def test_results_are_uploaded_even_when_verdicts_fail(workflow):
     assert "nox -s report --" in _step(site, "Build the site")["run"]
     deploy = workflow["jobs"]["deploy"]
     assert _steps(deploy, "actions/deploy-pages@") and deploy["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_shard_count_step_reads_the_last_nights_durations(workflow, tmp_path):
+    """Runs the plan job's own shell step (nox replaced by the harness it would run) on restored results."""
+    plan = workflow["jobs"]["plan"]
+    assert plan["outputs"]["matrix"] == "${{ steps.count.outputs.matrix }}"
+    (restore,) = _steps(plan, "actions/cache/restore@")
+    (save,) = _steps(workflow["jobs"]["site"], "actions/cache/save@")
+    assert restore["with"]["path"] == save["with"]["path"] == "artifacts/results-cpu-*/*/results.json"
+    assert restore["with"]["restore-keys"] == "durations-" and save["with"]["key"].startswith("durations-")
+    step = _step(plan, "Count shards")
+    shim = 'nox() { [ "$1 $2 $3" = "-s shards --" ] || exit 9; shift 3; python -m harness shards "$@"; }\n'
+    env = {"PYTHONPATH": str(ROOT), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+
+    def run(cases: str) -> str:
+        output = tmp_path / f"github-output-{len(list(tmp_path.glob('github-output-*')))}"
+        proc = _bash(shim + step["run"], tmp_path, {**env, "GITHUB_OUTPUT": str(output), "CASES": cases})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return output.read_text()
+
+    first = run("")  # nothing restored (the first night): the default
+    assert first == "count=2\nmatrix=[1, 2]\n", first
+    folder = tmp_path / "artifacts" / "results-cpu-1" / "gh-1-1"
+    folder.mkdir(parents=True)
+    cells = [{"case": "var-resume", "lane": lane, "variant": "buggy", "duration_s": 60, "status": "raised"}
+             for lane in ("cpu", "cuda-sim")]  # every catalogue cell at a minute: more than two shards' worth
+    (folder / "results.json").write_text(json.dumps({"run": {"started": "2026-11-21T02:00:00+00:00"},
+                                                     "cells": cells}))
+    counted = run("")
+    count = int(counted.split("count=", 1)[1].split("\n", 1)[0])
+    assert count > 2 and f"matrix={json.dumps(list(range(1, count + 1)))}" in counted, counted
+    assert run("var-resume") == "matrix=[1]\n"  # a hand-picked list runs as one shard
 
 
 def _actionlint() -> str | None:
