@@ -21,13 +21,15 @@ def outcome_from_process(result: ProcessResult, outcome_path: Path, timeout: flo
     The record is written by the repro's own process, so it is read as untrusted: a regular file of a
     bounded size (never through a symlink), and only the fields and types the child runner writes."""
     duration = round(result.duration_s, 3)
-    if result.error:
-        return ChildOutcome("infra-error", duration, None, reason=f"the cell could not be run: {result.error}")
+    # A timeout or an interrupt is what happened, even when tearing the cell down then went wrong (under load the
+    # namespace's init can end before the killed command's status is read): only then is an error the story.
     if result.interrupted:
         return ChildOutcome("interrupted", duration, result.returncode, reason="stopped by the user (interrupt)")
     if result.timed_out:
         return ChildOutcome("timeout", duration, result.returncode,
                             reason=f"no result after the {timeout:g}s timeout; the process group was killed")
+    if result.error:
+        return ChildOutcome("infra-error", duration, None, reason=f"the cell could not be run: {result.error}")
     if result.oom_killed:  # the cell's memory cgroup killed one of its processes: the cell ran out of memory
         return ChildOutcome("oom", duration, result.returncode, signal_name(result.returncode),
                             reason="the cell reached its memory limit (memory cgroup) and was killed")

@@ -62,3 +62,15 @@ def test_shims_run_first_and_imported_versions_are_recorded(tmp_path):
 def test_script_changing_cwd_and_env_does_not_lose_the_outcome(tmp_path):
     outcome, _ = run_child(tmp_path, "import os\nos.chdir('/')\nos.environ.clear()\nraise OSError('gone')\n")
     assert outcome["status"] == "raised" and outcome["exception"]["type"] == "OSError"
+
+
+def test_a_timeout_stays_a_timeout_when_the_teardown_then_fails(tmp_path):
+    """Under load the namespace's init can end before the killed command's status is read: the supervisor reports
+    an error as well, but the cell timed out (tests/faults' hang test once got infra-error from that order)."""
+    from harness.containment._process import ProcessResult
+    from harness.run._outcome import outcome_from_process
+
+    result = ProcessResult(None, True, False, 3.2, 0, error="the namespace init ended before the command did")
+    assert outcome_from_process(result, tmp_path / "outcome.json", 3).status == "timeout"
+    failed = ProcessResult(None, False, False, 0.1, 0, error="bwrap: cannot start")
+    assert outcome_from_process(failed, tmp_path / "outcome.json", 3).status == "infra-error"
