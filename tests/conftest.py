@@ -76,6 +76,7 @@ FAULT_CATALOGUE = (
     "a repro plants code that other cells or later runs execute",
     "an image folder whose symlinks name host files",
     "a package build writes outside its environment",
+    "a package build poisons uv's shared cache",
     # sealed by construction (issue 19): a cell starts with nothing and gets an allow-list
     "a repro writes host kernel settings (/proc/sys)",
     "a repro opens host devices or the harness's terminal",

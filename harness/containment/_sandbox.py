@@ -52,7 +52,12 @@ class BuildSandbox:
     def __init__(self, *, env_root: Path, private: Sequence[Path], env: Mapping[str, str],
                  uses: Iterable[Path] = (), requires: Sequence[str] = ()) -> None:
         self.scratch = Path(tempfile.mkdtemp(prefix="repro-build-"))
-        self.sources = self.scratch / "src"
+        self.sources = self.scratch / "src"  # copies of local requirement folders, uv's resolution
+        self.sources.mkdir()
+        # uv's cache for the steps that may run code a case chose (resolving, building from source): the
+        # shared cache is never writable to them (see environments/_venv.py VenvBackend._install).
+        self.own_cache = self.scratch / "uv-cache"
+        self.own_cache.mkdir()
         interpreters = (Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parents[1])
         # Read-only binds only matter for what the private /tmp would cover (a checkout, a find-links folder
         # or the environments under /tmp); everything else is read-only anyway.

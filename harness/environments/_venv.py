@@ -37,6 +37,7 @@ from harness.containment._seal import cell_pids
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
 from harness.environments._spec import EnvSpec
+from harness.environments._split import move_added, pins, read_lock, requirement_lines, snapshot
 from harness.environments._wheelhouse import link_folders
 from harness.run._backend import (
     CHILD_RUNNER,
@@ -54,6 +55,7 @@ _BUILDING = ".building-"  # prefix of environments under construction (renamed i
 _OWNERS = ".module-owners.json"  # top-level module -> distributions, for the child's `imported` capture
 _CELL_CACHES = ".cell-caches"  # per-case caches that cells wrote before issue 19; only `clean` removes them
 _EXTENSIONS = ".torch-extensions"  # in the run's scratch folder: see _CaseExtensions
+_OVERRIDES = ".host-torch-overrides.txt"
 _BYTECODE = ".bytecode"  # the environment's bytecode was compiled by the harness (cells write none)
 _MIN_FREE_BYTES = 1 << 20
 _INSTALL_TIMEOUT_S = 3600
@@ -189,20 +191,11 @@ class VenvBackend:
     def _build_steps(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
                      sandbox: BuildSandbox, writes: tuple[Path, ...]) -> dict[str, Any]:
         """uv venv, uv pip install, patches, freeze: each sealed, writing ``writes`` at most."""
-        # --relocatable: entry points and activation scripts keep working after the rename into place.
-        base = spec.host.executable if spec.host else sys.executable
-        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", base, str(folder)], env,
-                   sandbox.seal(*writes))
-        python = str(folder / "bin" / "python")
-        # A local file or folder can change without its path changing: uv must build it afresh (its cache
-        # key is the path and a few timestamps; the environment key already hashes the content).
-        refresh = [a for name in spec.local_requirements() for a in ("--refresh-package", name)]
+        python = self._new_venv(spec, uv, folder, log, env, sandbox, writes)
         wanted, overrides = self._host_requirements(spec, folder)
         requires = sandbox.local_copies(wanted)  # in-tree builds write into copies, not case folders
         if requires:
-            offline = ["--no-index", "--offline"] if self.offline else []
-            self._install(log, [uv, "pip", "install", "--python", python, *offline, *overrides, *refresh, *requires],
-                          env, sandbox.seal(*writes, sandbox.sources))
+            self._install(spec, uv, folder, log, env, sandbox, writes, requires, overrides)
         for patch in spec.patches:
             site = self._site_packages(python, log, env, sandbox)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
@@ -211,6 +204,62 @@ class VenvBackend:
         installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
         return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
 
+    def _new_venv(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
+                  sandbox: BuildSandbox, writes: tuple[Path, ...]) -> str:
+        # --relocatable: entry points and activation scripts keep working after the rename into place.
+        base = spec.host.executable if spec.host else sys.executable
+        self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", base, str(folder)], env,
+                   sandbox.seal(*writes))
+        return str(folder / "bin" / "python")
+
+    def _install(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
+                 sandbox: BuildSandbox, writes: tuple[Path, ...], requires: list[str], overrides: list[str]) -> None:
+        """Install ``requires`` so that no code a case chose runs while uv's shared cache is writable.
+
+        1. Resolve with the build's own cache (uv may run an sdist's build backend for its metadata).
+        2. What has a wheel: from the shared cache with ``--no-build``, constrained to that resolution (uv's
+           ``--no-build`` alone quietly picks an older release that has a wheel). No build backend runs.
+        3. What must be built from source: with the build's own cache, in a venv of its own, then moved into
+           the environment by the harness. The build sees the shared cache read-only, and never a writable
+           file of the environment (those are hardlinks of the shared cache's: a write would change both).
+        The build's own cache is removed with it."""
+        python = str(folder / "bin" / "python")
+        offline = ["--no-index", "--offline"] if self.offline else []
+        # A local wheel can change without its path changing: uv must read it afresh from the shared cache (its
+        # key is the path and a few timestamps; the environment key hashes the content). What is built uses
+        # the build's own cache, fresh. (uv refuses --refresh-package together with --offline.)
+        refresh = [] if self.offline else [a for n in spec.local_requirements() for a in ("--refresh-package", n)]
+        own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache), "UV_LINK_MODE": "copy"}
+        listed, lock = sandbox.sources / "requirements.in", sandbox.sources / "pylock.toml"
+        listed.write_text("".join(f"{line}\n" for line in requires))
+        self._run_uv(log, [uv, "pip", "compile", "--quiet", "--format", "pylock.toml", "--output-file", str(lock),
+                           "--python", python, *offline, *overrides, str(listed)], own,
+                     sandbox.seal(sandbox.own_cache, sandbox.sources))
+        locked = read_lock(lock)
+        constraints = sandbox.sources / "resolved.txt"
+        constraints.write_text(pins(locked))
+        install = [uv, "pip", "install", *offline, "-c", str(constraints)]
+        wheels, built = [p for p in locked if p.wheel], [p for p in locked if not p.wheel]
+        if wheels:
+            listed.write_text(requirement_lines(requires, wheels))
+            no_deps = ["--no-deps"] if built else []  # a wheel's dependency may be one of those built
+            self._run_uv(log, [*install, "--python", python, *overrides, *refresh, "--no-build", *no_deps, "-r",
+                               str(listed)],
+                         env, sandbox.seal(*writes, sandbox.sources))
+        if not built:
+            return
+        with log.open("a") as handle:
+            handle.write(f"[repro-matrix: built from source with the build's own uv cache, in a venv of its own: "
+                         f"{', '.join(p.name for p in built)}]\n")
+        aside = sandbox.scratch / "built"
+        aside.mkdir()
+        self._new_venv(spec, uv, aside, log, own, sandbox, (aside, sandbox.own_cache))
+        before = snapshot(aside)
+        listed.write_text(requirement_lines(requires, built))
+        self._run_uv(log, [*install, "--python", str(aside / "bin" / "python"), "--no-deps", "-r", str(listed)],
+                     own, sandbox.seal(aside, sandbox.own_cache, sandbox.sources))
+        move_added(aside, folder, before)
+
     def _host_requirements(self, spec: EnvSpec, folder: Path) -> tuple[tuple[str, ...], list[str]]:
         """What ``uv pip install`` gets: the pins, or with a host torch the pins without the torch family
         (linked from the host instead) and the overrides that keep uv from installing one."""
@@ -218,14 +267,14 @@ class VenvBackend:
             return spec.requires, []
         link_host_torch(folder, spec.host)
         requires, overrides = spec.host.requirements(spec.requires)
-        listed = folder / ".host-torch-overrides.txt"
+        listed = folder / _OVERRIDES
         listed.write_text("".join(f"{line}\n" for line in overrides))
         return requires, ["--override", str(listed)]
 
-    def _install(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> None:
-        """``uv pip install``; offline, a failure names the wheel the folder lacks."""
+    def _run_uv(self, log: Path, argv: list[str], env: dict[str, str], confinement: Confinement) -> str:
+        """A uv step; offline, a failure names the wheel the folder lacks."""
         try:
-            self._step(log, argv, env, confinement)
+            return self._step(log, argv, env, confinement)
         except EnvBuildError as error:
             if not self.offline:
                 raise
@@ -250,8 +299,10 @@ class VenvBackend:
         python = str(folder / "bin" / "python")
         env = dict(os.environ)
         env.pop("PYTHONPYCACHEPREFIX", None)
+        # -S: no site, so no .pth file of an installed package runs here, where the environment is writable
+        # (its files are hardlinks of uv's shared cache: a write into one would change the cache's copy).
         with BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
-            self._step(log, [python, "-I", "-c", _COMPILE, str(folder / "lib")], env, sandbox.seal(folder))
+            self._step(log, [python, "-I", "-S", "-c", _COMPILE, str(folder / "lib")], env, sandbox.seal(folder))
         (folder / _BYTECODE).write_text("")
 
     def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:

@@ -1,0 +1,96 @@
+"""Which packages of a resolution must be built from source, and moving what such a build installed.
+
+An environment build installs what has a wheel from uv's shared cache, with ``--no-build`` (no code a case
+chose runs), and builds the rest with a private cache in a venv of its own (harness/environments/_venv.py
+``VenvBackend._install``). These helpers read uv's resolution (a PEP 751 ``pylock.toml``) and carry the
+built packages' files into the environment afterwards, as the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness._exceptions import EnvBuildError
+from harness.environments._hosttorch import requirement_name
+
+
+@dataclass(frozen=True)
+class Locked:
+    name: str  # normalised
+    version: str
+    wheel: bool  # uv resolved a wheel for this interpreter: installing it runs no code
+
+
+def read_lock(path: Path) -> list[Locked]:
+    """The packages of uv's ``pylock.toml``; one without wheels (an sdist, a folder, an archive, a VCS
+    checkout) has to be built."""
+    try:
+        data = tomllib.loads(path.read_text())
+        return [Locked(requirement_name(str(p["name"])), str(p.get("version", "")), _wheel(p))
+                for p in data.get("packages", [])]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as error:
+        raise EnvBuildError(f"uv's resolution {path} could not be read: {error}") from error
+
+
+def _wheel(package: dict[str, Any]) -> bool:
+    """A wheel from an index, or a wheel file named directly (``name @ file:///...whl``: an ``archive``)."""
+    archive = package.get("archive") or {}
+    return bool(package.get("wheels")) or str(archive.get("path") or archive.get("url") or "").endswith(".whl")
+
+
+def pins(locked: Sequence[Locked]) -> str:
+    """The resolution as constraints: an install constrained to it cannot pick another release."""
+    return "".join(f"{p.name}=={p.version}\n" for p in locked if p.version)
+
+
+def requirement_lines(requires: Sequence[str], locked: Sequence[Locked]) -> str:
+    """``locked`` as requirements: the case's own line where it names the package (a ``name @ URL`` stays
+    one), else ``name==version``."""
+    named = {requirement_name(r): r for r in requires}
+    return "".join(f"{named.get(p.name) or f'{p.name}=={p.version}'}\n" for p in locked)
+
+
+def snapshot(root: Path) -> set[Path]:
+    """Every path under ``root`` (relative), to tell later what an install added."""
+    found: set[Path] = set()
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder).relative_to(root)
+        found.update(here / name for name in (*dirs, *files))
+    return found
+
+
+def move_added(source: Path, target: Path, before: set[Path]) -> None:
+    """Move what was added under ``source`` since ``before`` to the same place under ``target`` (folders
+    merged, never a file replaced). Symlinks move as links."""
+    for folder, dirs, files in os.walk(source):
+        here = Path(folder).relative_to(source)
+        kept = []
+        if here == Path(".") and before:  # a venv's own files (uv's .lock): only its folders are the install's
+            files = []
+        for name in (*dirs, *files):
+            relative = here / name
+            if relative in before:
+                if name in dirs:
+                    kept.append(name)
+                continue
+            destination = target / relative
+            if destination.is_dir() and not destination.is_symlink() and (source / relative).is_dir() \
+                    and not (source / relative).is_symlink():
+                _merge(source / relative, destination)
+                continue
+            if os.path.lexists(destination):
+                raise EnvBuildError(f"a package built from source installs {relative}, which another package "
+                                    "of the environment installs too")
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(source / relative, destination)  # a copy where /tmp is another filesystem
+        dirs[:] = [d for d in dirs if d in kept]
+
+
+def _merge(source: Path, target: Path) -> None:
+    move_added(source, target, set())
