@@ -24,3 +24,11 @@ def copy_checkout(target: Path) -> Path:
 
 # PYTHONPATH for a child Python that imports this checkout's harness and cuda_sim (cuda-sim/ holds only cuda_sim).
 SOURCE_PATH = f"{REPO}{os.pathsep}{REPO / 'cuda-sim'}"
+
+
+def in_private_tmp(path: str | Path) -> bool:
+    """A sealed step's /tmp is its own folder (bwrap and the namespace layer bind one at /tmp): a checkout or HOME
+    under the host's /tmp (a clone in /tmp, as CI's is; a test user's HOME there) is seen there only as the empty
+    parents of its bound folders, and a write "succeeds" into that throwaway folder, never reaching the host's
+    path. Such a write is judged by its host effect (the file must not exist outside)."""
+    return Path(path).is_relative_to("/tmp")

@@ -38,7 +38,7 @@ def pip_wheel(python: str, requirements: Sequence[str], wheels: Path, log_path: 
     sdist), so it is sealed like the venv backend's build steps (harness/containment/_sandbox.py), writing only
     ``wheels``, copies of local requirement folders and a private /tmp (pip's cache included)."""
     wheels = wheels.resolve()  # the step runs in /
-    with BuildSandbox(env_root=root, private=(), env=os.environ, uses=(Path(python).parent,),
+    with BuildSandbox(env_root=root, private=(), env=os.environ, uses=(Path(python).parent, *_pip_home(python)),
                       requires=requirements) as sandbox:
         requires = sandbox.local_copies(requirements)  # in-tree builds write copies, not case folders
         argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar",
@@ -67,6 +67,15 @@ def host_python(version: str) -> str:
     raise EnvBuildError(f"a wheelhouse for Python {version} needs python{version} with pip on this host to build "
                         "packages that have no wheel (docker backend: or set REPRO_DOCKER_PIP_SOURCE=index to let pip "
                         "run inside the image build)")
+
+
+def _pip_home(python: str) -> list[Path]:
+    """The folder ``python`` imports pip from: the sealed step sees it read-only, wherever it is (a user site
+    under HOME, a folder a .pth file names), since the sealed step sees only the interpreter's own folders."""
+    proc = run_helper([python, "-c", "import os, pip; print(os.path.dirname(os.path.dirname(pip.__file__)))"],
+                      env=dict(os.environ), timeout=60)
+    lines = proc.stdout.strip().splitlines()
+    return [Path(lines[-1])] if proc.returncode == 0 and lines and Path(lines[-1]).is_dir() else []
 
 
 def _python_with_pip(python: str, version: str) -> bool:
