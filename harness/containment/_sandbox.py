@@ -10,10 +10,13 @@ folders below and, read-only, uv's and pip's settings in HOME. Otherwise, where 
 _supervise.py), it sees the whole filesystem read-only, the run's output hidden, a private /tmp and
 /dev/shm. Either way it may write only:
 
-* ``uv venv`` and ``uv pip install``: the environment's build folder (``.building-*``) and uv's cache
-  (uv needs it; see README.md for what a hostile build can still do there), the install step also the
-  copies of local requirement folders (in-tree builds write ``build/`` and ``*.egg-info`` there);
-* ``patch``: the build folder;
+* ``uv venv`` and the install of what has a wheel (``--no-build``: no code a case chose runs): the
+  environment's build folder (``.building-*``) and uv's shared cache;
+* resolving and building from source (a build backend runs): the build's own uv cache (``own_cache``), a
+  venv of its own and the copies of local requirement folders (in-tree builds write ``build/`` and
+  ``*.egg-info`` there), never the shared cache or the environment (harness/environments/_venv.py
+  ``VenvBackend._install``);
+* ``patch``: the build folder; the bytecode compilation the build folder, without ``site``;
 * the site-packages query, the freeze and the module-owner map: nothing;
 * the CUDA probe: its own bytecode cache in the environment.
 

@@ -6,7 +6,8 @@ marker, and only then is renamed into place; a folder without the marker (left b
 removed and rebuilt, never used. A file lock makes concurrent runs build each environment once, and
 every build step runs under the process supervisor, so it dies with the harness, sealed like a cell
 where namespaces allow (harness/containment/_sandbox.py: only the build folder, uv's cache and a private /tmp
-writable, the run's output hidden).
+writable, the run's output hidden). No code a case chose runs while uv's shared cache is writable
+(:meth:`VenvBackend._install`).
 """
 
 from __future__ import annotations
