@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from harness._exceptions import EnvBuildError
 from harness.cases._load import PatchFile
 from harness.environments._index import uv_index_environment
 from harness.environments._spec import EnvSpec
+from harness.environments._split import move_added, pins, read_lock, requirement_lines, snapshot
 
 
 def test_key_is_stable_and_order_independent():
@@ -122,3 +125,61 @@ def test_a_bad_floating_period_is_a_usage_error(monkeypatch, days):
     monkeypatch.setenv("REPRO_MATRIX_FLOATING_DAYS", days)
     with pytest.raises(UsageError, match="REPRO_MATRIX_FLOATING_DAYS"):
         floating_period()
+
+
+def test_a_resolution_says_what_must_be_built_and_pins_the_rest(tmp_path):
+    """uv's pylock.toml: index wheels and a wheel file named directly install without a build; an sdist, a
+    folder or a source archive is built (harness/environments/_split.py)."""
+    lock = tmp_path / "pylock.toml"
+    lock.write_text("""lock-version = "1.0"
+[[packages]]
+name = "Six"
+version = "1.16.0"
+wheels = [{ url = "https://example.invalid/six-1.16.0-py2.py3-none-any.whl" }]
+[[packages]]
+name = "schedulefree"
+version = "1.2.5"
+sdist = { url = "https://example.invalid/schedulefree-1.2.5.tar.gz" }
+[[packages]]
+name = "victim"
+version = "1.0"
+archive = { path = "/wheels/victim-1.0-py3-none-any.whl" }
+[[packages]]
+name = "local"
+version = "0.1"
+directory = { path = "/src/local" }
+""")
+    locked = read_lock(lock)
+    assert [(p.name, p.wheel) for p in locked] == [("six", True), ("schedulefree", False), ("victim", True),
+                                                   ("local", False)]
+    assert pins(locked).splitlines() == ["six==1.16.0", "schedulefree==1.2.5", "victim==1.0", "local==0.1"]
+    requires = ["victim @ file:///wheels/victim-1.0-py3-none-any.whl", "local @ file:///src/local", "Schedulefree"]
+    assert requirement_lines(requires, locked).splitlines() == ["six==1.16.0", "Schedulefree", requires[0], requires[1]]
+    lock.write_text("[[packages]\n")
+    with pytest.raises(EnvBuildError, match="could not be read"):
+        read_lock(lock)
+
+
+def test_what_a_source_build_installed_moves_in_without_replacing_a_file(tmp_path):
+    aside, env = tmp_path / "aside", tmp_path / "env"
+    for root in (aside, env):
+        (root / "lib" / "site-packages").mkdir(parents=True)
+        (root / "bin").mkdir()
+    (aside / "pyvenv.cfg").write_text("")
+    before = snapshot(aside)
+    (aside / "lib" / "site-packages" / "built").mkdir()
+    (aside / "lib" / "site-packages" / "built" / "__init__.py").write_text("built")
+    (aside / "lib" / "site-packages" / "shared").mkdir()
+    (aside / "lib" / "site-packages" / "shared" / "b.py").write_text("b")
+    (env / "lib" / "site-packages" / "shared").mkdir()
+    (env / "lib" / "site-packages" / "shared" / "a.py").write_text("a")
+    (aside / "bin" / "tool").symlink_to("python")
+    (aside / ".lock").write_text("")  # uv's lock of the venv: not the install's
+    move_added(aside, env, before)
+    site = env / "lib" / "site-packages"
+    assert (site / "built" / "__init__.py").read_text() == "built"
+    assert sorted(p.name for p in (site / "shared").iterdir()) == ["a.py", "b.py"]  # a namespace folder merged
+    assert os.readlink(env / "bin" / "tool") == "python" and not (env / ".lock").exists()
+    (aside / "lib" / "site-packages" / "shared" / "a.py").write_text("another a")
+    with pytest.raises(EnvBuildError, match="another package of the environment installs too"):
+        move_added(aside, env, before)
