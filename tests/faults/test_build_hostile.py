@@ -42,7 +42,10 @@ for name, target in TARGETS.items():
         except OSError as error:
             results[name] = repr(error)
         finally:
-            path.unlink(missing_ok=True)
+            try:  # (read-only where the cache is bound read-only: the step's own cache is elsewhere)
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
         continue
     if name == "read-host":  # a file of the user's (a key in HOME)
         try:
@@ -170,7 +173,9 @@ def test_a_hostile_build_cannot_write_outside_its_environment(tmp_path, monkeypa
                 and not (n in ("home", "checkout") and in_private_tmp(targets[n]))] == [], attempts
         # the user's files: out of a sealed build's sight; the fallback layer only makes them read-only
         assert results["run"]["host"]["sandbox"] == sandbox, results["run"]["host"]
-        assert attempts["read-host"].startswith("done") == (sandbox == "fallback"), attempts
+        # (a HOME under /tmp is out of sight in the fallback too: the step's /tmp is its own)
+        assert attempts["read-host"].startswith("done") == (sandbox == "fallback" and not in_private_tmp(
+            targets["read-host"])), attempts
         assert token not in json.dumps(results), "a build's secret reached results.json"
         assert not (out / "20990101T000000Z-forged").exists(), "a build forged a run in --output"
         assert len(results_of(out)) == 1
