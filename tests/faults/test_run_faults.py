@@ -175,7 +175,8 @@ def test_interrupt_during_an_environment_build_is_interrupted_not_infra_error(tm
                             str(tmp_path / "out"))
     try:
         _wait_for(process, "building")
-        assert wait_until(lambda: any("uv pip install" in log.read_text()
+        # uv runs setup.py first while resolving (`uv pip compile`: the package's metadata)
+        assert wait_until(lambda: any("uv pip compile" in log.read_text()
                                       for log in (tmp_path / "envs").glob("*.build.log")), timeout=120)
         time.sleep(2)  # uv is running setup.py now
         process.send_signal(signal.SIGINT)

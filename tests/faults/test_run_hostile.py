@@ -403,7 +403,8 @@ def _reaped(harness: subprocess.Popen, survivors: Callable[[], list[int]]) -> It
 
 
 def _installers(envs: Path) -> list[int]:
-    return [pid for pid in processes_with(str(envs)) if b"install" in _arguments(pid)]
+    """uv's resolving and installing steps of a build in ``envs`` (a build resolves first, then installs)."""
+    return [pid for pid in processes_with(str(envs)) if {b"install", b"compile"} & set(_arguments(pid))]
 
 
 def _arguments(pid: int) -> list[bytes]:
@@ -427,7 +428,7 @@ def test_sigkill_during_an_install_kills_uv_and_leaves_no_half_built_environment
         patch.setenv("UV_NO_CACHE", "1")
         harness = start_harness(*args)
     with _reaped(harness, lambda: _installers(envs)):
-        assert wait_until(lambda: _installers(envs), timeout=120), "uv pip install never started"
+        assert wait_until(lambda: _installers(envs), timeout=120), "uv pip compile/install never started"
         _kill(harness)
         assert wait_until(lambda: not _installers(envs), timeout=10), "uv outlived the killed harness"
     unfinished = [p.name for p in envs.iterdir() if p.is_dir() and not (p / ".complete").exists()
