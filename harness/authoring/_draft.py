@@ -154,8 +154,11 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         ("The innermost library frame, where it failed", inner)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames) or _named_imports(report, culprit)
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports,
-                 culprit)
+    distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
+                     if m in imports}
+    distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions), notes,
+                 imports, culprit)
 
 
 def _url_project(url: str, modules: tuple[str, ...], notes: list[str]) -> str | None:
@@ -521,8 +524,8 @@ def _escape(text: str) -> str:
 
 
 def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
-    """Library, API and symptom: the API is the culprit's innermost public function (the call a maintainer knows;
-    private helpers and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
+    """Library, API and symptom: the API is the culprit's innermost function (the call a maintainer knows; dunders
+    and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
     symptom is the message's first sentence (or, with no message, the issue title from the exception's name on)."""
     traceback = report.traceback
     message = _title_message(traceback.exception, traceback.first_message_line)
@@ -542,14 +545,12 @@ _PLUMBING = frozenset({"forward", "backward", "apply", "wrapper", "wrapped", "in
 
 
 def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
-    """The innermost function of the culprit's frames that is public and not plumbing, walking outward."""
+    """The innermost function of the culprit's frames that is neither a dunder (``__init__``) nor plumbing, walking
+    outward (else the innermost named one: a model's own forward). A private helper names the failing call."""
     chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
-    for candidate in chain:
-        name = candidate.function
-        if name and not name.startswith(("_", "<")) and name not in _PLUMBING:
-            return name
-    return ""
+    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
+    return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
 
 
 # A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader).
@@ -586,7 +587,7 @@ def _title_message(exception: str, message: str) -> str:
     if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
         return f"{exception.rpartition('.')[2]} {text}"
     if len(text) > _LONG_TITLE and (end := re.search(r"[.!?](?=\s+[A-Z'\"])", text)) and end.start() >= 20:
-        return text[: end.start()]
+        return text[: end.start() + 1]
     return text
 
 
