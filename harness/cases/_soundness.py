@@ -51,13 +51,6 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                       f"({pins}; no patch, args or env of its own): it cannot pass where that fails",
                                 fix="pin the first fixed release in the fix variant (or give it the workaround's "
                                     "args, env or patch)", line=line_of(["variants", fix.name, "requires"]))
-    unpinned = _skeleton_import_unpinned(script, variants.values())
-    if unpinned:
-        variant, module, dist = unpinned
-        raise CaseFileError(path, f"variant {variant!r} does not pin {dist}, yet {script.name} imports {module!r} "
-                                  "(an import `new` took from the report's traceback): the import fails in every lane",
-                            fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
-                                "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
     missing = _imports_missing(script, variants.values())
     if missing:
         variant, module = missing
@@ -65,6 +58,13 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   f"{module!r}: the import fails in every lane",
                             fix=f"pin the release of {module} the variant runs (the buggy variant: the one the report "
                                 "ran), e.g. in its requires", line=line_of(["variants", variant, "requires"]))
+    unpinned = _skeleton_import_unpinned(script, variants.values())
+    if unpinned:
+        variant, module, dist = unpinned
+        raise CaseFileError(path, f"variant {variant!r} does not pin {dist}, yet {script.name} imports {module!r} "
+                                  "(an import `new` took from the report's traceback): the import fails in every lane",
+                            fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
+                                "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
 
 
 def _script_text(script: Path) -> str:

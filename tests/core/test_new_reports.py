@@ -123,3 +123,132 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
         pytest.skip("the configured package index did not answer (an offline host)")
     assert known is True
     assert released("repro-matrix-no-such-project-4f1c2") is False
+
+
+# The fourth held-out set (tests/fixtures/graded4): real reports first drafted before `new` was changed on them
+# (/work/notes/heldout.md has the strict before/after grading). Per report, what a maintainer keeps:
+# (exception, a message the signature must match (None: the report has none: a placeholder), blamed distribution,
+#  title start, per-lane expectation kinds, device-placement tag, buggy pin text, skeleton frame lines shown).
+GRADED4 = ROOT / "tests" / "fixtures" / "graded4"
+DEVICE = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
+ALL = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
+KERNEL = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
+GPU_MODEL = {"cpu": "unsupported", "cuda": "unsupported", "cuda-sim": "unsupported"}
+HELD_OUT_4 = {
+    # [rank0]: traceback; the NCCL warning after the exception is a log record, not its message; a str device
+    "torchrec-2624": ("AttributeError", "'str' object has no attribute 'type'", "torchrec", "torchrec shard: ", DEVICE,
+                      True, "torchrec==X.Y.Z", 2),
+    "deepspeed-6793": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of "
+                       "ZeRO stage 3", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==X.Y.Z", 1),
+    # the REPL's flash_attn.__version__ gives the pin; the failing call is the CUDA extension flash_attn_cuda.fwd
+    "flash-attention-915": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "flash-attn",
+                            "flash_attn _flash_attn_forward: ", KERNEL, False, "flash-attn==2.5.7", 2),
+    "torchrl-1518": ("RuntimeError", "stack expects each tensor to be equal size, but got [1] at entry 0 and [] at "
+                     "entry 1", "torchrl", "torchrl set_info_dict_reader: ", ALL, False, "torchrl==X.Y.Z", 0),
+    "torchrl-3137": ("RuntimeError", "stack expects each tensor to be equal size, but got [] at entry 0 and [1] at "
+                     "entry 6", "torchrl", "torchrl rollout: ", ALL, False, "torchrl==X.Y.Z", 1),
+    # an 80-column console wrap: frames and the message rejoined
+    "nnue-pytorch-16": ("MisconfigurationException", "ModelCheckpoint(save_last=True, monitor=None) is not a valid "
+                        "configuration. You can save the last checkpoint with ModelCheckpoint(save_top_k=None, "
+                        "monitor=None)", "pytorch-lightning",
+                        "pytorch_lightning: ModelCheckpoint(save_last=True, monitor=None) is not a valid configuration",
+                        ALL, False, "pytorch-lightning==X.Y.Z", 2),
+    "bayesian-torch-27": ("RuntimeError", "module must have its parameters and buffers on device cuda:0 "
+                          "(device_ids[0]) but found one of them on device: cpu", "bayesian-torch", "bayesian_torch "
+                          "quantize: ", DEVICE, True, "bayesian-torch==X.Y.Z", 2),
+    # one frame whose 'File "' the paste cut; a GPU-generation check no lane here can show
+    "locate-3d-22": ("RuntimeError", "FlashAttention only supports Ampere GPUs or newer.", "flash-attn",
+                     "flash_attn _flash_attn_varlen_forward: ", GPU_MODEL, False, "flash-attn==X.Y.Z", 1),
+    # the class only, in the title; `yolo checks`' table gives torch and Python
+    "ultralytics-17704": ("NotImplementedError", None, "ultralytics",
+                          "ultralytics: NotImplementedError while trying to train YoloV8", ALL, False,
+                          "ultralytics==X.Y.Z", 0),
+    "xformers-489": ("NotImplementedError", "Could not run 'xformers::efficient_attention_forward_cutlass' with "
+                     "arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or "
+                     "was omitted during the selective/custom build process", "xformers",
+                     "xformers: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
+                     "'CUDA' backend.", KERNEL, False, "xformers==X.Y.Z", 0),
+    # a frame in a checkout named as the issue's repository: the project's own code, pinned by commit
+    "crat-pred-2": ("AttributeError", "'Trainer' object has no attribute 'accelerator_backend'", "crat-pred",
+                    "crat-pred on_train_epoch_start: ", ALL, False, "crat-pred @ git+https://github.com/schmidt-ju/"
+                    "crat-pred@<commit>", 1),
+    # still blamed on the issue's repository (the report says bitsandbytes' Linear8bitLt): a miss kept visible
+    "axolotl-1236": ("RuntimeError", "size mismatch", "axolotl", "axolotl: size mismatch", ALL, False,
+                     "axolotl==X.Y.Z", 0),
+}
+NOT_RELEASED = {"crat-pred", "locate-3d"}
+
+
+def _graded4(name: str):
+    report = parse_report((GRADED4 / f"{name}.txt").read_text())
+    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED)
+    return draft, yaml.safe_load(draft.case_yaml)
+
+
+def test_the_fourth_held_out_set_is_complete():
+    assert sorted(p.stem for p in GRADED4.glob("*.txt")) == sorted(HELD_OUT_4)
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_4))
+def test_a_fourth_set_report_drafts_what_a_maintainer_keeps(name: str):
+    exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT_4[name]
+    draft, data = _graded4(name)
+    assert data["exception"] == exception
+    if message is None:
+        assert data["signature"].startswith("FILL-IN")
+    else:
+        assert re.search(data["signature"], message), data["signature"]
+    assert draft.culprit == blamed
+    assert data["title"].startswith(title), data["title"]
+    expect = data["variants"]["buggy"]["expect"]
+    assert {lane: expect[lane].split(":")[0] for lane in lanes} == lanes
+    assert ("device-placement" in data["tags"]) is device
+    assert pin in " ".join(data["variants"]["buggy"]["requires"])
+    assert sum(line.startswith("    #   File") for line in draft.repro_py.splitlines()) == shown
+
+
+def test_versions_a_report_states_outside_a_listing_are_read():
+    """A REPL's `x.__version__` answer, a bug template's "### Python Version" heading, `yolo checks`' table."""
+    assert parse_report((GRADED4 / "flash-attention-915.txt").read_text()).environment.pins["flash-attn"].version \
+        == "2.5.7"
+    assert parse_report((GRADED4 / "axolotl-1236.txt").read_text()).environment.python == "3.10"
+    ultralytics = parse_report((GRADED4 / "ultralytics-17704.txt").read_text()).environment
+    assert (ultralytics.python, ultralytics.pins["torch"].version) == ("3.11.6", "2.5.1+cu124")
+    assert ultralytics.pins["torchvision"].version == "0.20.1"
+
+
+def test_a_console_wrap_is_undone_only_where_a_frame_shows_it():
+    from harness.authoring._bugreport import unwrap_console
+
+    wrapped = ['  File "C:\\a\\b\\' + "c" * 60, '_d.py", line 3, in f', "x" * 73, "y"]
+    assert unwrap_console(wrapped) == ['  File "C:\\a\\b\\' + "c" * 60 + '_d.py", line 3, in f', "", "x" * 73, "y"]
+    prose = ["x" * 73, "y"]  # lines of one width, no cut frame: a paragraph, left alone
+    assert unwrap_console(prose) == prose
+
+
+@pytest.mark.parametrize("name", ["flash-attention-915", "torchrec-2624", "nnue-pytorch-16"])
+def test_validate_refuses_a_filled_draft_that_still_cannot_run(name: str, tmp_path: Path):
+    """Issue 21 §1: validate passes no draft that cannot run. On real drafts: the skeleton's raise kept with its
+    mark edited away, and a buggy variant that pins another library than the one the skeleton imports."""
+    from harness._exceptions import CaseFileError
+    from harness.authoring._new import create_case
+    from harness.cases._load import load_case
+    from tests.core.test_new import fill_in
+
+    written = create_case(name, tmp_path, GRADED4 / f"{name}.txt", released=lambda dist: True)
+    with pytest.raises(CaseFileError, match="placeholder"):
+        load_case(written.folder)  # as drafted: its FILL-INs
+    fill_in(written.folder)
+    load_case(written.folder)  # filled in honestly, it loads
+    repro = written.folder / "repro.py"
+    filled = repro.read_text()
+    repro.write_text(filled.replace("pass  # the author's call", 'raise NotImplementedError("call the library")'))
+    with pytest.raises(CaseFileError, match="still raises the skeleton's NotImplementedError"):
+        load_case(written.folder)
+    repro.write_text(filled)
+    case_file = written.folder / "case.yaml"
+    data = yaml.safe_load(case_file.read_text())
+    data["variants"]["buggy"]["requires"] = ["numpy==1.26.4"]
+    case_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError, match=r"variant 'buggy' does not pin [\w-]+, yet repro\.py imports"):
+        load_case(written.folder)
