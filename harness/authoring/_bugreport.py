@@ -67,6 +67,9 @@ class BugReport:
     missing: tuple[str, ...] = ()  # what the report lacks that a draft needs: "traceback frames"
     modules: tuple[str, ...] = ()  # top-level modules the report's text imports or links, once per mention
     title: str = ""  # the issue's title, when the paste keeps it as its first "# " heading
+    # Issues of other repositories the text links and names in words ("similar to ... https://github.com/o/lib/
+    # issues/804 on the lib"): the repository names, in order.
+    cited: tuple[str, ...] = ()
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -106,10 +109,13 @@ def parse_report(text: str) -> BugReport:
     url = _issue_url(lines)
     title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
-        return replace(_exception_only(lines, chains, url), modules=_modules(lines), title=title)
+        found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
+        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url))
+    modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
-    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=_modules(lines), title=title)
+    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
+                     cited=cited)
 
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -143,6 +149,20 @@ def _issue_url(lines: list[str]) -> str:
         if "github.com/" in line and (match := _URL.search(line)):
             return match.group()
     return ""
+
+
+def _cited(lines: list[str], url: str) -> tuple[str, ...]:
+    """Repositories (other than the report's own) whose issue or pull request the text links and whose name it
+    also writes as a word outside the link."""
+    own = _URL.match(url)
+    own_repo = own["repo"].rpartition("/")[2].lower() if own else ""
+    linked = [m["repo"].rpartition("/")[2] for line in lines if "github.com/" in line for m in _URL.finditer(line)]
+    linked = [repo for repo in dict.fromkeys(linked) if repo.lower() != own_repo]
+    if not linked:
+        return ()
+    words = re.sub(r"\S*github\.com/\S*", " ", "\n".join(lines))
+    return tuple(repo for repo in linked
+                 if re.search(rf"(?<![\w/.-]){re.escape(repo)}(?![\w/-])", words, re.IGNORECASE))
 
 
 def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> BugReport:

@@ -113,9 +113,16 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     traceback = report.traceback
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
+    framed = set(packages)  # what the frames show (a project taken from the link is not among them)
     culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
     importing = culprit_frame is not None and _importing_torch(culprit_frame)
-    if culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
+    if culprit == "torch" and not traceback.frames and report.cited:
+        culprit = str(canonicalize_name(report.cited[0]))
+        packages.append(culprit) if culprit not in packages else None
+        notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
+                     f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
+                     "fixed it)")
+    elif culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
         culprit = project
         packages.append(project) if project not in packages else None
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -123,7 +130,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     if any(simulator_frame(frame) for frame in traceback.frames):
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
-    shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
+    shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
         buggy, fix = _unreleased(culprit, report.url, buggy, notes)
     final_frames = traceback.final_frames or traceback.frames
@@ -137,6 +144,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
     if not traceback.first_message_line.strip():
         signature = f"{MARK}: a regex for the exception's message (the report cut it off; run the repro to read it)"
+        signature_note = "the report gives no message for the exception: the signature is left to fill in"
     if signature_note:
         notes.append(signature_note)
     if report.missing:
@@ -315,8 +323,8 @@ def _stdlib(frame: Frame) -> bool:
     return bool(re.search(r"/lib/python\d[\d.]*/[^/]+\.py$|<frozen |^<string>$", frame.posix))
 
 
-def _requirements(packages: list[str], culprit: str, environment: Environment,
-                  notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+def _requirements(packages: list[str], culprit: str, environment: Environment, notes: list[str],
+                  framed: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
     torch = environment.pins.get("torch")
     if torch and torch.version and not torch.version.startswith(TORCH_VERSION):
@@ -331,7 +339,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
-        pinned = _pin(dist, environment, notes)
+        pinned = _pin(dist, environment, notes, dist in framed)
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
@@ -362,10 +370,10 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]],
     return pin, fix
 
 
-def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, str]:
+def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True) -> tuple[str, str]:
     pin = environment.pins.get(dist)
     if pin is None:
-        notes.append(f"the report lists no version of {dist} (its files are in the traceback)")
+        notes.append(f"the report lists no version of {dist}" + (" (its files are in the traceback)" if framed else ""))
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
     where = f"report line {pin.report_line}, {pin.source}"
     if not pin.version:
