@@ -123,6 +123,8 @@ def parse_report(text: str) -> BugReport:
 _IMPORT = re.compile(r"^\s*(?:>>>\s*)?(?:from|import)\s+(?P<module>[A-Za-z_]\w{0,60})\b")
 _BLOB = re.compile(r"github\.com/[\w.-]{1,100}/[\w.-]{1,100}/blob/[\w.-]{1,100}/(?:(?:src|lib|python)/)?"
                    r"(?P<module>[A-Za-z_]\w{0,60})/")
+# A source file named in prose by its path inside the package: "at line 333 of ffcv/pipeline/graph.py".
+_PATH = re.compile(r"(?<![\w/.\\-])(?P<module>[A-Za-z_]\w{0,60})/(?:\w{1,60}/){0,8}\w{1,60}\.py\b")
 _DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
 
 
@@ -136,7 +138,7 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
     """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
     found: list[str] = []
     for line in lines:
-        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
+        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _PATH, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)]
     return tuple(m for m in found if m not in _NOT_MODULES)
 
@@ -206,14 +208,20 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
     return None
 
 
+# An exception quoted in prose ends at the closing mark.
+_CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in range(len(lines) - 1, -1, -1):
         if "rror" not in lines[index] and "xception" not in lines[index]:
             continue
         for match in reversed(list(_INLINE.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
-                return index, match["type"], _sentence_message(match["msg"]), \
-                    "a sentence that names it (check where the message ends)"
+                opener = lines[index][match.start() - 1: match.start()]
+                closer = _CLOSERS.get(opener)
+                message = match["msg"].partition(closer)[0] if closer else _sentence_message(match["msg"])
+                return index, match["type"], message, "a sentence that names it (check where the message ends)"
     return None
 
 
@@ -557,6 +565,8 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
             break
         message.append(text)
         end += 1
+    if lines[index].count("`") % 2 and "`" in message[0]:  # inline code closing after the message: prose follows
+        message = [message[0].partition("`")[0]]
     part.message = "\n".join(message).strip()
     part.end = end
 

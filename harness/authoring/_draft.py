@@ -83,9 +83,11 @@ _GPU_ONLY = re.compile(
 _GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\bsm_?\d{2,3}\b", re.IGNORECASE)
 # A CUDA kernel failed: the message names the CUDA backend, or the innermost frame calls an extension's kernel
 # (flash_attn_cuda.fwd(...), flash_attn_gpu.varlen_fwd(...)): the cpu lane never reaches that call.
-_CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b")
+# flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
+_CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
 _KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
-# A device given as a str where a torch.device is read ('str' object has no attribute 'type'), on a device line.
+# A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
+# (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
 _STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
 _SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
             "(cuda-sim computes on the CPU; see README.md)")
@@ -114,19 +116,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
     framed = set(packages)  # what the frames show (a project taken from the link is not among them)
-    culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
-    importing = culprit_frame is not None and _importing_torch(culprit_frame)
-    if culprit == "torch" and not traceback.frames and report.cited:
-        culprit = str(canonicalize_name(report.cited[0]))
-        packages.append(culprit) if culprit not in packages else None
-        notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
-                     f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
-                     "fixed it)")
-    elif culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
-        culprit = project
-        packages.append(project) if project not in packages else None
-        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
-        culprit_frame = _checkout_frame(traceback.final_frames or traceback.frames, project) or culprit_frame
+    culprit, culprit_frame = _blamed(report, packages, notes)
     if any(simulator_frame(frame) for frame in traceback.frames):
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
@@ -151,7 +141,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read"
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
-    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS) else []
+    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
     title = _title(report, culprit, culprit_frame)
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
@@ -185,6 +175,36 @@ def _url_project(url: str, modules: tuple[str, ...], notes: list[str]) -> str | 
     notes.append(f"the link's repository is {match['repo']}, but the report's text imports or links the module "
                  f"{module!r}: drafted as the distribution {project} (check the name on the index)")
     return project
+
+
+def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
+    """The distribution the draft blames and its innermost frame: the frames' project (torch when none shows), else
+    one the text cites, else the link's; a pull request is the fix of its own repository's code. A project not
+    among the frames is added to ``packages``."""
+    traceback = report.traceback
+    frames = traceback.final_frames or traceback.frames
+    culprit, culprit_frame = _culprit(frames, report.environment)
+    importing = culprit_frame is not None and _importing_torch(culprit_frame)
+    if culprit == "torch" and not traceback.frames and report.cited:
+        culprit = str(canonicalize_name(report.cited[0]))
+        notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
+                     f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
+                     "fixed it)")
+    elif culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
+        culprit = project
+        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
+        culprit_frame = _checkout_frame(frames, project) or culprit_frame
+    if culprit != "torch" and (fixer := _pull_request_project(report.url)) and fixer != culprit:
+        notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
+                     "stays pinned as what it calls")
+        culprit, culprit_frame = fixer, None
+    packages.append(culprit) if culprit not in packages else None
+    return culprit, culprit_frame
+
+
+def _pull_request_project(url: str) -> str | None:
+    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/pull/\d+", url)
+    return str(canonicalize_name(match["repo"])) if match and match["repo"].lower() != "pytorch" else None
 
 
 def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
@@ -401,6 +421,7 @@ _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
 _KERNEL_GUESS = "a CUDA kernel's error"
+_STR_DEVICE_GUESS = "a device given as a str"
 
 
 def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[str, str], str]:
@@ -421,7 +442,9 @@ def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[
     if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
         return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
                 "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
-    if _DEVICE_ERROR.search(message) or (_STR_DEVICE.search(message) and "device" in source):
+    if _STR_DEVICE.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
+    if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 

@@ -54,11 +54,14 @@ _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
 # `yolo checks`: "torch               ✅ 2.5.1+cu124>=1.8.0" (name, a check mark, the version, the requirement)
 _CHECKED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w.-]{{0,60}})\s+[✅❌]\s*(?P<ver>{_RELEASE})(?:[<>=!~,;].*)?$")
+# "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line
+_DUNDER = re.compile(rf"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?\s*(?:==|=|:|->)?\s*"
+                     rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
 _INSTALL = re.compile(r"\binstall\b")
-_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
+_LISTINGS = ((_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
              (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
              (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
