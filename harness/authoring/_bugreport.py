@@ -67,6 +67,7 @@ class BugReport:
     missing: tuple[str, ...] = ()  # what the report lacks that a draft needs: "traceback frames"
     modules: tuple[str, ...] = ()  # top-level modules the report's text imports or links, once per mention
     title: str = ""  # the issue's title, when the paste keeps it as its first "# " heading
+    paths: tuple[str, ...] = ()  # first folders of source paths the prose names (ffcv/pipeline/graph.py)
     # Issues of other repositories the text links and names in words ("similar to ... https://github.com/o/lib/
     # issues/804 on the lib"): the repository names, in order.
     cited: tuple[str, ...] = ()
@@ -110,12 +111,12 @@ def parse_report(text: str) -> BugReport:
     title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
-        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url))
+        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
-                     cited=cited)
+                     cited=cited, paths=_path_tops(lines))
 
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -138,9 +139,16 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
     """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
     found: list[str] = []
     for line in lines:
-        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _PATH, _DOTTED)
+        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)]
     return tuple(m for m in found if m not in _NOT_MODULES)
+
+
+def _path_tops(lines: list[str]) -> tuple[str, ...]:
+    """The first folder of each source path named in prose (``ffcv/pipeline/graph.py``): a package only when it is
+    also the link's repository (a log's cut path "ta/coding/x.py" is none)."""
+    return tuple(m["module"] for line in lines if ".py" in line and not line[:1].isspace() and "File " not in line
+                 for m in _PATH.finditer(line))
 
 
 _URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")

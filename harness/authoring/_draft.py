@@ -159,16 +159,17 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                  imports, culprit)
 
 
-def _url_project(url: str, modules: tuple[str, ...], notes: list[str]) -> str | None:
+def _url_project(report: BugReport, notes: list[str]) -> str | None:
     """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
     otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
-    report's own text imports or links, the module it names most is taken, and the note says so."""
-    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", url)
+    report's own text imports or links (nor the first folder of a source path it names), the module it names most
+    is taken, and the note says so."""
+    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
     repo = str(canonicalize_name(match["repo"]))
-    named = [m for m in modules if m not in _NOT_PROJECTS and not m.startswith("_")]
-    if not named or repo in {str(canonicalize_name(m)) for m in named}:
+    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_")]
+    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
     project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
@@ -190,21 +191,16 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
                      f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
                      "fixed it)")
-    elif culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
+    elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
         culprit = project
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
         culprit_frame = _checkout_frame(frames, project) or culprit_frame
-    if culprit != "torch" and (fixer := _pull_request_project(report.url)) and fixer != culprit:
+    if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")
         culprit, culprit_frame = fixer, None
     packages.append(culprit) if culprit not in packages else None
     return culprit, culprit_frame
-
-
-def _pull_request_project(url: str) -> str | None:
-    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/pull/\d+", url)
-    return str(canonicalize_name(match["repo"])) if match and match["repo"].lower() != "pytorch" else None
 
 
 def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
