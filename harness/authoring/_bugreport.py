@@ -297,7 +297,7 @@ def unwrap_console(lines: list[str]) -> list[str]:
     """Join the lines a console hard-wrapped at a fixed width (Windows' cmd: 80 columns): the width is read from
     a frame line cut before its closing quote, and every line exactly that wide continues on the next one. The
     lines joined away stay as blank lines, so report line numbers hold."""
-    widths = {len(line) for line in lines if _CUT_FILE.match(line)}
+    widths = {len(line) for line in lines if 'File "' in line and _CUT_FILE.match(line)}
     if len(widths) != 1 or (width := widths.pop()) < _MIN_WRAP:
         return lines
     out = list(lines)
