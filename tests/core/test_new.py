@@ -1007,6 +1007,8 @@ _HOSTILE = ["File ", '"', ".py", ":1", " in ", "(", ")", "[", "]", "/", "\\", "-
             "==", ": ", "│", "❱", "Error", "cuda:0", "version", "`", "*", "- ", "site-packages/", "torch/hub/", "<", ">"]
 
 
+# These bounds are on this process's CPU time, not the wall clock: a loaded CI machine (2 cores, other tests beside)
+# stretched the wall clock past them while the parser itself stayed linear.
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_HOSTILE), min_size=1, max_size=6), st.integers(200, 1600), st.sampled_from(
     ["", "File ", "[", "- ", "Traceback (most recent call last):\n", "RuntimeError: "]))
@@ -1017,13 +1019,13 @@ def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
 
     line = (lead + "".join(pieces) * repeat)[:5000]
     text = "\n".join([line, line, f"  {line}", "RuntimeError: " + line])
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         report = parse_report(text)
         draft_case("hostile", report)
     except UsageError:
         pass
-    assert time.perf_counter() - started < 2.0, (pieces, repeat, lead)
+    assert time.process_time() - started < 2.0, (pieces, repeat, lead)
 
 
 @pytest.mark.parametrize("line", [
@@ -1034,10 +1036,10 @@ def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
 def test_known_worst_lines_parse_in_bounded_time(line):
     import time
 
-    started = time.perf_counter()
+    started = time.process_time()
     text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
     draft_case("hostile", parse_report(text))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 # Lines that nearly match the frame, exception and listing patterns (each cut anywhere by `_near_miss`): a report
@@ -1074,12 +1076,12 @@ def test_reports_of_near_matching_lines_parse_in_linear_time(block):
 
     unit = "\n".join(block) + "\n"
     text = "Traceback (most recent call last):\n" + unit * (240 * 1024 // len(unit) + 1) + "RuntimeError: x\n"
-    started = time.perf_counter()
+    started = time.process_time()
     with contextlib.suppress(UsageError):
         draft_case("hostile", parse_report(text))
     with contextlib.suppress(UsageError):  # no exception line: the fallbacks that find a named exception scan it all
         draft_case("hostile", parse_report(text.replace("Traceback (most recent call last):\n", "", 1)[:-15]))
-    assert time.perf_counter() - started < 4.0, block
+    assert time.process_time() - started < 4.0, block
 
 
 def test_a_terminal_wrapped_frame_keeps_its_function():
