@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 _STEP = re.compile(r"^Step \d+/\d+ : ")
 _LAYER = re.compile(r"^ ---> ([0-9a-f]{12})$")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # the legacy builder colours a step's stderr
 _TAIL_LINES = 25
 # Build output worth showing live; everything goes to the build log.
 _NOTEWORTHY = ("Successfully installed", "applying ", "[repro-matrix: compat", "ERROR", "error:")
@@ -178,7 +179,7 @@ def _handle_chunk(chunk: dict[str, Any], log: Any, step: str, ids: tuple[list[st
     if "stream" in chunk:
         text = str(chunk["stream"])
         log.write(text)
-        for line in text.splitlines():
+        for line in _COLOUR.sub("", text).splitlines():
             layer = _LAYER.match(line)
             if layer:
                 layers.append(layer.group(1))
