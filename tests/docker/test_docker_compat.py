@@ -27,9 +27,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def test_an_image_for_a_torchvision_case_applies_and_records_the_fix(docker_client, local_base, tmp_path):
-    from docker.errors import ContainerError
-
-    from harness.docker import DockerBackend, ImageSettings, build_image, plan_image
+    from harness.docker import ImageSettings, build_image, plan_image
 
     case = load_case(REPO / "cases" / CASE)
     (cell,) = [c for c in plan_cells([case], [LANE_TABLE["cpu"]]) if c.variant.name == "buggy"]
@@ -39,6 +37,16 @@ def test_an_image_for_a_torchvision_case_applies_and_records_the_fix(docker_clie
     plan = plan_image(cell.env_spec(), "cpu", settings=settings)
     said: list[str] = []
     result = build_image(docker_client, plan, log_path=tmp_path / "build.log", say=said.append)
+    try:
+        _check_the_image(docker_client, case, cell, settings, plan, result, said)
+    finally:  # a torch image is 1.5 GB: CI's disk keeps none of them
+        docker_client.images.remove(plan.tag, force=True)
+
+
+def _check_the_image(docker_client, case, cell, settings, plan, result, said) -> None:
+    from docker.errors import ContainerError
+
+    from harness.docker import DockerBackend
 
     assert f"[repro-matrix: compat {APPLIED}" in result.log_path.read_text()
     assert any(line.strip().startswith(f"[repro-matrix: compat {APPLIED}") for line in said), said
