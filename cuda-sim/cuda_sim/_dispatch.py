@@ -19,7 +19,7 @@ from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
 from cuda_sim._errors import NotSimulatedError, cuda_error
 from cuda_sim._numbers import as_tensors
-from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
+from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, place_storage, storage_of
 from cuda_sim._rules import (
     Decompose,
     Operand,
@@ -70,7 +70,7 @@ class DeviceMode(TorchDispatchMode):
 
     def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         info = facts(func)
-        tensors, devices, storages = gather(func, args, kwargs)
+        tensors, devices, storages = gather(func, args, kwargs, info)
         guess = False
         state = local
         if not tensors:
@@ -322,4 +322,4 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
     if guess:
         place_guess(t, device)
     else:
-        place(t, device)
+        place_storage(storage, device)

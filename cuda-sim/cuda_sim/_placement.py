@@ -71,6 +71,11 @@ def place(t: torch.Tensor, device: torch.device) -> None:
     storage = storage_of(t)
     if storage is None or not t.is_cpu:
         return
+    place_storage(storage, device)
+
+
+def place_storage(storage: torch.UntypedStorage, device: torch.device) -> None:
+    """``place`` for a CPU tensor's storage the caller has read already (the dispatch mode's hot path)."""
     if device.type == "cuda":
         setattr(storage, _TAG, device)
         _activity.placements += 1

@@ -114,13 +114,14 @@ def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | 
 
 
 def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-           ) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
+           info: OpFacts | None = None) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
     """The op's tensor arguments with their simulated devices and storages (the hot path)."""
     tensors: list[torch.Tensor] = []
     devices: list[torch.device] = []
     storages: list[object] = []
     n = len(args)
-    info = facts(func)
+    if info is None:
+        info = facts(func)
     plain = info.tensor_args
     if plain is not None:
         for index, name, is_list in plain:
