@@ -42,8 +42,8 @@ SIM_TORCH = {
 }
 TORCH_IMPORTS = ["filelock", "typing-extensions", "setuptools", "sympy", "networkx", "jinja2", "fsspec", "numpy"]
 # torch 2.14 deprecates TorchScript with a FutureWarning; tests/sim exercises TorchScript on purpose
-JIT_DEPRECATED = ["-W", "ignore:`torch.jit.script` is deprecated:FutureWarning",
-                  "-W", "ignore:`torch.jit.trace` is deprecated:FutureWarning"]
+JIT_DEPRECATED = [arg for name in ("script", "trace", "trace_method")
+                  for arg in ("-W", f"ignore:`torch.jit.{name}` is deprecated:FutureWarning")]
 
 # uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
 os.environ.update(uv_index_environment())

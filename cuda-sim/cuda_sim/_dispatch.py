@@ -74,7 +74,8 @@ class DeviceMode(TorchDispatchMode):
         guess = False
         state = local
         if not tensors:
-            device, guess = _tensorless_device()
+            # a factory given device= runs there whatever its arguments say (below)
+            device, guess = _tensorless_device() if state.explicit is None else (state.explicit, False)
         else:
             device = devices[0]
             for other in devices:
