@@ -19,7 +19,17 @@ from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
 from cuda_sim._errors import NotSimulatedError, cuda_error
 from cuda_sim._numbers import as_tensors
-from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, place_storage, storage_of
+from cuda_sim._placement import (
+    _TAG,
+    CPU,
+    device_of,
+    host_storage,
+    is_guess,
+    place,
+    place_guess,
+    place_storage,
+    storage_of,
+)
 from cuda_sim._rules import (
     Decompose,
     Operand,
@@ -310,11 +320,7 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
                 # the tensor was
                 _replace_sparse(t, device)
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
-    storage: torch.UntypedStorage | None
-    try:
-        storage = t.untyped_storage()
-    except (RuntimeError, NotImplementedError, TypeError):
-        storage = storage_of(t)
+    storage = host_storage(t)
     if storage is None or hasattr(storage, _TAG):
         return
     for s in storages:
