@@ -1,7 +1,8 @@
 """An environment's identity: the requirement set a variant needs, keyed by content.
 
 Equal specs share one environment (venv or image). The key hashes the pins, the patches, the Python, a
-host torch, the content of local ``file:`` requirements, and for floating (unpinned) sets the current
+host torch, the content of local ``file:`` requirements, the harness's compatibility fix for sets naming
+torchvision (``_compat.py``), and for floating (unpinned) sets the current
 refresh period, so a cached ``latest`` is rebuilt once a period.
 """
 
@@ -24,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from harness._exceptions import UsageError
 from harness.cases._load import PatchFile
+from harness.environments._compat import compat_key
 from harness.environments._hosttorch import HostTorch, pinned_torch
 
 
@@ -55,6 +57,9 @@ class EnvSpec:
             content["host"] = self.host.ident()
         if self.floating():
             content["period"] = floating_period()
+        compat = compat_key(self.requires)  # the harness's host-compatibility fix (environments/_compat.py)
+        if compat:
+            content["compat"] = compat
         local = {r: content_hash(path) for r in self.requires for name, path in [_local_source(r)] if path}
         if local:
             content["local"] = local

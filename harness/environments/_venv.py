@@ -34,6 +34,10 @@ from harness.containment._process import Confinement, HelperProcess, RunningProc
 from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
 from harness.containment._seal import cell_environment as seal_environment
 from harness.containment._seal import cell_pids
+from harness.environments._compat import NAME as COMPAT_NAME
+from harness.environments._compat import PTH_NAME as COMPAT_PTH
+from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
+from harness.environments._compat import install_into, reason_to_apply
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
 from harness.environments._spec import EnvSpec
@@ -161,7 +165,7 @@ class VenvBackend:
                   *, reused: bool) -> PreparedEnv:
         return PreparedEnv(id=env_id, spec=spec, backend=self.name, python_path=str(folder / "bin" / "python"),
                            installed=meta["installed"], reused=reused,
-                           build_s=0.0 if reused else meta["build_s"])
+                           build_s=0.0 if reused else meta["build_s"], compat=tuple(meta.get("compat", ())))
 
     def _build(self, spec: EnvSpec, folder: Path, log: Path, private: Sequence[Path] = ()) -> dict[str, Any]:
         log.write_text("")
@@ -172,7 +176,8 @@ class VenvBackend:
         if cache is not None:  # explicit: a sealed step's HOME and XDG_CACHE_HOME are not the harness's
             env["UV_CACHE_DIR"] = str(cache)
         place = build_place(cache, folder)
-        uses = [Path(uv).resolve().parent, *(p.path.parent for p in spec.patches), *_host_uses(spec.host)]
+        uses = [Path(uv).resolve().parent, COMPAT_RUNTIME.parent, *(p.path.parent for p in spec.patches),
+                *_host_uses(spec.host)]
         writes = (cache,) if cache is not None and place != folder else (place, *([cache] if cache else []))
         try:
             with BuildSandbox(env_root=self.root, private=private, env=env, uses=uses,
@@ -207,9 +212,31 @@ class VenvBackend:
             site = self._site_packages(python, log, env, sandbox)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
                        sandbox.seal(folder))
+        compat = self._apply_compat(python, log, env, sandbox, folder)
         # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
         installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
-        return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe()}
+        return {"installed": dict(sorted(installed.items(), key=lambda kv: kv[0].lower())), **spec.describe(),
+                "compat": compat}
+
+    def _apply_compat(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox,
+                      folder: Path) -> list[str]:
+        """The host-compatibility fix (environments/_compat.py) where the probe calls for it, then proof that
+        torchvision imports; the record's ``compat`` lines (empty: nothing applied)."""
+        probe = self._step(log, [python, "-I", "-B", str(COMPAT_RUNTIME), "--probe"], env, sandbox.seal())
+        reason = reason_to_apply(json.loads(probe.strip().splitlines()[-1]))
+        if reason is None:
+            return []
+        site = Path(self._site_packages(python, log, env, sandbox))
+        written = install_into(site)
+        with log.open("a") as handle:
+            handle.write(f"[repro-matrix: compat {COMPAT_NAME}: {reason}; wrote "
+                         f"{', '.join(p.name for p in written)} into {site}]\n")
+        try:
+            self._step(log, [python, "-I", "-B", "-c", "import torchvision"], env, sandbox.seal())
+        except EnvBuildError as error:
+            raise EnvBuildError(f"torchvision does not import even with the harness's {COMPAT_PTH} "
+                                f"({COMPAT_RUNTIME}): {error.message}", log) from None
+        return [f"{COMPAT_NAME}: {reason}"]
 
     def _host_requirements(self, spec: EnvSpec, folder: Path) -> tuple[tuple[str, ...], list[str]]:
         """What ``uv pip install`` gets: the pins, or with a host torch the pins without the torch family

@@ -44,6 +44,7 @@ class PreparedEnv:
     build_s: float
     image: Mapping[str, str] | None = None
     cuda: Mapping[str, Any] | None = None
+    compat: tuple[str, ...] = ()  # host-compatibility fixes the harness applied (environments/_compat.py)
 
 
 @dataclass(frozen=True)

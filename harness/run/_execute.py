@@ -356,7 +356,7 @@ def _relative(path: Path, root: Path) -> str:
 def _describe_env(env: PreparedEnv) -> dict[str, Any]:
     return {"id": env.id, "backend": env.backend, **env.spec.describe(), "installed": dict(env.installed),
             "reused": env.reused, "build_s": env.build_s, "image": dict(env.image) if env.image else None,
-            "error": None}
+            "compat": list(env.compat), "error": None}
 
 
 _SCRATCH = "repro-cell-"
