@@ -19,7 +19,17 @@ from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
 from cuda_sim._errors import NotSimulatedError, cuda_error
 from cuda_sim._numbers import as_tensors
-from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
+from cuda_sim._placement import (
+    _TAG,
+    CPU,
+    device_of,
+    host_storage,
+    is_guess,
+    place,
+    place_guess,
+    place_storage,
+    storage_of,
+)
 from cuda_sim._rules import (
     Decompose,
     Operand,
@@ -70,11 +80,12 @@ class DeviceMode(TorchDispatchMode):
 
     def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         info = facts(func)
-        tensors, devices, storages = gather(func, args, kwargs)
+        tensors, devices, storages = gather(func, args, kwargs, info)
         guess = False
         state = local
         if not tensors:
-            device, guess = _tensorless_device()
+            # a factory given device= runs there whatever its arguments say (below)
+            device, guess = _tensorless_device() if state.explicit is None else (state.explicit, False)
         else:
             device = devices[0]
             for other in devices:
@@ -309,11 +320,7 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
                 # the tensor was
                 _replace_sparse(t, device)
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
-    storage: torch.UntypedStorage | None
-    try:
-        storage = t.untyped_storage()
-    except (RuntimeError, NotImplementedError, TypeError):
-        storage = storage_of(t)
+    storage = host_storage(t)
     if storage is None or hasattr(storage, _TAG):
         return
     for s in storages:
@@ -322,4 +329,4 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
     if guess:
         place_guess(t, device)
     else:
-        place(t, device)
+        place_storage(storage, device)

@@ -193,7 +193,8 @@ class PlacementMode(TorchFunctionMode):
         if isinstance(result, torch.Tensor):
             sources = [a for a in args if isinstance(a, torch.Tensor) and _shares(a, result)]
             if not sources:
-                place(result, target)  # fresh: C++ may have built it from a temporary first
+                if device_of(result) != target:  # mostly placed already, by the dispatch mode
+                    place(result, target)  # fresh: C++ may have built it from a temporary first
             elif device_of(sources[0]) != target:
                 result = move(result, target)  # as_tensor(t, device=d) copies when t is elsewhere
             if pinned:

@@ -31,8 +31,14 @@ _functorch_unwrap = torch._C._functorch.get_unwrapped
 
 
 def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
+    plain = type(t) in _PLAIN
+    if plain:
+        layout = t.layout
+        if layout is not STRIDED and layout in _SPARSE:
+            # no storage of its own: asking for it raises a C++ error, which costs more than the operator
+            return _sparse_storage(t, layout)
     try:
-        if type(t) in _PLAIN:
+        if plain:
             return t.untyped_storage()
         with _NoSubclassHandlers():  # a subclass's __torch_function__ should not see the simulator's reads
             return t.untyped_storage()
@@ -42,11 +48,31 @@ def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
         # torch.func's GradTrackingTensor / BatchedTensor have no storage; like CUDA's, they are where the
         # tensor they wrap is (functorch's TensorWrapper and BatchedTensorImpl take its device)
         return storage_of(_functorch_unwrap(t))
-    layout = t.layout
+    return _sparse_storage(t, t.layout)
+
+
+def host_storage(t: torch.Tensor) -> torch.UntypedStorage | None:
+    """``storage_of`` a CPU tensor as the dispatch mode meets it (every operand and output of every operator):
+    a strided tensor's own storage first, sparse ones without asking for theirs."""
+    if t.layout is STRIDED:
+        try:
+            return t.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
+            pass
+    return storage_of(t)
+
+
+STRIDED = torch.strided
+_COMPRESSED = (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
+_SPARSE = (torch.sparse_coo, *_COMPRESSED)
+
+
+def _sparse_storage(t: torch.Tensor, layout: torch.layout) -> torch.UntypedStorage | None:
+    """A sparse tensor is where its values are."""
     try:
         if layout is torch.sparse_coo:
             return t._values().untyped_storage()
-        if layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+        if layout in _COMPRESSED:
             return t.values().untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
         pass
@@ -71,6 +97,11 @@ def place(t: torch.Tensor, device: torch.device) -> None:
     storage = storage_of(t)
     if storage is None or not t.is_cpu:
         return
+    place_storage(storage, device)
+
+
+def place_storage(storage: torch.UntypedStorage, device: torch.device) -> None:
+    """``place`` for a CPU tensor's storage the caller has read already (the dispatch mode's hot path)."""
     if device.type == "cuda":
         setattr(storage, _TAG, device)
         _activity.placements += 1

@@ -23,7 +23,7 @@ import torch
 
 from cuda_sim import _kernels, _native
 from cuda_sim._errors import NotSimulatedError, cuda_error
-from cuda_sim._placement import _TAG, CPU, device_of, storage_of
+from cuda_sim._placement import _TAG, CPU, device_of, host_storage
 from cuda_sim._prerun import marked, raise_earlier_error
 
 SIM_NAMESPACES = frozenset({"aten", "prims", "prim", "c10d", "_c10d_functional", "_c10d_functional_autograd",
@@ -114,13 +114,14 @@ def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | 
 
 
 def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-           ) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
+           info: OpFacts | None = None) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
     """The op's tensor arguments with their simulated devices and storages (the hot path)."""
     tensors: list[torch.Tensor] = []
     devices: list[torch.device] = []
     storages: list[object] = []
     n = len(args)
-    info = facts(func)
+    if info is None:
+        info = facts(func)
     plain = info.tensor_args
     if plain is not None:
         for index, name, is_list in plain:
@@ -157,11 +158,7 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def _add(t: torch.Tensor, tensors: list[torch.Tensor], devices: list[torch.device], storages: list[object]) -> None:
     tensors.append(t)
     if t.is_cpu:
-        storage: torch.UntypedStorage | None
-        try:
-            storage = t.untyped_storage()
-        except (RuntimeError, NotImplementedError, TypeError):
-            storage = storage_of(t)  # sparse: its values' storage
+        storage = host_storage(t)
         storages.append(storage)
         devices.append(getattr(storage, _TAG, CPU) if storage is not None else CPU)
     else:
