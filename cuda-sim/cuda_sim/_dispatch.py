@@ -59,10 +59,21 @@ class DeviceMode(TorchDispatchMode):
             if self._disabled is None:
                 self._disabled = sys.modules["torch._dynamo"].disable(self._dispatch, recursive=True)
             return self._disabled(func, args, kwargs)
+        if _tracing_state() is not None:
+            return self._traced(func, args, kwargs)
         with _NoTorchFunction():
             return self._run(func, args, kwargs)
 
     _disabled: Callable[..., Any] | None = None
+
+    def _traced(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
+        """An operator that ``torch.jit.trace`` did not record (it still has a tracing state here: a
+        recorded one clears it), so that the tracer records its parts instead: ``convolution`` is
+        traced as the ``_convolution`` its kernel calls (torchgen's ``DONT_RECORD_TRACE``). A Python
+        handler runs with the Tracer key excluded, which would hide those parts: the graph would take
+        the result as a constant ("Cannot insert a Tensor that requires grad as a constant")."""
+        with _TracerOn(_TRACER, False), _NoTorchFunction():
+            return self._run(func, args, kwargs)
 
     def _dispatch(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         with _NoTorchFunction():
@@ -145,6 +156,9 @@ _SIMULATED = ("cpu", "cuda")
 _COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
+_tracing_state = torch._C._get_tracing_state
+_TRACER = torch._C._parse_dispatch_key("Tracer")  # not a member of the Python enum
+_TracerOn = torch._C._SetExcludeDispatchKeyGuard
 
 
 def _exporting() -> bool:

@@ -437,6 +437,17 @@ def _dynamo_reset() -> None:
     torch._dynamo.reset()  # imports torch._inductor.cudagraph_trees when cuda is available
 
 
+def _traced_conv(device: str) -> tuple[tuple[str, ...], torch.Tensor]:
+    """The traced graph's operators and the traced module's result (einops' test_torch_layer traces a CPU
+    model with a convolution: the tracer records ``_convolution``, the part ``convolution`` calls)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.ConvTranspose2d(2, 1, 2)).to(device)
+    traced = torch.jit.trace(model, torch.randn(1, 1, 5, 5, device=device))  # check_trace: runs it again
+    out = traced(torch.randn(2, 1, 5, 5, device=device))
+    kinds = tuple(node.kind() for node in traced.inlined_graph.nodes() if node.kind().startswith("aten::"))
+    return kinds, out
+
+
 def _type_name(value: object) -> str:
     return type(value).__name__
 
@@ -479,6 +490,7 @@ WITHOUT_CUDA = {
     "linalg.lstsq(cpu, driver='gelsd')": lambda: torch.linalg.lstsq(torch.eye(2), cpu(2, 1), driver="gelsd").solution,
     "scripted x @ zeros(device=x.device) on cpu": lambda: _scripted_zeros_matmul(cpu(3, 3)),
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
+    "jit.trace(Conv2d) on cpu": lambda: _traced_conv("cpu"),  # the recorded operators too
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -656,6 +668,8 @@ _scripted_arange_add = _script(_arange_add)
 
 
 SCRIPT_SCENARIOS = [
+    Scenario("jit.trace(Conv2d) on cuda", "[DOC] the traced module runs where its parameters are",
+             lambda: _traced_conv("cuda")[1], device="cuda:0"),
     Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",
              lambda: _scripted_zeros_matmul(cuda(3, 3)), device="cuda:0"),
     Scenario("scripted arange(device=x.device) + x", "[DOC]", lambda: _scripted_arange_add(cuda(2, 3)),
@@ -875,6 +889,8 @@ def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
         return (type(error), str(error))
     if isinstance(result, torch.Tensor):
         return (str(result.device), result.dtype, tuple(result.shape))
+    if isinstance(result, tuple) and result and isinstance(result[-1], torch.Tensor):
+        return (*result[:-1], *_outcome(lambda: result[-1]))
     return (repr(result),)
 
 

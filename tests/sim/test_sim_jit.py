@@ -72,3 +72,18 @@ def test_script_function_and_module_on_simulated_cuda(sim):
     scripted = torch.jit.script(torch.nn.Linear(2, 3).cuda())
     assert scripted(torch.ones(1, 2, device="cuda")).device == torch.device("cuda", 0)
     assert all(p.device.type == "cuda" for p in scripted.parameters())
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_trace_records_the_parts_of_a_convolution(sim, device):
+    # einops' test_torch_layer: tracing a CPU model with a Conv2d failed under the simulation with
+    # "Cannot insert a Tensor that requires grad as a constant" (the tracer never saw _convolution)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ConvTranspose2d(2, 1, 2)).to(device)
+    traced = _trace(model, torch.randn(1, 1, 5, 5, device=device))
+    kinds = [node.kind() for node in traced.inlined_graph.nodes() if node.kind().startswith("aten::")]
+    assert kinds == ["aten::_convolution", "aten::_convolution"]
+    x = torch.randn(2, 1, 5, 5, device=device)
+    out = traced(x)
+    assert out.device == x.device and torch.allclose(out.cpu(), model(x).cpu())
+    out.sum().backward()
+    assert model[0].weight.grad is not None and model[0].weight.grad.device == x.device
