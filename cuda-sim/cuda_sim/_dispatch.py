@@ -158,6 +158,7 @@ _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
 _tracing_state = torch._C._get_tracing_state
 _TRACER = torch._C._parse_dispatch_key("Tracer")  # not a member of the Python enum
+assert _TRACER is not None
 _TracerOn = torch._C._SetExcludeDispatchKeyGuard
 
 
