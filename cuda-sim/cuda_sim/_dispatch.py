@@ -157,8 +157,16 @@ _COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
 _tracing_state = torch._C._get_tracing_state
-_TRACER = torch._C._parse_dispatch_key("Tracer")  # not a member of the Python enum
-assert _TRACER is not None
+
+
+def _dispatch_key(name: str) -> torch._C.DispatchKey:
+    key = torch._C._parse_dispatch_key(name)  # also the keys the Python enum does not name
+    if key is None:
+        raise ImportError(f"this torch has no dispatch key {name}")
+    return key
+
+
+_TRACER = _dispatch_key("Tracer")
 _TracerOn = torch._C._SetExcludeDispatchKeyGuard
 
 
