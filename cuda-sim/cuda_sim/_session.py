@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from cuda_sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
+from cuda_sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _script, _serialization
 from cuda_sim._compile import EagerCompile
 from cuda_sim._dispatch import DeviceMode
 from cuda_sim._function import KeepSimulation, PlacementMode
@@ -75,6 +75,7 @@ class Session:
         _devices_api.patch(p)
         _amp.patch(p)
         _serialization.patch_storages(p)
+        _script.patch(p)
         original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
         session = self
 

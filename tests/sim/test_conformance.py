@@ -491,6 +491,9 @@ WITHOUT_CUDA = {
     "scripted x @ zeros(device=x.device) on cpu": lambda: _scripted_zeros_matmul(cpu(3, 3)),
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
     "jit.trace(Conv2d) on cpu": lambda: _traced_conv("cpu"),  # the recorded operators too
+    "scripted a / b.to(a) on cpu": lambda: _scripted_divide_by_other(cpu(3), torch.tensor([1, 2, 3])),
+    "scripted x.is_cuda on cpu": lambda: _scripted_is_cuda(cpu(2)),
+    "scripted x.cpu() on cpu": lambda: _scripted_to_the_cpu(cpu(2)),
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -663,11 +666,29 @@ def _arange_add(x: torch.Tensor) -> torch.Tensor:
     return torch.arange(x.shape[-1], device=x.device).to(x.dtype) + x
 
 
+def _divide_by_other(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a / b.to(a)  # torchkbnufft interp.py: grid_size.to(omega)
+
+
+def _is_cuda(x: torch.Tensor) -> bool:
+    return x.is_cuda
+
+
+def _to_the_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x.cpu() * 2
+
+
 _scripted_zeros_matmul = _script(_zeros_matmul)
 _scripted_arange_add = _script(_arange_add)
+_scripted_divide_by_other = _script(_divide_by_other)
+_scripted_is_cuda = _script(_is_cuda)
+_scripted_to_the_cpu = _script(_to_the_cpu)
 
 
 SCRIPT_SCENARIOS = [
+    Scenario("scripted a / b.to(a)", "[DOC] aten::to.other takes a's device and dtype",
+             lambda: _scripted_divide_by_other(cuda(3), torch.tensor([1, 2, 3])), device="cuda:0",
+             dtype=torch.float32),
     Scenario("jit.trace(Conv2d) on cuda", "[DOC] the traced module runs where its parameters are",
              lambda: _traced_conv("cuda")[1], device="cuda:0"),
     Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",
