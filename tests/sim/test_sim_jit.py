@@ -188,5 +188,5 @@ def test_a_scripted_module_reading_its_own_cuda_parameters_is_not_simulated(sim)
     module = _script(ChecksItsWeight())
     assert module(2).sum() == 0  # on the CPU: plain TorchScript
     module.cuda()
-    with pytest.raises(NotSimulatedError, match="reads x.is_cuda"):
+    with pytest.raises(NotSimulatedError, match=r"reads x\.is_cuda"):
         module(2)
