@@ -58,7 +58,7 @@ def device_of(t: torch.Tensor) -> torch.device:
         return t.device
     storage = storage_of(t)
     if storage is None:
-        return CPU
+        return getattr(t, _TAG, CPU)  # a wrapper subclass made on the simulated GPU (cuda_sim._wrappers)
     return getattr(storage, _TAG, CPU)
 
 
@@ -69,6 +69,9 @@ def is_cuda(t: torch.Tensor) -> bool:
 def place(t: torch.Tensor, device: torch.device) -> None:
     """Tag ``t``'s storage (and so every tensor sharing it) with ``device``."""
     storage = storage_of(t)
+    if storage is None and type(t) not in _PLAIN and t.is_cpu:
+        _place_wrapper(t, device)
+        return
     if storage is None or not t.is_cpu:
         return
     if device.type == "cuda":
@@ -80,6 +83,16 @@ def place(t: torch.Tensor, device: torch.device) -> None:
         _memory.untrack(storage)
     if hasattr(storage, _GUESS):
         delattr(storage, _GUESS)
+
+
+def _place_wrapper(t: torch.Tensor, device: torch.device) -> None:
+    """A wrapper subclass has no storage of its own: the wrapper carries the tag (the memory is its
+    inner tensors', tracked with them)."""
+    if device.type == "cuda":
+        setattr(t, _TAG, device)
+        _activity.placements += 1
+    elif hasattr(t, _TAG):
+        delattr(t, _TAG)
 
 
 def place_guess(t: torch.Tensor, device: torch.device) -> None:

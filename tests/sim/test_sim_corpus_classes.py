@@ -53,3 +53,55 @@ def test_an_in_place_sparse_op_keeps_the_tensor_on_its_device(sim):
     result += point(2)  # the second add used to meet a tensor that had fallen back to the CPU
     assert result.device == torch.device("cuda:0")
     assert result.to_dense()[:3, 0].cpu().tolist() == [1.0, 1.0, 1.0]
+
+
+# A wrapper subclass made from simulated CUDA data (optimum-quanto's QTensors: _make_wrapper_subclass(...,
+# device=data.device)) held a real CUDA device in C++: the first autograd.Function over it asked the absent CUDA
+# backend for a stream and the process aborted (what the C4 attempt met in quanto's qconv2d tests). Run in a
+# child process: before the fix the interpreter dies.
+_WRAPPER_AUTOGRAD = """
+import torch, cuda_sim
+cuda_sim.install()
+
+class Wrapped(torch.Tensor):
+    @staticmethod
+    def __new__(cls, data):
+        return torch.Tensor._make_wrapper_subclass(cls, data.shape, strides=data.stride(), dtype=data.dtype,
+                                                   device=data.device, requires_grad=data.requires_grad)
+
+    def __init__(self, data):
+        self._data = data
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        unwrap = lambda a: a._data if isinstance(a, Wrapped) else a
+        return func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return Wrapped(t * 2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+x = torch.randn(3, device="cuda", requires_grad=True)
+y = Double.apply(x)
+assert type(y) is Wrapped and y.device == torch.device("cuda", 0) and y.is_cuda, (type(y), y.device)
+assert Wrapped(torch.ones(2)).device == torch.device("cpu")
+print("ok")
+"""
+
+
+def test_a_wrapper_subclass_of_simulated_cuda_data_survives_autograd(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cuda_sim_root = Path(__file__).resolve().parents[2] / "cuda-sim"
+    script = tmp_path / "wrapper.py"
+    script.write_text(_WRAPPER_AUTOGRAD)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(cuda_sim_root)})
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
