@@ -17,12 +17,13 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 
 from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
-from cuda_sim._errors import NotSimulatedError, cuda_error
+from cuda_sim._errors import cuda_error
 from cuda_sim._numbers import as_tensors
 from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from cuda_sim._rules import (
     Decompose,
     Operand,
+    custom_op_refusal,
     facts,
     foreach_devices,
     gather,
@@ -110,7 +111,9 @@ class DeviceMode(TorchDispatchMode):
         on_gpu = device.type == "cuda"
         if on_gpu:
             if not info.simulated:
-                raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
+                if info.generic:
+                    return self._decompose(func, args, kwargs)
+                raise custom_op_refusal(func)
             if info.generator is not None and kwargs.get("generator") is None:
                 # random ops on the simulated GPU draw from its own generator, as CUDA kernels do
                 func, kwargs = info.generator, {**kwargs, "generator": _rng.default_generator()}

@@ -1,10 +1,61 @@
 """Classes of failures the conformance corpus found on libraries' own suites (docs/conformance.md, "Results:
-the 15-library corpus"), each checked as a class, against what real CUDA does."""
+the 16-library corpus"), each checked as a class, against what real CUDA does."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from cuda_sim import NotSimulatedError
+
+_LIBRARY = torch.library.Library("cuda_sim_corpus", "DEF")
+_LIBRARY.define("scale(Tensor x, float s) -> Tensor")
+_LIBRARY.define("cuda_only(Tensor x) -> Tensor")
+
+
+@torch.library.impl("cuda_sim_corpus::scale", "default")  # CompositeExplicitAutograd: every backend
+def _scale(x: torch.Tensor, s: float) -> torch.Tensor:
+    return x * s
+
+
+_LIBRARY.impl("cuda_only", lambda x: x, "CUDA")  # a CUDA kernel (an extension's): not simulated
+_LIBRARY.impl("cuda_only", lambda x: x, "CPU")
+_LIBRARY.define("cpu_only(Tensor x) -> Tensor")
+_LIBRARY.impl("cpu_only", lambda x: x, "CPU")  # a GPU refuses it: "Could not run ... from the 'CUDA' backend"
+
+
+@torch.library.custom_op("cuda_sim_corpus::twice", mutates_args=())  # no device_types: device-generic
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@_twice.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+# C4. torch/library.py: impl(..., "default") registers CompositeExplicitAutograd, a kernel the dispatcher runs
+# for cuda tensors too (custom_op without device_types does the same); optimum-quanto's quantize ops are such.
+@pytest.mark.parametrize("call", [lambda x: torch.ops.cuda_sim_corpus.scale(x, 2.0), _twice],
+                         ids=["library.impl default", "custom_op"])
+def test_a_device_generic_custom_operator_runs_on_simulated_cuda(sim, call):
+    out = call(torch.ones(2, device="cuda"))
+    assert out.device == torch.device("cuda:0") and out.cpu().tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        out + torch.ones(2)  # its output is a cuda tensor like any other
+    assert call(torch.ones(2)).device == torch.device("cpu")
+
+
+def test_a_custom_operator_with_a_cuda_kernel_is_still_not_simulated(sim):
+    with pytest.raises(NotSimulatedError, match=r"the CUDA kernel of custom operator cuda_sim_corpus::cuda_only \(its "
+                       "own CUDA code"):
+        torch.ops.cuda_sim_corpus.cuda_only(torch.ones(2, device="cuda"))
+
+
+def test_a_custom_operator_without_a_kernel_a_gpu_could_run_says_why_it_is_not_simulated(sim):
+    with pytest.raises(NotSimulatedError, match=r"custom operator cuda_sim_corpus::cpu_only on cuda:0: it has no CUDA "
+                       "kernel and no device-generic one"):
+        torch.ops.cuda_sim_corpus.cpu_only(torch.ones(2, device="cuda"))
+    assert torch.ops.cuda_sim_corpus.cpu_only(torch.ones(2)).device == torch.device("cpu")
 
 
 # C1. functorch's wrappers (GradTrackingTensor, BatchedTensor) report the device of the tensor they wrap
