@@ -210,7 +210,8 @@ def custom_op_refusal(func: torch._ops.OpOverload) -> NotSimulatedError:
                                  "cannot run on the CPU)")
     return NotSimulatedError(f"custom operator {name} on cuda:0: it has no CUDA kernel and no device-generic one "
                              "(CompositeExplicitAutograd), so a GPU would refuse it (\"Could not run ... with "
-                             "arguments from the 'CUDA' backend\"); the simulation cannot run its CPU kernel in its place")
+                             "arguments from the 'CUDA' backend\"); the simulation cannot run its CPU kernel in its "
+                             "place")
 
 
 def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
