@@ -108,6 +108,9 @@ class DeviceMode(TorchDispatchMode):
             _check_sync(func, args, kwargs, devices)
         if state.explicit is not None:
             device, guess = state.explicit, False
+            if _names_cuda(kwargs.get("device")):
+                # a wrapper subclass's handler passing on the simulated target to its inner tensors
+                kwargs = {**kwargs, "device": CPU}
         on_gpu = device.type == "cuda"
         if on_gpu:
             if not info.simulated:
@@ -250,6 +253,10 @@ def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
         return
     if syncs:
         _cuda_api.warn_or_error_on_sync()
+
+
+def _names_cuda(device: object) -> bool:
+    return isinstance(device, torch.device) and device.type == "cuda"
 
 
 def _moved_by_the_factory(explicit: torch.device | None, devices: Sequence[torch.device]) -> bool:

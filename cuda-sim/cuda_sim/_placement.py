@@ -58,8 +58,29 @@ def device_of(t: torch.Tensor) -> torch.device:
         return t.device
     storage = storage_of(t)
     if storage is None:
-        return getattr(t, _TAG, CPU)  # a wrapper subclass made on the simulated GPU (cuda_sim._wrappers)
-    return getattr(storage, _TAG, CPU)
+        return getattr(t, _TAG, None) or _inner_device(t)
+    found: torch.device | None = getattr(storage, _TAG, None)
+    if found is not None:
+        return found
+    return CPU if type(t) in _PLAIN else _inner_device(t)
+
+
+def _inner_device(t: torch.Tensor) -> torch.device:
+    """A wrapper subclass without a placement of its own (made on the simulated GPU it is tagged:
+    cuda_sim._wrappers; made where its handler read a device with the simulation's functions off, it
+    is not) is where the tensors it wraps are (``__tensor_flatten__``'s inner tensors)."""
+    flatten = getattr(type(t), "__tensor_flatten__", None)
+    if flatten is None:
+        return CPU
+    try:
+        names = flatten(t)[0]
+    except Exception:  # a subclass's own code: any failure means nothing is known
+        return CPU
+    for name in names:
+        inner = getattr(t, name, None)
+        if isinstance(inner, torch.Tensor) and inner is not t:
+            return device_of(inner)
+    return CPU
 
 
 def is_cuda(t: torch.Tensor) -> bool:

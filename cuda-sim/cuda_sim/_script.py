@@ -31,7 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from cuda_sim._errors import EMULATED, NotSimulatedError
 from cuda_sim._numbers import as_tensors
 from cuda_sim._patch import Patcher
-from cuda_sim._placement import CPU, device_of, place, place_guess
+from cuda_sim._placement import CPU, device_of, is_guess, place, place_guess
 from cuda_sim._state import local
 
 _TO_COPY = torch.ops.aten._to_copy.default
@@ -61,7 +61,7 @@ def _calling(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def run(original: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     reads = reads_of(fn)
-    if reads.unsupported is not None and _touches_cuda(fn, args, kwargs):
+    if reads.unsupported is not None and _holds_cuda(fn, args, kwargs):
         raise NotSimulatedError(f"TorchScript {_name(fn)} {reads.unsupported}")
     mode = _ScriptMode(reads.guessed)
     state = local
@@ -98,12 +98,38 @@ class _ScriptMode(TorchDispatchMode):
         except Exception as error:
             self.error = error
             raise
+        with _NoTorchFunction():  # the placement helpers read real attributes (cuda_sim._placement)
+            self._correct(func, args, kwargs, result)
+        return result
+
+    def _correct(self, func: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> None:
         if func is _TO_COPY:
             device = kwargs.get("device")
             if isinstance(device, torch.device) and device.type == "cpu" and isinstance(result, torch.Tensor):
                 # a device C++ read from a simulated tensor, or a real ``.cpu()`` where nothing reads one
                 (place_guess if self.guessed else place)(result, CPU)
-        return result
+                return
+        if self.guessed:
+            _spread_guesses(args, kwargs, result)
+
+
+def _spread_guesses(args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> None:
+    """What is computed from guesses alone is a guess too (``2 * pi / grid_size.to(omega)``): it takes
+    its device where it first meets a known tensor (a known input would have settled it already)."""
+    inputs = [t for t in _tensors((*args, *kwargs.values())) if isinstance(t, torch.Tensor)]
+    if not any(is_guess(t) for t in inputs):
+        return
+    for out in _tensors((result,)):
+        if all(out is not t for t in inputs) and device_of(out) == CPU and not is_guess(out):
+            place_guess(out, CPU)
+
+
+def _tensors(values: Sequence[Any]) -> Iterator[torch.Tensor]:
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from _tensors(value)
 
 
 def _call(func: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
@@ -217,6 +243,11 @@ def _where(node: torch._C.Node) -> str:
 
 def _name(fn: Any) -> str:
     return str(getattr(fn, "qualified_name", None) or getattr(fn, "name", "function"))
+
+
+def _holds_cuda(fn: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    with _NoTorchFunction():
+        return _touches_cuda(fn, args, kwargs)
 
 
 def _touches_cuda(fn: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:

@@ -16,6 +16,8 @@ import torch
 from cuda_sim._patch import Patcher
 from cuda_sim._placement import CPU, parse_device, place
 
+_NoTorchFunction = torch._C.DisableTorchFunction  # read before the session replaces it
+
 
 def patch(p: Patcher) -> None:
     original = torch.Tensor._make_wrapper_subclass
@@ -26,7 +28,8 @@ def patch(p: Patcher) -> None:
         if target is None or target.type != "cuda":
             return original(cls, *args, **kwargs)
         wrapper: torch.Tensor = original(cls, *args, **{**kwargs, "device": CPU})
-        place(wrapper, target)
+        with _NoTorchFunction():  # the placement helpers read real attributes
+            place(wrapper, target)
         return wrapper
 
     p.set(torch.Tensor, "_make_wrapper_subclass", staticmethod(make_wrapper_subclass))

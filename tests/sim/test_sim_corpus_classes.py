@@ -156,3 +156,54 @@ def test_a_wrapper_subclass_of_simulated_cuda_data_survives_autograd(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           env={**__import__("os").environ, "PYTHONPATH": str(cuda_sim_root)})
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+# C5. optimum-quanto's weight tensors (qbits.py __torch_dispatch__): `_to_copy` reads the target device from its
+# kwargs and converts its layout when the device type changes; a weight wraps a PackedTensor, itself a wrapper made
+# in the handler from `data.device`. On a GPU `.to("cuda")` gives the handler cuda:0 and every layer says cuda.
+class _Packed(torch.Tensor):
+    @staticmethod
+    def __new__(cls, data: torch.Tensor) -> _Packed:
+        return torch.Tensor._make_wrapper_subclass(cls, data.shape, dtype=data.dtype, device=data.device)
+
+    def __init__(self, data: torch.Tensor) -> None:
+        self._data = data
+
+    def __tensor_flatten__(self) -> tuple[list[str], None]:
+        return ["_data"], None
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        if func is torch.ops.aten._to_copy.default:
+            return _Packed(func(args[0]._data, **kwargs))
+        if func is torch.ops.aten.detach.default:
+            return _Packed(args[0]._data.detach())
+        raise NotImplementedError(func)
+
+
+_SEEN: list[str] = []
+
+
+class _Weight(_Packed):
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = dict(kwargs or {})
+        t = args[0]
+        if func is torch.ops.aten._to_copy.default:
+            device = kwargs.pop("device", t.device)
+            _SEEN.append(f"{t.device.type}->{device.type}")
+            inner = func(t._data, device=device, **kwargs)
+            return _Weight(inner)
+        return super().__torch_dispatch__(func, types, args, kwargs)
+
+
+def test_a_wrapper_subclass_moved_to_cuda_sees_the_simulated_target_and_nests(sim):
+    _SEEN.clear()
+    weight = _Weight(_Packed(torch.ones(4)))
+    moved = weight.to("cuda")
+    assert _SEEN == ["cpu->cuda"]  # the handler is given the target a GPU would give it
+    assert type(moved) is _Weight and moved.device == torch.device("cuda", 0)
+    assert type(moved._data) is _Packed and moved._data.device == torch.device("cuda", 0)  # made in the handler
+    assert moved._data._data.device == torch.device("cuda", 0)

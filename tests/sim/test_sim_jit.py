@@ -190,3 +190,20 @@ def test_a_scripted_module_reading_its_own_cuda_parameters_is_not_simulated(sim)
     module.cuda()
     with pytest.raises(NotSimulatedError, match=r"reads x\.is_cuda"):
         module(2)
+
+
+def _interp_like(image: torch.Tensor, omega: torch.Tensor) -> torch.Tensor:
+    # torchkbnufft _nufft/interp.py table_interp_one_batch: tensors made on image.device, converted with .to(omega)
+    grid_size = torch.tensor(image.shape[2:], dtype=torch.long, device=image.device)
+    tm = omega / (2 * 3.14159 / grid_size.to(omega).unsqueeze(-1))
+    k = torch.zeros(image.shape[0], tm.shape[-1], dtype=image.dtype, device=image.device)
+    return k + tm.sum(0)
+
+
+def test_what_scripted_code_computes_from_guesses_is_a_guess_too(sim):
+    scripted = _script(_interp_like)
+    image, omega = torch.randn(1, 1, 4, 4), torch.randn(2, 5)
+    expected = _interp_like(image, omega)
+    out = scripted(image.cuda(), omega.cuda())
+    assert out.device == torch.device("cuda", 0) and torch.allclose(out.cpu(), expected)
+    assert scripted(image, omega).device == torch.device("cpu")  # after a cuda call, CPU inputs stay on the CPU
