@@ -62,8 +62,12 @@ class DeviceMode(TorchDispatchMode):
             return self._disabled(func, args, kwargs)
         if _tracing_state() is not None:
             return self._traced(func, args, kwargs)
-        with _NoTorchFunction():
-            return self._run(func, args, kwargs)
+        try:
+            with _NoTorchFunction():
+                return self._run(func, args, kwargs)
+        except Exception as error:
+            local.error = error  # TorchScript's interpreter drops the text of an error raised here (cuda_sim._script)
+            raise
 
     _disabled: Callable[..., Any] | None = None
 

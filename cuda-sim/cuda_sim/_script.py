@@ -13,9 +13,10 @@ The interpreter is C++: it reads a tensor's real device, the CPU, where the prog
   ``NotSimulatedError`` naming the read and its line.
 
 The interpreter also drops the message of an error a Python dispatch mode raises in it (the
-``python_error`` it catches was never given its text: "RuntimeError: " and nothing after it), so the
-error the simulation raised there is put back in the interpreter's message; a
-``NotSimulatedError`` is raised as itself.
+``python_error`` it catches was never given its text: "RuntimeError: " and nothing after it; a CPU
+kernel's own error inside the mode too, on CPU tensors), so the last error the dispatch mode raised
+(``local.error``) is put back in the interpreter's message; a ``NotSimulatedError`` is raised as itself.
+Only code with device reads gets the extra mode (its cost: one more Python dispatch per operator).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 from cuda_sim._errors import EMULATED, NotSimulatedError
 from cuda_sim._numbers import as_tensors
 from cuda_sim._patch import Patcher
-from cuda_sim._placement import CPU, device_of, is_guess, place, place_guess
+from cuda_sim._placement import CPU, device_of, is_guess, place_guess
 from cuda_sim._state import local
 
 _TO_COPY = torch.ops.aten._to_copy.default
@@ -63,28 +64,25 @@ def run(original: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: dict
     reads = reads_of(fn)
     if reads.unsupported is not None and _holds_cuda(fn, args, kwargs):
         raise NotSimulatedError(f"TorchScript {_name(fn)} {reads.unsupported}")
-    mode = _ScriptMode(reads.guessed)
     state = local
     saved = state.call, state.python, state.explicit
     state.call, state.python, state.explicit = None, None, None  # what runs now is C++, not a Python call
-    _push_mode(mode)
+    state.error = None
+    if reads.guessed:
+        _push_mode(_ScriptMode())  # type: ignore[no-untyped-call]  # TorchDispatchMode.__init__: unannotated
     try:
         return original(fn, *args, **kwargs)
     except RuntimeError as error:
-        raise _restored(error, mode.error, fn) from None
+        raise _restored(error, state.error, fn) from None
     finally:
-        _pop_mode()
+        if reads.guessed:
+            _pop_mode()
         state.call, state.python, state.explicit = saved
 
 
 class _ScriptMode(TorchDispatchMode):
-    """On top of the simulation's DeviceMode while compiled code runs: corrects what C++ moved
-    "to the CPU" and keeps the error the simulation raised for the interpreter's message."""
-
-    def __init__(self, guessed: bool) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # TorchDispatchMode.__init__: unannotated
-        self.guessed = guessed
-        self.error: Exception | None = None
+    """On top of the simulation's DeviceMode while compiled code that reads devices runs: what C++
+    moved "to the CPU" or computed from guesses alone is a guess."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -96,7 +94,7 @@ class _ScriptMode(TorchDispatchMode):
         try:
             result = _call(func, args, kwargs)
         except Exception as error:
-            self.error = error
+            local.error = error  # also what the binding refused before DeviceMode saw it
             raise
         with _NoTorchFunction():  # the placement helpers read real attributes (cuda_sim._placement)
             self._correct(func, args, kwargs, result)
@@ -106,11 +104,9 @@ class _ScriptMode(TorchDispatchMode):
         if func is _TO_COPY:
             device = kwargs.get("device")
             if isinstance(device, torch.device) and device.type == "cpu" and isinstance(result, torch.Tensor):
-                # a device C++ read from a simulated tensor, or a real ``.cpu()`` where nothing reads one
-                (place_guess if self.guessed else place)(result, CPU)
+                place_guess(result, CPU)  # a device C++ read from a simulated tensor
                 return
-        if self.guessed:
-            _spread_guesses(args, kwargs, result)
+        _spread_guesses(args, kwargs, result)
 
 
 def _spread_guesses(args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> None:
