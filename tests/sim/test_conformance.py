@@ -494,6 +494,7 @@ WITHOUT_CUDA = {
     "scripted a / b.to(a) on cpu": lambda: _scripted_divide_by_other(cpu(3), torch.tensor([1, 2, 3])),
     "scripted x.is_cuda on cpu": lambda: _scripted_is_cuda(cpu(2)),
     "scripted x.cpu() on cpu": lambda: _scripted_to_the_cpu(cpu(2)),
+    "scripted shape error on cpu (the message)": lambda: _scripted_divide_by_other(cpu(2), torch.tensor([1, 2, 3])),
 }
 
 def _device_check_of(name: str, device: str) -> str:
