@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mod
 
 from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
-from cuda_sim._errors import cuda_error
+from cuda_sim._errors import NotSimulatedError, cuda_error
 from cuda_sim._numbers import as_tensors
 from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
 from cuda_sim._rules import (
@@ -129,6 +129,9 @@ class DeviceMode(TorchDispatchMode):
         except RuntimeError as error:
             unwrapped = as_tensors(func, args, kwargs, error)  # wrapped numbers reach Python modes as numbers
             if unwrapped is None:
+                if on_gpu and isinstance(error, NotImplementedError) and _NO_CPU_KERNEL in str(error):
+                    raise NotSimulatedError(f"{info.name} on cuda:0: it has a CUDA kernel and no CPU one to run in "
+                                            "its place") from None
                 raise
             args, kwargs = unwrapped
             result = func._op(*args, **kwargs)
@@ -163,6 +166,7 @@ class DeviceMode(TorchDispatchMode):
 
 
 _SIMULATED = ("cpu", "cuda")
+_NO_CPU_KERNEL = "with arguments from the 'CPU' backend"
 _COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback

@@ -57,12 +57,14 @@ def device_of(t: torch.Tensor) -> torch.device:
     if not t.is_cpu:
         return t.device
     storage = storage_of(t)
-    if storage is None:
-        return getattr(t, _TAG, None) or _inner_device(t)
-    found: torch.device | None = getattr(storage, _TAG, None)
-    if found is not None:
-        return found
-    return CPU if type(t) in _PLAIN else _inner_device(t)
+    if storage is not None:
+        found: torch.device | None = getattr(storage, _TAG, None)
+        if found is not None:
+            return found
+        if type(t) in _PLAIN:
+            return CPU
+    # a wrapper subclass (no storage, or one without data): its own tag (cuda_sim._wrappers), else its inner tensors
+    return getattr(t, _TAG, None) or _inner_device(t)
 
 
 def _inner_device(t: torch.Tensor) -> torch.device:
@@ -90,7 +92,7 @@ def is_cuda(t: torch.Tensor) -> bool:
 def place(t: torch.Tensor, device: torch.device) -> None:
     """Tag ``t``'s storage (and so every tensor sharing it) with ``device``."""
     storage = storage_of(t)
-    if storage is None and type(t) not in _PLAIN and t.is_cpu:
+    if type(t) not in _PLAIN and t.is_cpu and (storage is None or _no_data(storage)):
         _place_wrapper(t, device)
         return
     if storage is None or not t.is_cpu:
@@ -104,6 +106,15 @@ def place(t: torch.Tensor, device: torch.device) -> None:
         _memory.untrack(storage)
     if hasattr(storage, _GUESS):
         delattr(storage, _GUESS)
+
+
+def _no_data(storage: torch.UntypedStorage) -> bool:
+    """A wrapper subclass's storage: a size and no memory (its inner tensors hold the data)."""
+    try:
+        storage.data_ptr()
+    except RuntimeError:
+        return True
+    return False
 
 
 def _place_wrapper(t: torch.Tensor, device: torch.device) -> None:

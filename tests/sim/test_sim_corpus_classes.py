@@ -207,3 +207,22 @@ def test_a_wrapper_subclass_moved_to_cuda_sees_the_simulated_target_and_nests(si
     assert type(moved) is _Weight and moved.device == torch.device("cuda", 0)
     assert type(moved._data) is _Packed and moved._data.device == torch.device("cuda", 0)  # made in the handler
     assert moved._data._data.device == torch.device("cuda", 0)
+
+
+# An aten operator with a CUDA kernel and none for the CPU (optimum-quanto's tinygemm packing on cuda): a GPU runs it,
+# the simulation cannot; it says so instead of the CPU backend's NotImplementedError.
+def test_an_aten_operator_without_a_cpu_kernel_is_not_simulated_on_cuda(sim):
+    from cuda_sim import NotSimulatedError
+
+    with pytest.raises(NotSimulatedError, match=r"_convert_weight_to_int4pack on cuda:0: it has a CUDA kernel and no "
+                       "CPU one"):
+        torch.ops.aten._convert_weight_to_int4pack(torch.zeros(8, 8, dtype=torch.uint8, device="cuda"), 8)
+    with pytest.raises(NotImplementedError, match="from the 'CPU' backend"):  # on the CPU: torch's own error
+        torch.ops.aten._convert_weight_to_int4pack(torch.zeros(8, 8, dtype=torch.uint8), 8)
+
+
+def test_a_wrapper_subclass_of_simulated_cuda_data_is_not_counted_twice(sim):
+    inner = torch.ones(1024, device="cuda")
+    before = torch.cuda.memory_allocated()
+    wrapped = _Packed(inner)
+    assert wrapped.device == torch.device("cuda", 0) and torch.cuda.memory_allocated() == before
