@@ -37,7 +37,9 @@ from cuda_sim._state import local
 
 _TO_COPY = torch.ops.aten._to_copy.default
 _NoTorchFunction = torch._C.DisableTorchFunction  # read before the session replaces it
-_NO_CUDA = "PyTorch is not linked with support for cuda devices"
+# what C++ says where it reaches the real CUDA backend: a CPU build, a CUDA build on a host without a GPU
+_NO_CUDA = ("PyTorch is not linked with support for cuda devices", "CUDA driver version is insufficient",
+            "Found no NVIDIA driver", "no CUDA GPUs are available", "Torch not compiled with CUDA enabled")
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def _call(func: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, An
 
 def _restored(error: RuntimeError, raised: Exception | None, fn: Any) -> Exception:
     text = str(error)
-    if _NO_CUDA in text:
+    if any(sign in text for sign in _NO_CUDA):
         return NotSimulatedError(f"TorchScript {_name(fn)} places a tensor on cuda itself (``.cuda()``, "
                                  "``device='cuda'``): C++ needs a real CUDA backend for that")
     if raised is None or str(raised) in text:
