@@ -70,14 +70,16 @@ def run(original: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: dict
     saved = state.call, state.python, state.explicit
     state.call, state.python, state.explicit = None, None, None  # what runs now is C++, not a Python call
     state.error = None
-    if reads.guessed:
+    # with CPU tensors alone the devices C++ reads are right: no guesses to make, no extra mode to pay for
+    guessing = reads.guessed and _holds_cuda(fn, args, kwargs)
+    if guessing:
         _push_mode(_ScriptMode())  # type: ignore[no-untyped-call]  # TorchDispatchMode.__init__: unannotated
     try:
         return original(fn, *args, **kwargs)
     except RuntimeError as error:
         raise _restored(error, state.error, fn) from None
     finally:
-        if reads.guessed:
+        if guessing:
             _pop_mode()
         state.call, state.python, state.explicit = saved
 
