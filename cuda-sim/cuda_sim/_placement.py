@@ -83,9 +83,32 @@ def device_of(t: torch.Tensor) -> torch.device:
     if not t.is_cpu:
         return t.device
     storage = storage_of(t)
-    if storage is None:
+    if storage is not None:
+        found: torch.device | None = getattr(storage, _TAG, None)
+        if found is not None:
+            return found
+        if type(t) in _PLAIN:
+            return CPU
+    # a wrapper subclass (no storage, or one without data): its own tag (cuda_sim._wrappers), else its inner tensors
+    return getattr(t, _TAG, None) or _inner_device(t)
+
+
+def _inner_device(t: torch.Tensor) -> torch.device:
+    """A wrapper subclass without a placement of its own (made on the simulated GPU it is tagged:
+    cuda_sim._wrappers; made where its handler read a device with the simulation's functions off, it
+    is not) is where the tensors it wraps are (``__tensor_flatten__``'s inner tensors)."""
+    flatten = getattr(type(t), "__tensor_flatten__", None)
+    if flatten is None:
         return CPU
-    return getattr(storage, _TAG, CPU)
+    try:
+        names = flatten(t)[0]
+    except Exception:  # a subclass's own code: any failure means nothing is known
+        return CPU
+    for name in names:
+        inner = getattr(t, name, None)
+        if isinstance(inner, torch.Tensor) and inner is not t:
+            return device_of(inner)
+    return CPU
 
 
 def is_cuda(t: torch.Tensor) -> bool:
@@ -95,6 +118,9 @@ def is_cuda(t: torch.Tensor) -> bool:
 def place(t: torch.Tensor, device: torch.device) -> None:
     """Tag ``t``'s storage (and so every tensor sharing it) with ``device``."""
     storage = storage_of(t)
+    if type(t) not in _PLAIN and t.is_cpu and (storage is None or _no_data(storage)):
+        _place_wrapper(t, device)
+        return
     if storage is None or not t.is_cpu:
         return
     place_storage(storage, device)
@@ -111,6 +137,25 @@ def place_storage(storage: torch.UntypedStorage, device: torch.device) -> None:
         _memory.untrack(storage)
     if hasattr(storage, _GUESS):
         delattr(storage, _GUESS)
+
+
+def _no_data(storage: torch.UntypedStorage) -> bool:
+    """A wrapper subclass's storage: a size and no memory (its inner tensors hold the data)."""
+    try:
+        storage.data_ptr()
+    except RuntimeError:
+        return True
+    return False
+
+
+def _place_wrapper(t: torch.Tensor, device: torch.device) -> None:
+    """A wrapper subclass has no storage of its own: the wrapper carries the tag (the memory is its
+    inner tensors', tracked with them)."""
+    if device.type == "cuda":
+        setattr(t, _TAG, device)
+        _activity.placements += 1
+    elif hasattr(t, _TAG):
+        delattr(t, _TAG)
 
 
 def place_guess(t: torch.Tensor, device: torch.device) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from cuda_sim import simulate
+from cuda_sim import NotSimulatedError, simulate
 from cuda_sim._wrapper_proto import SimCuda, simulate_wrapped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,11 +86,12 @@ def test_torchscript_sees_cuda(wrapped):
     assert scripted_is_cuda(torch.ones(1, device="cuda")) is True
 
 
-def test_torchscript_is_cuda_is_false_under_the_default_design():
-    # the difference the prototype exists for: C++ reads the tagged tensor's real device
+def test_torchscript_is_cuda_is_not_simulated_under_the_default_design():
+    # the difference the prototype exists for: C++ reads the tagged tensor's real device, so the default
+    # design refuses the read (cuda_sim/_script.py) where the wrapper answers it
     scripted_is_cuda = _script(_is_cuda)
-    with simulate():
-        assert scripted_is_cuda(torch.ones(1, device="cuda")) is False
+    with simulate(), pytest.raises(NotSimulatedError, match=r"reads x\.is_cuda"):
+        scripted_is_cuda(torch.ones(1, device="cuda"))
 
 
 def test_type_as_is_shared_printing_pickle(wrapped):
