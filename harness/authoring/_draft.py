@@ -155,8 +155,10 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions), notes,
-                 imports, culprit)
+    api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
+                            or prose_api(report, culprit, traceback.first_message_line))
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
+                 notes, imports, culprit)
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
@@ -560,7 +562,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         message = named
     owner = frame_owner(frame, report.environment) if frame else None
     function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
-    function = function or ("" if frame else _title_code_name(report.title, message))
+    function = function or ("" if frame else _title_code_name(report.title, message)
+                            or prose_api(report, culprit, message))
     library = owner[0] if owner and owner[1] == culprit else culprit  # the import name a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
@@ -591,6 +594,26 @@ def _title_code_name(title: str, message: str) -> str:
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
     return ""
+
+
+def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
+    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
+    name), neither a module nor the library's own name, an exception, a version nor a word of the message."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    for code in report.code_names:
+        root, _, rest = code.removesuffix("()").partition(".")
+        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
+        if rest and root in ("torch", "np", "numpy", *others):
+            continue  # another library's API (`torch.device`)
+        name = code.removesuffix("()").rpartition(".")[2]
+        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
+                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
+            return name
+    return ""
+
+
+_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
 
 
 def _title_from(title: str, exception: str) -> str:

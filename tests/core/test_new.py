@@ -1123,3 +1123,22 @@ def test_validate_check_index_says_when_the_fix_pins_the_newest_release(tmp_path
     gone = newest_fix_pins([case], {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "missing")}, "3.11")
     assert len(gone) == 1 and "could not list the releases of diffusers" in gone[0]
     assert "stopped after" in newest_fix_pins([case], environ, "3.11", budget_s=0)[0]
+
+
+def test_a_frameless_report_names_the_api_its_prose_writes_as_inline_code() -> None:
+    """Class: a report with no frame whose title names no API, but whose prose writes one as inline code: the title
+    and the skeleton name it; another library's API (`torch.device`) and the library's own name are not it."""
+    text = ("# size mismatch when training\n\nhttps://github.com/someorg/somelib/issues/12\n\n"
+            "Passing `torch.device('cuda')` to `somelib` works, but `ShardedLinear4bit` fails in backward.\n\n"
+            "RuntimeError: size mismatch, got 4 and 8\n")
+    draft = draft_case("frameless-api", parse_report(text))
+    assert 'title: "somelib ShardedLinear4bit: size mismatch, got 4 and 8"' in draft.case_yaml
+    assert "# The report shows no frame; the API it names: ShardedLinear4bit" in draft.repro_py
+
+
+def test_a_frameless_report_without_inline_code_names_no_api() -> None:
+    text = ("# crash\n\nhttps://github.com/someorg/somelib/issues/12\n\nIt fails with `torch.device`.\n\n"
+            "RuntimeError: size mismatch, got 4 and 8\n")
+    draft = draft_case("frameless-none", parse_report(text))
+    assert 'title: "somelib: size mismatch, got 4 and 8"' in draft.case_yaml
+    assert "the API it names" not in draft.repro_py
