@@ -300,7 +300,12 @@ def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
     paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", _unhtml(line[:MAX_LINE])).rstrip() for line in text.split("\n")]
+    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+
+
+def _straight_quotes(line: str) -> str:
+    """A frame line an editor or chat gave typographic quotes (File “/x/y.py”, line 3): Python's own quotes."""
+    return line.replace("“", '"').replace("”", '"') if "File “" in line else line
 
 
 # A frame line a console cut at its width ('File "C:\\...\\model', no closing quote): the rest is on the next line.

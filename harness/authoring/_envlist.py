@@ -54,6 +54,8 @@ _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
 # `yolo checks`: "torch               ✅ 2.5.1+cu124>=1.8.0" (name, a check mark, the version, the requirement)
 _CHECKED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w.-]{{0,60}})\s+[✅❌]\s*(?P<ver>{_RELEASE})(?:[<>=!~,;].*)?$")
+# A line of Python code comparing values (`if trainer.global_rank == 0:`), not a freeze line.
+_CODE_TEST = re.compile(r"^\s*(?:if|elif|while|assert|return)\s")
 # "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line
 _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?\s*(?:==|=|:|->)?\s*"
                      rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
@@ -121,7 +123,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line) if "==" in line else ():
+        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:

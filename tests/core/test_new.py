@@ -1142,3 +1142,52 @@ def test_a_frameless_report_without_inline_code_names_no_api() -> None:
     draft = draft_case("frameless-none", parse_report(text))
     assert 'title: "somelib: size mismatch, got 4 and 8"' in draft.case_yaml
     assert "the API it names" not in draft.repro_py
+
+
+def test_frames_in_typographic_quotes_are_read() -> None:
+    """Class: a traceback pasted through an editor that curled its quotes (File “/x/y.py”, line 3, in f)."""
+    text = ("Traceback (most recent call last):\n"
+            "File “/home/u/app/train.py”, line 190, in do_train\n"
+            "model = get_peft_model(model, config)\n"
+            "File “/home/u/env/lib/python3.10/site-packages/peft/tuners/lora.py”, line 179, in _find_and_replace\n"
+            "self._replace_module(parent, name, new_module, target)\n"
+            "UnboundLocalError: local variable \u2018new_module\u2019 referenced before assignment\n")
+    draft = draft_case("curly", parse_report(text))
+    assert draft.culprit == "peft"
+    assert 'title: "peft _find_and_replace: ' in draft.case_yaml
+
+
+def test_the_innermost_frame_in_the_linked_repository_checkout_blames_that_repository() -> None:
+    """Class: the frame that raised is the report's repository's own code, called back by a library's frames."""
+    text = ("https://github.com/someone/speech-trainer/issues/5\n\nTraceback (most recent call last):\n"
+            '  File "train.py", line 402, in <module>\n    trainer.run(loader)\n'
+            '  File "/usr/lib/python3.6/dist-packages/ignite/engine/engine.py", line 272, in _run_once_on_dataset\n'
+            '  File "/home/u/speech-trainer/codes/engine.py", line 48, in _update\n    LOG.DEBUG(step)\n'
+            "AttributeError: 'Logger' object has no attribute 'DEBUG'\n")
+    draft = draft_case("own-code", parse_report(text))
+    assert draft.culprit == "speech-trainer"
+    assert 'title: "speech-trainer _update: ' in draft.case_yaml
+    assert "pytorch-ignite" in draft.repro_py  # the module ignite's distribution (PyPI's "ignite" is another's)
+    linked = draft_case("ignite-link", parse_report(
+        "https://github.com/pytorch/ignite/issues/7\n\nTypeError: 'Events' object is not callable\n"))
+    assert linked.culprit == "pytorch-ignite"
+    assert 'title: "ignite: ' in linked.case_yaml
+
+
+def test_a_traceback_of_only_the_reports_own_frames_shows_the_one_that_raised() -> None:
+    text = ("https://github.com/someone/composer-demo/issues/4\n\nTraceback (most recent call last):\n"
+            '  File "/root/Composer/main.py", line 957, in <module>\n    if trainer.global_rank == 0:\n'
+            "NameError: name 'trainer' is not defined\n")
+    report = parse_report(text)
+    draft = draft_case("own-frames", report)
+    assert '#   File "/root/Composer/main.py", line 957, in <module>' in draft.repro_py
+    assert "trainer-global-rank" not in report.environment.pins  # a comparison in code is no freeze line
+
+
+def test_a_title_keeps_a_messages_leading_dunder_and_names_no_file_as_api() -> None:
+    drafted = yaml.safe_load(draft_case("dunder", parse_report(
+        "TypeError: __init__() got an unexpected keyword argument 'sampler'\n")).case_yaml)
+    assert drafted["title"].endswith(": __init__() got an unexpected keyword argument 'sampler'")
+    text = ("# crash\n\nhttps://github.com/someorg/somelib/issues/3\n\nI installed `requirements.txt` exactly.\n\n"
+            "AttributeError: 'Module' object has no attribute 'x'\n")
+    assert 'title: "somelib: ' in draft_case("file-name", parse_report(text)).case_yaml
