@@ -117,8 +117,23 @@ def parse_report(text: str) -> BugReport:
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
+    if _innermost_first(lines, traceback):
+        traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
+        notes.append("the frames come from an editor's exception panel (\"Exception has occurred:\"), innermost "
+                     "first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines))
+
+
+_PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
+
+
+def _innermost_first(lines: list[str], traceback: Traceback) -> bool:
+    """Whether the traceback's frames follow an editor's exception panel header (a few lines above the first)."""
+    if not traceback.frames:
+        return False
+    first = min(frame.report_line for frame in traceback.frames) - 1
+    return any(_PANEL.match(line) for line in lines[max(0, first - 4):first])
 
 
 # How a report's text names a module: an import statement, a source link into a repository

@@ -1193,3 +1193,14 @@ def test_a_title_keeps_a_messages_leading_dunder_and_names_no_file_as_api() -> N
     text = ("# crash\n\nhttps://github.com/someorg/somelib/issues/3\n\nI installed `requirements.txt` exactly.\n\n"
             "AttributeError: 'Module' object has no attribute 'x'\n")
     assert 'title: "somelib: ' in draft_case("file-name", parse_report(text)).case_yaml
+
+
+def test_an_editors_exception_panel_lists_frames_innermost_first() -> None:
+    """Class: VS Code's "Exception has occurred:" panel: class and message on two lines, the frame that raised first."""
+    text = ("Exception has occurred: AttributeError\n'DataModule' object has no attribute 'x'\n"
+            '  File "D:\\work\\proj\\train.py", line 52, in main\n    trainer.fit(model)\n'
+            '  File "D:\\work\\proj\\train.py", line 56, in <module>\n    main()\n'
+            "AttributeError: 'DataModule' object has no attribute 'x'\n")
+    report = parse_report(text)
+    assert [frame.line for frame in report.traceback.frames] == [56, 52]
+    assert "line 52, in main" in draft_case("panel", report).repro_py

@@ -216,8 +216,8 @@ HELD_OUT_6 = {
     "efficientformer-21": ("RuntimeError", "Unknown model (efficientformer_l1)", "efficientformer",
                            "efficientformer: Unknown model", ALL, False,
                            "efficientformer @ git+https://github.com/snap-research/EfficientFormer@<commit>", 0),
-    # the VS Code panel's innermost-first frames and the prose's `1.5.10` of pytorch-lightning are not read: blamed
-    # the link's repository (a miss kept visible)
+    # the VS Code panel's frames, innermost first, are read in Python's order (the one shown is trainer.fit's); the
+    # prose's `1.5.10` of pytorch-lightning is not read: blamed the link's repository (a miss kept visible)
     "geolayoutlm-33": ("AttributeError", "'VIEDataModule' object has no attribute '_has_setup_TrainerFn.FITTING'",
                        "advancedliteratemachinery", "advancedliteratemachinery: 'VIEDataModule'", ALL, False,
                        "advancedliteratemachinery @ git+https://github.com/AlibabaResearch/AdvancedLiterateMachinery",
