@@ -110,8 +110,28 @@ def _two_line_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(asked["name"]), Pin(answer["ver"], "env listing", following + 1)
 
 
+# Versions stated in a sentence: "The version of pytorch-lightning is `1.5.10`", "The versions of torch, timm, and
+# submitit are 1.8.0+cpu, 0.6.7 and 1.4.5" (names and versions in the same order).
+_NAME_LIST = r"`?[A-Za-z][\w.-]{0,40}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?[A-Za-z][\w.-]{0,40}`?){0,5}"
+_RELEASE_LIST = rf"`?{_RELEASE}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?{_RELEASE}`?){{0,5}}"
+_SENTENCE = re.compile(rf"\b[Vv]ersions? of\s+(?P<names>{_NAME_LIST})\s+(?:is|are|was|were)\s+"
+                       rf"(?P<vers>{_RELEASE_LIST})")
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _SENTENCE.finditer(line) if "ersion" in line else ():
+            names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
+            versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
+            if len(names) == len(versions):
+                yield from ((_dist(name), Pin(version, "env listing", index + 1))
+                            for name, version in zip(names, versions, strict=True))
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw):  # every listing gives a version number
             continue

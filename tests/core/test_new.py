@@ -1204,3 +1204,13 @@ def test_an_editors_exception_panel_lists_frames_innermost_first() -> None:
     report = parse_report(text)
     assert [frame.line for frame in report.traceback.frames] == [56, 52]
     assert "line 52, in main" in draft_case("panel", report).repro_py
+
+
+def test_versions_stated_in_a_sentence_are_read_in_order() -> None:
+    """Class: "The versions of torch, timm, and submitit are 1.8.0+cpu, 0.6.7 and 1.4.5"; one name, one version."""
+    pins = parse_environment(clean_lines(
+        "The versions of  torch, timm, and submitit are 1.8.0+cpu, 0.6.7 and 1.4.5.\n"
+        "The version of pytorch-lightning is `1.5.10`, which is exact.\n"
+        "The versions of torch and timm are unknown to me, 2.0 maybe\n")).pins
+    assert {name: pin.version for name, pin in pins.items()} == {
+        "torch": "1.8.0+cpu", "timm": "0.6.7", "submitit": "1.4.5", "pytorch-lightning": "1.5.10"}
