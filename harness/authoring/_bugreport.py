@@ -71,6 +71,7 @@ class BugReport:
     # Issues of other repositories the text links and names in words ("similar to ... https://github.com/o/lib/
     # issues/804 on the lib"): the repository names, in order.
     cited: tuple[str, ...] = ()
+    code_names: tuple[str, ...] = ()  # names the prose writes as inline code (`Linear8bitLt`, `f(x)`), in order
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -111,12 +112,28 @@ def parse_report(text: str) -> BugReport:
     title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
-        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines))
+        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
+                       code_names=_code_names(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
+    if _innermost_first(lines, traceback):
+        traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
+        notes.append("the frames come from an editor's exception panel (\"Exception has occurred:\"), innermost "
+                     "first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
-                     cited=cited, paths=_path_tops(lines))
+                     cited=cited, paths=_path_tops(lines), code_names=_code_names(lines))
+
+
+_PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
+
+
+def _innermost_first(lines: list[str], traceback: Traceback) -> bool:
+    """Whether the traceback's frames follow an editor's exception panel header (a few lines above the first)."""
+    if not traceback.frames:
+        return False
+    first = min(frame.report_line for frame in traceback.frames) - 1
+    return any(_PANEL.match(line) for line in lines[max(0, first - 4):first])
 
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -149,6 +166,19 @@ def _path_tops(lines: list[str]) -> tuple[str, ...]:
     also the link's repository (a log's cut path "ta/coding/x.py" is none)."""
     return tuple(m["module"] for line in lines if ".py" in line and not line[:1].isspace() and "File " not in line
                  for m in _PATH.finditer(line))
+
+
+# Inline code in prose naming an API: `Linear8bitLt`, `flash_attn_func(q, k, v)`, `model.norm1` (no paths, no
+# shell commands: a space or slash before the closing backtick is none).
+_INLINE_CODE = re.compile(r"`(?P<name>[A-Za-z_][\w.]{2,80})(?:\([^`]{0,200}\))?`")
+
+
+def _code_names(lines: list[str]) -> tuple[str, ...]:
+    """Names the prose writes as inline code, once each, in order (code blocks and frames are not prose)."""
+    prose = [line for line in lines if "`" in line and not line[:1].isspace() and "File " not in line]
+    found = [m["name"] + ("()" if m.group().endswith(")`") else "") for line in prose
+             for m in _INLINE_CODE.finditer(line)]
+    return tuple(dict.fromkeys(found))
 
 
 _URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
@@ -285,7 +315,12 @@ def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
     paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", _unhtml(line[:MAX_LINE])).rstrip() for line in text.split("\n")]
+    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+
+
+def _straight_quotes(line: str) -> str:
+    """A frame line an editor or chat gave typographic quotes (File “/x/y.py”, line 3): Python's own quotes."""
+    return line.replace("“", '"').replace("”", '"') if "File “" in line else line
 
 
 # A frame line a console cut at its width ('File "C:\\...\\model', no closing quote): the rest is on the next line.

@@ -49,6 +49,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mmseg": ("mmsegmentation",),
     "mmcls": ("mmcls",),
     "functorch": ("torch",),
+    "ignite": ("pytorch-ignite",),  # PyPI's "ignite" is another project (Apache Ignite's client)
 }
 # Import packages of ML projects often run from a source checkout whose folder is named otherwise
 # (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.
@@ -149,14 +150,18 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     where = [(label, frame) for label, frame in (
         ("The report's own call into the libraries", entry_frame(frames)),
         (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
-        ("The innermost library frame, where it failed", inner)) if frame is not None]
+        ("The innermost library frame, where it failed", inner),
+        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
+         and frames[-1] != culprit_frame else None)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames) or _named_imports(report, culprit)
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions), notes,
-                 imports, culprit)
+    api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
+                            or prose_api(report, culprit, traceback.first_message_line))
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
+                 notes, imports, culprit)
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
@@ -167,7 +172,7 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
-    repo = str(canonicalize_name(match["repo"]))
+    repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
     named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_")]
     if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
         return repo
@@ -195,6 +200,11 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         culprit = project
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
         culprit_frame = _checkout_frame(frames, project) or culprit_frame
+    elif frames and culprit != "torch" and _frame_module(frames[-1]) is None and not _stdlib(frames[-1]) \
+            and (project := _url_project(report, [])) and project != culprit and _checkout_frame(frames[-1:], project):
+        notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
+                     f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
+        culprit, culprit_frame = project, frames[-1]
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")
@@ -560,11 +570,18 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         message = named
     owner = frame_owner(frame, report.environment) if frame else None
     function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
-    function = function or ("" if frame else _title_code_name(report.title, message))
-    library = owner[0] if owner and owner[1] == culprit else culprit  # the import name a maintainer writes
+    function = function or ("" if frame else _title_code_name(report.title, message)
+                            or prose_api(report, culprit, message))
+    library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+
+
+def _import_name(distribution: str) -> str:
+    """The module a distribution is imported as, where the table says it differs (pytorch-ignite: ignite)."""
+    modules = [m for m, dists in DISTRIBUTIONS.items() if dists[0] == distribution and distribution != "torch"]
+    return modules[0] if len(modules) == 1 else distribution
 
 
 # Function names that say nothing of the API: autograd and nn.Module plumbing, decorators' wrappers.
@@ -593,6 +610,30 @@ def _title_code_name(title: str, message: str) -> str:
     return ""
 
 
+def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
+    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
+    name), neither a module nor the library's own name, an exception, a version nor a word of the message."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    for code in report.code_names:
+        root, _, rest = code.removesuffix("()").partition(".")
+        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
+        if rest and root in ("torch", "np", "numpy", *others):
+            continue  # another library's API (`torch.device`)
+        name = code.removesuffix("()").rpartition(".")[2]
+        if "." in code and name.lower() in _FILE_SUFFIXES:
+            continue  # a file name (`requirements.txt`), not an API
+        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
+                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
+            return name
+    return ""
+
+
+_FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
+                            "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
+_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
+
+
 def _title_from(title: str, exception: str) -> str:
     """The issue title from the exception's name on ("NotImplementedError while trying to train YoloV8")."""
     at = title.find(exception)
@@ -608,7 +649,8 @@ _LONG_TITLE = 120
 def _title_message(exception: str, message: str) -> str:
     """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
     'best_loss') says its exception too."""
-    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*_`")
+    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
+    text = text.strip("_") if text.startswith("__") and text.endswith("__") else text.rstrip("_")  # bold, not dunder
     if not text:
         return exception.rpartition(".")[2]
     if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):

@@ -54,6 +54,8 @@ _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
 # `yolo checks`: "torch               ✅ 2.5.1+cu124>=1.8.0" (name, a check mark, the version, the requirement)
 _CHECKED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w.-]{{0,60}})\s+[✅❌]\s*(?P<ver>{_RELEASE})(?:[<>=!~,;].*)?$")
+# A line of Python code comparing values (`if trainer.global_rank == 0:`), not a freeze line.
+_CODE_TEST = re.compile(r"^\s*(?:if|elif|while|assert|return)\s")
 # "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line
 _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?\s*(?:==|=|:|->)?\s*"
                      rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
@@ -108,8 +110,28 @@ def _two_line_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(asked["name"]), Pin(answer["ver"], "env listing", following + 1)
 
 
+# Versions stated in a sentence: "The version of pytorch-lightning is `1.5.10`", "The versions of torch, timm, and
+# submitit are 1.8.0+cpu, 0.6.7 and 1.4.5" (names and versions in the same order).
+_NAME_LIST = r"`?[A-Za-z][\w.-]{0,40}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?[A-Za-z][\w.-]{0,40}`?){0,5}"
+_RELEASE_LIST = rf"`?{_RELEASE}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?{_RELEASE}`?){{0,5}}"
+_SENTENCE = re.compile(rf"\b[Vv]ersions? of\s+(?P<names>{_NAME_LIST})\s+(?:is|are|was|were)\s+"
+                       rf"(?P<vers>{_RELEASE_LIST})")
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _SENTENCE.finditer(line) if "ersion" in line else ():
+            names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
+            versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
+            if len(names) == len(versions):
+                yield from ((_dist(name), Pin(version, "env listing", index + 1))
+                            for name, version in zip(names, versions, strict=True))
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw):  # every listing gives a version number
             continue
@@ -121,7 +143,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line) if "==" in line else ():
+        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:

@@ -138,12 +138,12 @@ def template_yaml(case_id: str) -> str:
 
 
 def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
-             distributions: dict[str, str] | None = None) -> str:
+             distributions: dict[str, str] | None = None, api: str = "") -> str:
     """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise.
     ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
-    that every variant pins it)."""
+    that every variant pins it). ``api``: with no frame, the API the report names (the call to write)."""
     named = distributions or {}
-    comments: list[str] = []
+    comments: list[str] = [f"    # The report shows no frame; the API it names: {api}"] if api and not where else []
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source else []

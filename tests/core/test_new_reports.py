@@ -173,10 +173,10 @@ HELD_OUT_4 = {
     "crat-pred-2": ("AttributeError", "'Trainer' object has no attribute 'accelerator_backend'", "crat-pred",
                     "crat-pred on_train_epoch_start: ", ALL, False, "crat-pred @ git+https://github.com/schmidt-ju/"
                     "crat-pred@<commit>", 1),
-    # no frame; the text links bitsandbytes' issue as the same bug and names bitsandbytes: blamed there (its title
-    # still misses Linear8bitLt, its lanes the 8-bit CUDA path: misses kept visible)
-    "axolotl-1236": ("RuntimeError", "size mismatch", "bitsandbytes", "bitsandbytes: size mismatch", ALL, False,
-                     "bitsandbytes==X.Y.Z", 0),
+    # no frame; the text links bitsandbytes' issue as the same bug and names bitsandbytes: blamed there; the title
+    # names the API the prose writes as inline code (its lanes still miss the 8-bit CUDA path: a miss kept visible)
+    "axolotl-1236": ("RuntimeError", "size mismatch", "bitsandbytes", "bitsandbytes Linear8bitLt: size mismatch", ALL,
+                     False, "bitsandbytes==X.Y.Z", 0),
 }
 # The fifth set (tests/fixtures/graded5), first drafted after the fourth set's fixes; the same columns.
 GRADED5 = ROOT / "tests" / "fixtures" / "graded5"
@@ -205,9 +205,46 @@ HELD_OUT_5 = {
               "stage 3", "wpo", "wpo: no_sync context manager is incompatible with gradient partitioning logic of "
               "ZeRO stage 3", ALL, False, "wpo @ git+https://github.com/wzhouad/WPO@<commit>", 0),
 }
-NOT_RELEASED = {"crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo"}
+# The sixth set (tests/fixtures/graded6, expectations in its EXPECTED.md), first drafted after heldout2's prose-API
+# change; these rows are the drafts after the fixes its misses led to (/work/notes/heldout2.md has both gradings).
+GRADED6 = ROOT / "tests" / "fixtures" / "graded6"
+HELD_OUT_6 = {
+    # the frame that raised is the linked repository's checkout, called back by pytorch-ignite's egg frames
+    "aes-lac-2018-5": ("AttributeError", "'Logger' object has no attribute 'DEBUG'", "aes-lac-2018",
+                       "aes-lac-2018 _update: ", ALL, False,
+                       "aes-lac-2018 @ git+https://github.com/igormq/aes-lac-2018@<commit>", 3),
+    "efficientformer-21": ("RuntimeError", "Unknown model (efficientformer_l1)", "efficientformer",
+                           "efficientformer: Unknown model", ALL, False,
+                           "efficientformer @ git+https://github.com/snap-research/EfficientFormer@<commit>", 0),
+    # the VS Code panel's frames, innermost first, are read in Python's order (the one shown is trainer.fit's); the
+    # prose's `1.5.10` of pytorch-lightning is not read: blamed the link's repository (a miss kept visible)
+    "geolayoutlm-33": ("AttributeError", "'VIEDataModule' object has no attribute '_has_setup_TrainerFn.FITTING'",
+                       "advancedliteratemachinery", "advancedliteratemachinery: 'VIEDataModule'", ALL, False,
+                       "advancedliteratemachinery @ git+https://github.com/AlibabaResearch/AdvancedLiterateMachinery",
+                       1),
+    # the module ignite is PyPI's pytorch-ignite; only the report's own frames: the one that raised is shown
+    "ignite-709": ("TypeError", "'Events' object is not callable", "pytorch-ignite", "ignite: 'Events'", ALL, False,
+                   "pytorch-ignite==X.Y.Z", 1),
+    # a message's leading dunder kept; blamed fastai, the frames' library (the fix was the script's: a miss kept)
+    "imagenet-fast-9": ("TypeError", "__init__() got an unexpected keyword argument 'sampler'", "fastai",
+                        "fastai fit: __init__() got", ALL, False, "fastai==X.Y.Z", 2),
+    "latent-composer-4": ("NameError", "name 'trainer' is not defined. Did you mean: 'Trainer'?",
+                          "latent-composer-pytorch", "latent-composer-pytorch: name 'trainer'", ALL, False,
+                          "latent-composer-pytorch @ git+https://github.com/aartykov/Latent-Composer-pytorch", 1),
+    "person-reid-291": ("RuntimeError", "Unknown model (swin_base_patch4_window7_224)", "timm",
+                        "timm create_model: ", ALL, False, "timm==0.3.2", 2),
+    # blamed peft, the frames' library (SimpleTuner handed it None: a miss kept visible)
+    "simpletuner-627": ("AttributeError", "'NoneType' object has no attribute 'peft_config'", "peft",
+                        "peft get_peft_model_state_dict: ", ALL, False, "peft==X.Y.Z", 2),
+    # frames in typographic quotes, unindented
+    "textgen-710": ("UnboundLocalError", "local variable \u2018new_module\u2019 referenced before assignment", "peft",
+                    "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 2),
+}
+NOT_RELEASED = {"crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+                "advancedliteratemachinery", "latent-composer-pytorch"}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
-            **{(GRADED5, name): row for name, row in HELD_OUT_5.items()}}
+            **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
+            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -219,6 +256,7 @@ def _graded(folder: Path, name: str):
 def test_the_fourth_and_fifth_held_out_sets_are_complete():
     assert sorted(p.stem for p in GRADED4.glob("*.txt")) == sorted(HELD_OUT_4)
     assert sorted(p.stem for p in GRADED5.glob("*.txt")) == sorted(HELD_OUT_5)
+    assert sorted(p.stem for p in GRADED6.glob("*.txt")) == sorted(HELD_OUT_6)
 
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
