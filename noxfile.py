@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -27,6 +28,22 @@ LOCK = ROOT / "requirements" / "lock.txt"
 # What sessions install beyond pyproject's dependencies, its docker extra and its test group.
 # nox: .ci/run installs it with the lock too; the types-* stubs: mypy checks the harness with them (nox -s tests).
 LOCKED_TOOLS = [TORCH, "numpy", "uv", "pip", "mypy", "types-PyYAML", "types-jsonschema", "nox"]
+
+# Other torch releases the simulator's tests run under (``nox -s sim_torch``; docs/cuda-sim.md, "Supported torch
+# versions"): PyPI's CUDA build, what a plain ``pip install torch`` gives a GPU-less CI runner. Installed without its
+# dependency tree: the pure-Python packages torch imports, and of its CUDA libraries only those libtorch_cuda.so and
+# libtorch_python.so link (the loader needs them to import torch; nothing calls them without a GPU). Left out:
+# triton, cuda-bindings, cupti, cusolver (loaded only by CUDA linear algebra), nvtx: 4.3 GB instead of 5.5 GB.
+SIM_TORCH = {
+    "2.14.1": ("nvidia-cuda-runtime==13.0.96", "nvidia-cublas==13.1.1.3", "nvidia-cufft==12.0.0.61",
+               "nvidia-cufile==1.15.1.6", "nvidia-curand==10.4.0.35", "nvidia-cusparse==12.6.3.3",
+               "nvidia-nvjitlink==13.5.37", "nvidia-cuda-nvrtc==13.0.88", "nvidia-cudnn-cu13==9.24.0.43",
+               "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7", "nvidia-nvshmem-cu13==3.4.5"),
+}
+TORCH_IMPORTS = ["filelock", "typing-extensions", "setuptools", "sympy", "networkx", "jinja2", "fsspec", "numpy"]
+# torch 2.14 deprecates TorchScript with a FutureWarning; tests/sim exercises TorchScript on purpose
+JIT_DEPRECATED = [arg for name in ("script", "trace", "trace_method")
+                  for arg in ("-W", f"ignore:`torch.jit.{name}` is deprecated:FutureWarning")]
 
 # uv ignores pip's configuration; this makes the pinned CPU torch resolve where pip would find it.
 os.environ.update(uv_index_environment())
@@ -86,6 +103,25 @@ def tests(session: nox.Session) -> None:
     session.run("python", "-m", "harness", "validate")
     session.run("mypy")  # pyproject [tool.mypy]: strict, its exceptions written down there
     session.run("pytest", *_parallel(args), *args)
+
+
+@nox.session(venv_backend="venv")  # pip: it installs from the host's configured indexes without a cache copy
+@nox.parametrize("torch", list(SIM_TORCH))
+def sim_torch(session: nox.Session, torch: str) -> None:
+    """The simulator's tests (tests/sim, not the slow ones) under another torch release, PyPI's CUDA build.
+
+    The venv (~4.3 GB) is removed when the session ends; ``-- --keep`` keeps it for a rerun with ``-R``."""
+    keep = "--keep" in session.posargs
+    args = [a for a in session.posargs if a != "--keep"]
+    try:
+        session.install("--no-deps", f"torch=={torch}", *SIM_TORCH[torch])
+        _install(session, *TORCH_IMPORTS, *DEPENDENCIES, "pytest", "pytest-xdist", "hypothesis")
+        session.run("python", "-c", "import torch; print('torch', torch.__version__, 'cuda available:',"
+                    " torch.cuda.is_available())")
+        session.run("pytest", "tests/sim", "-m", "not slow", *JIT_DEPRECATED, *_parallel(args), *args)
+    finally:
+        if not keep:
+            shutil.rmtree(session.virtualenv.location, ignore_errors=True)
 
 
 def _parallel(args: list[str]) -> list[str]:

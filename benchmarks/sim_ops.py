@@ -1,7 +1,7 @@
 """Benchmark: what cuda-sim costs per torch operation, plain CPU and simulated side by side.
 
 Each representative operation (elementwise, matmul, indexing, reductions, in-place, views,
-factories, moves, autograd backward, an optimizer step, printing a tensor) runs on small
+factories, moves, autograd backward, an optimizer step, printing a tensor, a sparse product) runs on small
 tensors, once on the plain CPU and once under ``cuda_sim.simulate()`` on ``cuda``, in the
 same process, with the two interleaved over several rounds. It prints, per operation, the
 median process CPU time per call in both and their ratio, then the median of the ratios.
@@ -172,11 +172,18 @@ def _repr(device: str) -> Op:
     return lambda: (repr(state), str(x), f"{x[0, 0]:.3f}")
 
 
+def _sparse(device: str) -> Op:
+    indices = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    s = torch.sparse_coo_tensor(indices, torch.ones(3), (3, 3), device=device).coalesce()
+    d = torch.randn(3, 4, device=device)
+    return lambda: (torch.sparse.mm(s, d), s + s)
+
+
 OPS: dict[str, Setup] = {
     "elementwise": _elementwise, "matmul": _matmul, "indexing": _indexing, "index_put": _index_put,
     "reductions": _reductions, "inplace": _inplace, "views": _views, "cpu_scalar_mix": _scalar_mix,
     "factories": _factories, "move": _move, "attributes": _attributes, "backward": _backward,
-    "optimizer_step": _optimizer_step, "train_step": _train_step, "repr": _repr,
+    "optimizer_step": _optimizer_step, "train_step": _train_step, "repr": _repr, "sparse": _sparse,
 }
 
 

@@ -19,10 +19,21 @@ from cuda_sim import _cuda_api, _rng
 from cuda_sim._cuda_api import SYNC
 from cuda_sim._errors import NotSimulatedError, cuda_error
 from cuda_sim._numbers import as_tensors
-from cuda_sim._placement import _TAG, CPU, device_of, is_guess, place, place_guess, storage_of
+from cuda_sim._placement import (
+    _TAG,
+    CPU,
+    device_of,
+    host_storage,
+    is_guess,
+    place,
+    place_guess,
+    place_storage,
+    storage_of,
+)
 from cuda_sim._rules import (
     Decompose,
     Operand,
+    custom_op_refusal,
     facts,
     foreach_devices,
     gather,
@@ -59,10 +70,25 @@ class DeviceMode(TorchDispatchMode):
             if self._disabled is None:
                 self._disabled = sys.modules["torch._dynamo"].disable(self._dispatch, recursive=True)
             return self._disabled(func, args, kwargs)
-        with _NoTorchFunction():
-            return self._run(func, args, kwargs)
+        if _tracing_state() is not None:
+            return self._traced(func, args, kwargs)
+        try:
+            with _NoTorchFunction():
+                return self._run(func, args, kwargs)
+        except Exception as error:
+            local.error = error  # TorchScript's interpreter drops the text of an error raised here (cuda_sim._script)
+            raise
 
     _disabled: Callable[..., Any] | None = None
+
+    def _traced(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
+        """An operator that ``torch.jit.trace`` did not record (it still has a tracing state here: a
+        recorded one clears it), so that the tracer records its parts instead: ``convolution`` is
+        traced as the ``_convolution`` its kernel calls (torchgen's ``DONT_RECORD_TRACE``). A Python
+        handler runs with the Tracer key excluded, which would hide those parts: the graph would take
+        the result as a constant ("Cannot insert a Tensor that requires grad as a constant")."""
+        with _TracerOn(_TRACER, False), _NoTorchFunction():
+            return self._run(func, args, kwargs)
 
     def _dispatch(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         with _NoTorchFunction():
@@ -70,11 +96,12 @@ class DeviceMode(TorchDispatchMode):
 
     def _run(self, func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object]) -> object:
         info = facts(func)
-        tensors, devices, storages = gather(func, args, kwargs)
+        tensors, devices, storages = gather(func, args, kwargs, info)
         guess = False
         state = local
         if not tensors:
-            device, guess = _tensorless_device()
+            # a factory given device= runs there whatever its arguments say (below)
+            device, guess = _tensorless_device() if state.explicit is None else (state.explicit, False)
         else:
             device = devices[0]
             for other in devices:
@@ -96,10 +123,15 @@ class DeviceMode(TorchDispatchMode):
             _check_sync(func, args, kwargs, devices)
         if state.explicit is not None:
             device, guess = state.explicit, False
+            if _names_cuda(kwargs.get("device")):
+                # a wrapper subclass's handler passing on the simulated target to its inner tensors
+                kwargs = {**kwargs, "device": CPU}
         on_gpu = device.type == "cuda"
         if on_gpu:
             if not info.simulated:
-                raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
+                if info.generic:
+                    return self._decompose(func, args, kwargs)
+                raise custom_op_refusal(func)
             if info.generator is not None and kwargs.get("generator") is None:
                 # random ops on the simulated GPU draw from its own generator, as CUDA kernels do
                 func, kwargs = info.generator, {**kwargs, "generator": _rng.default_generator()}
@@ -108,6 +140,9 @@ class DeviceMode(TorchDispatchMode):
         except RuntimeError as error:
             unwrapped = as_tensors(func, args, kwargs, error)  # wrapped numbers reach Python modes as numbers
             if unwrapped is None:
+                if on_gpu and isinstance(error, NotImplementedError) and _NO_CPU_KERNEL in str(error):
+                    raise NotSimulatedError(f"{info.name} on cuda:0: it has a CUDA kernel and no CPU one to run in "
+                                            "its place") from None
                 raise
             args, kwargs = unwrapped
             result = func._op(*args, **kwargs)
@@ -142,9 +177,22 @@ class DeviceMode(TorchDispatchMode):
 
 
 _SIMULATED = ("cpu", "cuda")
+_NO_CPU_KERNEL = "with arguments from the 'CPU' backend"
 _COPY = torch.ops.aten.copy_.default
 _NoTorchFunction = torch._C.DisableTorchFunction
 _eval_frame_callback = torch._C._dynamo.eval_frame.get_eval_frame_callback
+_tracing_state = torch._C._get_tracing_state
+
+
+def _dispatch_key(name: str) -> torch._C.DispatchKey:
+    key = torch._C._parse_dispatch_key(name)  # also the keys the Python enum does not name
+    if key is None:
+        raise ImportError(f"this torch has no dispatch key {name}")
+    return key
+
+
+_TRACER = _dispatch_key("Tracer")
+_TracerOn = torch._C._SetExcludeDispatchKeyGuard
 
 
 def _exporting() -> bool:
@@ -224,6 +272,10 @@ def _check_sync(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dic
         return
     if syncs:
         _cuda_api.warn_or_error_on_sync()
+
+
+def _names_cuda(device: object) -> bool:
+    return isinstance(device, torch.device) and device.type == "cuda"
 
 
 def _moved_by_the_factory(explicit: torch.device | None, devices: Sequence[torch.device]) -> bool:
@@ -309,11 +361,7 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
                 # the tensor was
                 _replace_sparse(t, device)
             return  # in-place and out= ops return their argument, which keeps its placement (set_ too)
-    storage: torch.UntypedStorage | None
-    try:
-        storage = t.untyped_storage()
-    except (RuntimeError, NotImplementedError, TypeError):
-        storage = storage_of(t)
+    storage = host_storage(t)
     if storage is None or hasattr(storage, _TAG):
         return
     for s in storages:
@@ -322,4 +370,4 @@ def _place_one(t: torch.Tensor, device: torch.device, tensors: list[torch.Tensor
     if guess:
         place_guess(t, device)
     else:
-        place(t, device)
+        place_storage(storage, device)

@@ -193,7 +193,8 @@ class PlacementMode(TorchFunctionMode):
         if isinstance(result, torch.Tensor):
             sources = [a for a in args if isinstance(a, torch.Tensor) and _shares(a, result)]
             if not sources:
-                place(result, target)  # fresh: C++ may have built it from a temporary first
+                if device_of(result) != target:  # mostly placed already, by the dispatch mode
+                    place(result, target)  # fresh: C++ may have built it from a temporary first
             elif device_of(sources[0]) != target:
                 result = move(result, target)  # as_tensor(t, device=d) copies when t is elsewhere
             if pinned:
@@ -340,8 +341,11 @@ def move(t: torch.Tensor, target: torch.device, dtype: torch.dtype | None = None
         return _Base.to(t, dtype=dtype, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
     saved = local.explicit
     local.explicit = target
+    # a wrapper subclass's own __torch_dispatch__ reads the target device (optimum-quanto converts its weight
+    # layout when the device type changes): it is given the simulated one; its inner tensors come back here
+    device = target if type(t) not in _PLAIN_TYPES and _wrapper_dispatch(type(t)) else real_device(target)
     try:
-        out = _Base.to(t, device=real_device(target), dtype=dtype, non_blocking=non_blocking, copy=True,
+        out = _Base.to(t, device=device, dtype=dtype, non_blocking=non_blocking, copy=True,
                        memory_format=memory_format)
     finally:
         local.explicit = saved
@@ -566,6 +570,13 @@ def _repr(mode: PlacementMode, args: Sequence[Any], kwargs: dict[str, Any]) -> o
 
 
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)
+
+
+def _wrapper_dispatch(cls: type) -> bool:
+    return getattr(cls, "__torch_dispatch__", _no_dispatch) is not _no_dispatch
+
+
+_no_dispatch = torch._C._disabled_torch_dispatch_impl
 
 
 def _plain_contents(t: torch.Tensor) -> str | None:

@@ -19,8 +19,6 @@ _MIN_BLOCK = 512  # kMinBlockSize
 _SMALL_SIZE = 1 << 20  # kSmallSize: larger requests come from the large pool
 _SEGMENT = 2 << 20  # kSmallBuffer / kRoundLarge
 _POOLS = ("all", "small_pool", "large_pool")
-_ALLOCATION_METRICS = ("allocation", "active")
-_BYTES_METRICS = ("allocated_bytes", "active_bytes")
 _METRICS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
             "active_bytes", "inactive_split_bytes", "requested_bytes")
 
@@ -63,7 +61,18 @@ class Allocator:
         # id(storage) -> (weak reference, bytes counted, bytes requested)
         self._live: dict[int, tuple[weakref.ref[Any], int, int]] = {}
         self._stats = {metric: {pool: _Stat() for pool in _POOLS} for metric in _METRICS}
+        # with no streams to keep a freed block busy, active memory is allocated memory: the same counters
+        self._stats["active"] = self._stats["allocation"]
+        self._stats["active_bytes"] = self._stats["allocated_bytes"]
         self._device_allocs = self._device_frees = 0
+        # per pool, what one allocation from it moves (its own statistics and "all"): (stat, unit) with unit
+        # 0 = one allocation, 1 = its rounded bytes, 2 = its requested bytes. Every cuda output allocates, so
+        # this is the simulator's hot path: one flat loop instead of a method call per statistic
+        self._moves = {pool: tuple((self._stats[metric][name], unit)
+                                   for name in ("all", pool)
+                                   for metric, unit in (("allocation", 0), ("allocated_bytes", 1),
+                                                        ("requested_bytes", 2)))
+                       for pool in ("small_pool", "large_pool")}
 
     def track(self, storage: object) -> None:
         """``storage`` now lives on the simulated GPU (a no-op when it is counted already)."""
@@ -97,23 +106,23 @@ class Allocator:
         if size == 0:
             return
         pool = _pool(size)
-        for name in ("all", pool):
-            for metric in _ALLOCATION_METRICS:
-                self._stats[metric][name].increase(1)
-            for metric in _BYTES_METRICS:
-                self._stats[metric][name].increase(size)
-            self._stats["requested_bytes"][name].increase(requested)
+        amounts = (1, size, requested)
+        for stat, unit in self._moves[pool]:
+            amount = amounts[unit]
+            stat.current += amount
+            stat.allocated += amount
+            if stat.current > stat.peak:
+                stat.peak = stat.current
         self._reserve(pool)
 
     def _free(self, size: int, requested: int) -> None:
         if size == 0:
             return
-        for name in ("all", _pool(size)):
-            for metric in _ALLOCATION_METRICS:
-                self._stats[metric][name].decrease(1)
-            for metric in _BYTES_METRICS:
-                self._stats[metric][name].decrease(size)
-            self._stats["requested_bytes"][name].decrease(requested)
+        amounts = (1, size, requested)
+        for stat, unit in self._moves[_pool(size)]:
+            amount = amounts[unit]
+            stat.current -= amount
+            stat.freed += amount
 
     def _reserve(self, pool: str) -> None:
         """Grow the pool's segments to hold what is allocated from it (whole 2 MiB segments)."""

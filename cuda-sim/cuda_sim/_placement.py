@@ -31,8 +31,14 @@ _functorch_unwrap = torch._C._functorch.get_unwrapped
 
 
 def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
+    plain = type(t) in _PLAIN
+    if plain:
+        layout = t.layout
+        if layout is not STRIDED and layout in _SPARSE:
+            # no storage of its own: asking for it raises a C++ error, which costs more than the operator
+            return _sparse_storage(t, layout)
     try:
-        if type(t) in _PLAIN:
+        if plain:
             return t.untyped_storage()
         with _NoSubclassHandlers():  # a subclass's __torch_function__ should not see the simulator's reads
             return t.untyped_storage()
@@ -42,11 +48,31 @@ def storage_of(t: torch.Tensor) -> torch.UntypedStorage | None:
         # torch.func's GradTrackingTensor / BatchedTensor have no storage; like CUDA's, they are where the
         # tensor they wrap is (functorch's TensorWrapper and BatchedTensorImpl take its device)
         return storage_of(_functorch_unwrap(t))
-    layout = t.layout
+    return _sparse_storage(t, t.layout)
+
+
+def host_storage(t: torch.Tensor) -> torch.UntypedStorage | None:
+    """``storage_of`` a CPU tensor as the dispatch mode meets it (every operand and output of every operator):
+    a strided tensor's own storage first, sparse ones without asking for theirs."""
+    if t.layout is STRIDED:
+        try:
+            return t.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
+            pass
+    return storage_of(t)
+
+
+STRIDED = torch.strided
+_COMPRESSED = (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
+_SPARSE = (torch.sparse_coo, *_COMPRESSED)
+
+
+def _sparse_storage(t: torch.Tensor, layout: torch.layout) -> torch.UntypedStorage | None:
+    """A sparse tensor is where its values are."""
     try:
         if layout is torch.sparse_coo:
             return t._values().untyped_storage()
-        if layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+        if layout in _COMPRESSED:
             return t.values().untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
         pass
@@ -57,9 +83,32 @@ def device_of(t: torch.Tensor) -> torch.device:
     if not t.is_cpu:
         return t.device
     storage = storage_of(t)
-    if storage is None:
+    if storage is not None:
+        found: torch.device | None = getattr(storage, _TAG, None)
+        if found is not None:
+            return found
+        if type(t) in _PLAIN:
+            return CPU
+    # a wrapper subclass (no storage, or one without data): its own tag (cuda_sim._wrappers), else its inner tensors
+    return getattr(t, _TAG, None) or _inner_device(t)
+
+
+def _inner_device(t: torch.Tensor) -> torch.device:
+    """A wrapper subclass without a placement of its own (made on the simulated GPU it is tagged:
+    cuda_sim._wrappers; made where its handler read a device with the simulation's functions off, it
+    is not) is where the tensors it wraps are (``__tensor_flatten__``'s inner tensors)."""
+    flatten = getattr(type(t), "__tensor_flatten__", None)
+    if flatten is None:
         return CPU
-    return getattr(storage, _TAG, CPU)
+    try:
+        names = flatten(t)[0]
+    except Exception:  # a subclass's own code: any failure means nothing is known
+        return CPU
+    for name in names:
+        inner = getattr(t, name, None)
+        if isinstance(inner, torch.Tensor) and inner is not t:
+            return device_of(inner)
+    return CPU
 
 
 def is_cuda(t: torch.Tensor) -> bool:
@@ -69,8 +118,16 @@ def is_cuda(t: torch.Tensor) -> bool:
 def place(t: torch.Tensor, device: torch.device) -> None:
     """Tag ``t``'s storage (and so every tensor sharing it) with ``device``."""
     storage = storage_of(t)
+    if type(t) not in _PLAIN and t.is_cpu and (storage is None or _no_data(storage)):
+        _place_wrapper(t, device)
+        return
     if storage is None or not t.is_cpu:
         return
+    place_storage(storage, device)
+
+
+def place_storage(storage: torch.UntypedStorage, device: torch.device) -> None:
+    """``place`` for a CPU tensor's storage the caller has read already (the dispatch mode's hot path)."""
     if device.type == "cuda":
         setattr(storage, _TAG, device)
         _activity.placements += 1
@@ -80,6 +137,25 @@ def place(t: torch.Tensor, device: torch.device) -> None:
         _memory.untrack(storage)
     if hasattr(storage, _GUESS):
         delattr(storage, _GUESS)
+
+
+def _no_data(storage: torch.UntypedStorage) -> bool:
+    """A wrapper subclass's storage: a size and no memory (its inner tensors hold the data)."""
+    try:
+        storage.data_ptr()
+    except RuntimeError:
+        return True
+    return False
+
+
+def _place_wrapper(t: torch.Tensor, device: torch.device) -> None:
+    """A wrapper subclass has no storage of its own: the wrapper carries the tag (the memory is its
+    inner tensors', tracked with them)."""
+    if device.type == "cuda":
+        setattr(t, _TAG, device)
+        _activity.placements += 1
+    elif hasattr(t, _TAG):
+        delattr(t, _TAG)
 
 
 def place_guess(t: torch.Tensor, device: torch.device) -> None:

@@ -23,7 +23,7 @@ import torch
 
 from cuda_sim import _kernels, _native
 from cuda_sim._errors import NotSimulatedError, cuda_error
-from cuda_sim._placement import _TAG, CPU, device_of, storage_of
+from cuda_sim._placement import _TAG, CPU, device_of, host_storage
 from cuda_sim._prerun import marked, raise_earlier_error
 
 SIM_NAMESPACES = frozenset({"aten", "prims", "prim", "c10d", "_c10d_functional", "_c10d_functional_autograd",
@@ -79,7 +79,7 @@ class OpFacts:
     """What the dispatch mode needs to know about one operator, worked out at its first call and
     kept on the ``OpOverload`` (a dict keyed by it would run its Python ``__hash__`` per call)."""
 
-    __slots__ = ("args", "generator", "host_outputs", "name", "simulated", "tensor_args")
+    __slots__ = ("args", "generator", "generic", "host_outputs", "name", "simulated", "tensor_args")
 
     def __init__(self, func: torch._ops.OpOverload) -> None:
         self.name = op_name(func)
@@ -88,6 +88,7 @@ class OpFacts:
         plain = all(spec.kind != "h" for spec in self.args)
         self.tensor_args = tuple((s.index, s.name, s.kind == "l") for s in self.args) if plain else None
         self.simulated = func.namespace in SIM_NAMESPACES
+        self.generic = not self.simulated and device_generic(func)
         self.host_outputs = _kernels.HOST_OUTPUTS.get(self.name)
         self.generator = _generator_overload(func)
 
@@ -114,13 +115,14 @@ def _generator_overload(func: torch._ops.OpOverload) -> torch._ops.OpOverload | 
 
 
 def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
-           ) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
+           info: OpFacts | None = None) -> tuple[list[torch.Tensor], list[torch.device], list[object]]:
     """The op's tensor arguments with their simulated devices and storages (the hot path)."""
     tensors: list[torch.Tensor] = []
     devices: list[torch.device] = []
     storages: list[object] = []
     n = len(args)
-    info = facts(func)
+    if info is None:
+        info = facts(func)
     plain = info.tensor_args
     if plain is not None:
         for index, name, is_list in plain:
@@ -157,11 +159,7 @@ def gather(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str
 def _add(t: torch.Tensor, tensors: list[torch.Tensor], devices: list[torch.device], storages: list[object]) -> None:
     tensors.append(t)
     if t.is_cpu:
-        storage: torch.UntypedStorage | None
-        try:
-            storage = t.untyped_storage()
-        except (RuntimeError, NotImplementedError, TypeError):
-            storage = storage_of(t)  # sparse: its values' storage
+        storage = host_storage(t)
         storages.append(storage)
         devices.append(getattr(storage, _TAG, CPU) if storage is not None else CPU)
     else:
@@ -190,13 +188,38 @@ def op_name(func: torch._ops.OpOverload) -> str:
     return f"{base}.{schema.overload_name}" if schema.overload_name else base
 
 
+def device_generic(func: torch._ops.OpOverload) -> bool:
+    """A custom operator with no CUDA kernel but a device-generic one (``torch.library.impl(..., "default")``,
+    ``custom_op`` without ``device_types``: CompositeExplicitAutograd), which real CUDA runs on cuda tensors:
+    the simulation runs it too, its inner operators checked as usual. One with a CUDA kernel (an extension's)
+    is not simulated."""
+    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+    name = func.name()
+    return not has_kernel(name, "CUDA") and has_kernel(name, "CompositeExplicitAutograd")
+
+
+def custom_op_refusal(func: torch._ops.OpOverload) -> NotSimulatedError:
+    """Why a custom operator on simulated CUDA is not simulated: it has a CUDA kernel of its own, or
+    no kernel a GPU could run (C++ would refuse it there)."""
+    name = func._schema.name
+    if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CUDA"):
+        return NotSimulatedError(f"the CUDA kernel of custom operator {name} (its own CUDA code, which the simulation "
+                                 "cannot run on the CPU)")
+    return NotSimulatedError(f"custom operator {name} on cuda:0: it has no CUDA kernel and no device-generic one "
+                             "(CompositeExplicitAutograd), so a GPU would refuse it (\"Could not run ... with "
+                             "arguments from the 'CUDA' backend\"); the simulation cannot run its CPU kernel in its "
+                             "place")
+
+
 def resolve(func: torch._ops.OpOverload, args: Sequence[object], kwargs: dict[str, object],
             ops: list[Operand]) -> torch.device:
     """The device the op runs on (its fresh outputs go there), or the real CUDA error."""
     namespace = func.namespace
     if namespace not in SIM_NAMESPACES:
+        if facts(func).generic:
+            raise Decompose  # its kernel's own operators meet the devices, as on a GPU
         if any(op.device.type == "cuda" for op in ops):
-            raise NotSimulatedError(f"the CUDA kernel of custom operator {func._schema.name}")
+            raise custom_op_refusal(func)
         return CPU
     name = op_name(func)
     special = _SPECIAL.get(name) or _kernels.special(name)

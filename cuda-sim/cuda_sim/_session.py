@@ -10,7 +10,18 @@ from typing import Any
 
 import torch
 
-from cuda_sim import _amp, _autograd, _cuda_api, _cuda_c, _devices_api, _legacy, _rng, _serialization
+from cuda_sim import (
+    _amp,
+    _autograd,
+    _cuda_api,
+    _cuda_c,
+    _devices_api,
+    _legacy,
+    _rng,
+    _script,
+    _serialization,
+    _wrappers,
+)
 from cuda_sim._compile import EagerCompile
 from cuda_sim._dispatch import DeviceMode
 from cuda_sim._function import KeepSimulation, PlacementMode
@@ -75,6 +86,7 @@ class Session:
         _devices_api.patch(p)
         _amp.patch(p)
         _serialization.patch_storages(p)
+        self._patch_tagged(p)
         original = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
         session = self
 
@@ -85,6 +97,12 @@ class Session:
 
         p.set(threading.Thread, "_bootstrap_inner", bootstrap_inner)
         _patch_function_apply(p)
+
+
+    def _patch_tagged(self, p: Patcher) -> None:
+        """What only the tagged-storage design needs: C++ sees a simulated tensor on the CPU."""
+        _script.patch(p)
+        _wrappers.patch(p)
 
 
 _CUDA_SUBMODULES = ("memory", "random", "streams", "graphs", "comm", "profiler")

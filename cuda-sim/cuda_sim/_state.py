@@ -25,6 +25,8 @@ class _Local(threading.local):
         # the out= tensors of the builtin running now, where they sit on another device than
         # its inputs (cuda_sim._out.Watch)
         self.out_watch: object = None
+        # the last error the dispatch mode raised (TorchScript's interpreter drops its text: cuda_sim._script)
+        self.error: Exception | None = None
 
 
 local = _Local()

@@ -30,6 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from cuda_sim import _session
 from cuda_sim._dispatch import DeviceMode
+from cuda_sim._patch import Patcher
 from cuda_sim._placement import CPU, CUDA, device_of, parse_device, place
 from cuda_sim._state import local
 
@@ -166,6 +167,9 @@ class _WrappedSession(_session.Session):
 
     def in_this_thread(self) -> bool:
         return any(m is self.mode for m in torch.utils._python_dispatch._get_current_dispatch_mode_stack())
+
+    def _patch_tagged(self, p: Patcher) -> None:
+        pass  # a wrapper's device is cuda:0 in C++: TorchScript and wrapper subclasses see it as it is
 
     def _patch(self) -> None:
         super()._patch()

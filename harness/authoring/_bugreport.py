@@ -27,6 +27,7 @@ class Frame:
     function: str
     source: str
     report_line: int  # 1-based line of the report
+    cut: bool = False  # the paste starts inside it ('pkg/mod.py", line 170, in f'): its path is relative to a root
 
     @property
     def posix(self) -> str:
@@ -65,6 +66,12 @@ class BugReport:
     url: str = ""  # the upstream issue or pull request the paste links to (its first github.com/.../issues/N)
     missing: tuple[str, ...] = ()  # what the report lacks that a draft needs: "traceback frames"
     modules: tuple[str, ...] = ()  # top-level modules the report's text imports or links, once per mention
+    title: str = ""  # the issue's title, when the paste keeps it as its first "# " heading
+    paths: tuple[str, ...] = ()  # first folders of source paths the prose names (ffcv/pipeline/graph.py)
+    # Issues of other repositories the text links and names in words ("similar to ... https://github.com/o/lib/
+    # issues/804 on the lib"): the repository names, in order.
+    cited: tuple[str, ...] = ()
+    code_names: tuple[str, ...] = ()  # names the prose writes as inline code (`Linear8bitLt`, `f(x)`), in order
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -80,6 +87,8 @@ _FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](
     r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
     r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
+# A frame whose start the paste cut: 'flash_attn/flash_attn_interface.py", line 170, in _flash_attn_varlen_forward'
+_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w.-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
 _RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
@@ -97,14 +106,34 @@ _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside on
 def parse_report(text: str) -> BugReport:
     """The report's final exception with its frames; a report with no complete traceback but an exception line
     (``[rank1]: ValueError: ...``, a final line pasted alone) gives that line without frames, said in ``missing``."""
-    lines = clean_lines(text)
+    lines = unwrap_console(clean_lines(text))
     chains = _chains(lines)
     url = _issue_url(lines)
+    title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
-        return replace(_exception_only(lines, chains, url), modules=_modules(lines))
+        found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
+        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
+                       code_names=_code_names(lines))
+    modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
-    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=_modules(lines))
+    if _innermost_first(lines, traceback):
+        traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
+        notes.append("the frames come from an editor's exception panel (\"Exception has occurred:\"), innermost "
+                     "first: read in Python's order")
+    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
+                     cited=cited, paths=_path_tops(lines), code_names=_code_names(lines))
+
+
+_PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
+
+
+def _innermost_first(lines: list[str], traceback: Traceback) -> bool:
+    """Whether the traceback's frames follow an editor's exception panel header (a few lines above the first)."""
+    if not traceback.frames:
+        return False
+    first = min(frame.report_line for frame in traceback.frames) - 1
+    return any(_PANEL.match(line) for line in lines[max(0, first - 4):first])
 
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -112,6 +141,8 @@ def parse_report(text: str) -> BugReport:
 _IMPORT = re.compile(r"^\s*(?:>>>\s*)?(?:from|import)\s+(?P<module>[A-Za-z_]\w{0,60})\b")
 _BLOB = re.compile(r"github\.com/[\w.-]{1,100}/[\w.-]{1,100}/blob/[\w.-]{1,100}/(?:(?:src|lib|python)/)?"
                    r"(?P<module>[A-Za-z_]\w{0,60})/")
+# A source file named in prose by its path inside the package: "at line 333 of ffcv/pipeline/graph.py".
+_PATH = re.compile(r"(?<![\w/.\\-])(?P<module>[A-Za-z_]\w{0,60})/(?:\w{1,60}/){0,8}\w{1,60}\.py\b")
 _DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
 
 
@@ -130,6 +161,26 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
     return tuple(m for m in found if m not in _NOT_MODULES)
 
 
+def _path_tops(lines: list[str]) -> tuple[str, ...]:
+    """The first folder of each source path named in prose (``ffcv/pipeline/graph.py``): a package only when it is
+    also the link's repository (a log's cut path "ta/coding/x.py" is none)."""
+    return tuple(m["module"] for line in lines if ".py" in line and not line[:1].isspace() and "File " not in line
+                 for m in _PATH.finditer(line))
+
+
+# Inline code in prose naming an API: `Linear8bitLt`, `flash_attn_func(q, k, v)`, `model.norm1` (no paths, no
+# shell commands: a space or slash before the closing backtick is none).
+_INLINE_CODE = re.compile(r"`(?P<name>[A-Za-z_][\w.]{2,80})(?:\([^`]{0,200}\))?`")
+
+
+def _code_names(lines: list[str]) -> tuple[str, ...]:
+    """Names the prose writes as inline code, once each, in order (code blocks and frames are not prose)."""
+    prose = [line for line in lines if "`" in line and not line[:1].isspace() and "File " not in line]
+    found = [m["name"] + ("()" if m.group().endswith(")`") else "") for line in prose
+             for m in _INLINE_CODE.finditer(line)]
+    return tuple(dict.fromkeys(found))
+
+
 _URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
 
 
@@ -140,11 +191,25 @@ def _issue_url(lines: list[str]) -> str:
     return ""
 
 
+def _cited(lines: list[str], url: str) -> tuple[str, ...]:
+    """Repositories (other than the report's own) whose issue or pull request the text links and whose name it
+    also writes as a word outside the link."""
+    own = _URL.match(url)
+    own_repo = own["repo"].rpartition("/")[2].lower() if own else ""
+    linked = [m["repo"].rpartition("/")[2] for line in lines if "github.com/" in line for m in _URL.finditer(line)]
+    linked = [repo for repo in dict.fromkeys(linked) if repo.lower() != own_repo]
+    if not linked:
+        return ()
+    words = re.sub(r"\S*github\.com/\S*", " ", "\n".join(lines))
+    return tuple(repo for repo in linked
+                 if re.search(rf"(?<![\w/.-]){re.escape(repo)}(?![\w/-])", words, re.IGNORECASE))
+
+
 def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> BugReport:
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = _header_exception(lines, chains) or _inline_exception(lines)
+        found = _header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
@@ -181,14 +246,36 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
     return None
 
 
+# An exception quoted in prose ends at the closing mark.
+_CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in range(len(lines) - 1, -1, -1):
         if "rror" not in lines[index] and "xception" not in lines[index]:
             continue
         for match in reversed(list(_INLINE.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
-                return index, match["type"], _sentence_message(match["msg"]), \
-                    "a sentence that names it (check where the message ends)"
+                opener = lines[index][match.start() - 1: match.start()]
+                closer = _CLOSERS.get(opener)
+                message = match["msg"].partition(closer)[0] if closer else _sentence_message(match["msg"])
+                return index, match["type"], message, "a sentence that names it (check where the message ends)"
+    return None
+
+
+# A class named without a message: "NotImplementedError while trying to train YoloV8" (a title over a screenshot).
+_CLASS_NAMED = re.compile(r"(?<![\w.`'\"])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception))\b(?![:.(])")
+
+
+def _class_named(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The last exception class the report names in prose without its message (the title's, when the body has
+    none): enough for the exception and the title; the signature stays a placeholder."""
+    for index in range(len(lines) - 1, -1, -1):
+        if "rror" not in lines[index] and "xception" not in lines[index]:
+            continue
+        for match in reversed(list(_CLASS_NAMED.finditer(lines[index]))):
+            if match["type"] not in ("Error", "Exception"):
+                return index, match["type"], "", "a sentence that names only its class (no message)"
     return None
 
 
@@ -228,7 +315,36 @@ def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
     paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", _unhtml(line[:MAX_LINE])).rstrip() for line in text.split("\n")]
+    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+
+
+def _straight_quotes(line: str) -> str:
+    """A frame line an editor or chat gave typographic quotes (File “/x/y.py”, line 3): Python's own quotes."""
+    return line.replace("“", '"').replace("”", '"') if "File “" in line else line
+
+
+# A frame line a console cut at its width ('File "C:\\...\\model', no closing quote): the rest is on the next line.
+_CUT_FILE = re.compile(r'^\s*File "[^"]{8,}$')
+_MIN_WRAP = 60
+
+
+def unwrap_console(lines: list[str]) -> list[str]:
+    """Join the lines a console hard-wrapped at a fixed width (Windows' cmd: 80 columns): the width is read from
+    a frame line cut before its closing quote, and every line exactly that wide continues on the next one. The
+    lines joined away stay as blank lines, so report line numbers hold."""
+    widths = {len(line) for line in lines if 'File "' in line and _CUT_FILE.match(line)}
+    if len(widths) != 1 or (width := widths.pop()) < _MIN_WRAP:
+        return lines
+    out = list(lines)
+    index = 0
+    while index < len(out) - 1:
+        head = index
+        while len(lines[index]) == width and index + 1 < len(out) and lines[index + 1].strip():
+            out[head] += lines[index + 1]
+            out[index + 1] = ""
+            index += 1
+        index += 1
+    return out
 
 
 # The tags GitHub's markdown lets through around pasted errors; any other "<...>" is left (it may be Python's).
@@ -400,6 +516,8 @@ def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | No
     """A frame line in any of the formats; ``rich_path`` (not None) inside a rich box: the wrapped path so far."""
     if match := _FRAME.search(text):
         return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1)
+    if match := _CUT_FRAME.match(text):
+        return Frame(match["path"], int(match["line"]), match["func"], "", index + 1, cut=True)
     if rich_path is not None:
         match = _RICH_FRAME.match(rich_path + text.strip())
         return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1) if match else None
@@ -426,7 +544,7 @@ def _wrapped_function(part: _Part, previous: str, text: str) -> bool:
     last = part.frames[-1]
     if last.function or not previous.rstrip().endswith(", in") or not (match := _WRAPPED.match(text)):
         return False
-    part.frames[-1] = Frame(last.path, last.line, match["func"], (match["src"] or "").strip(), last.report_line)
+    part.frames[-1] = replace(last, function=match["func"], source=(match["src"] or "").strip())
     return True
 
 
@@ -436,17 +554,17 @@ def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bo
     arrow = (_RICH_ARROW.match(text) if boxed else None) or _ARROW.match(text)
     if arrow:
         source = re.sub(r"\s*│\s*", " ", arrow["src"]).strip()
-        part.frames[-1] = Frame(last.path, last.line or int(arrow["line"]), last.function, source, last.report_line)
+        part.frames[-1] = replace(last, line=last.line or int(arrow["line"]), source=source)
         return True
     if boxed and not last.function and (wrapped := re.fullmatch(r"(?:(\d+) in |in )?([\w.<>]+)", text.strip())):
         # rich wraps the function onto the next line, or cuts the line number ("x.py:4" then "83 in f")
         line = int(f"{last.line}{wrapped[1]}") if wrapped[1] and last.line is not None else last.line
-        part.frames[-1] = Frame(last.path, line, wrapped[2], last.source, last.report_line)
+        part.frames[-1] = replace(last, line=line, function=wrapped[2])
         return True
     if boxed or _NOISE.match(text) or re.match(r"^\s*\d+(?:\s|$)", text):  # rich and IPython context lines
         return True
     if after_frame and not last.source and (text[:1].isspace() or not _strong_exception(text)):
-        part.frames[-1] = Frame(last.path, last.line, last.function, text.strip(), last.report_line)
+        part.frames[-1] = replace(last, source=text.strip())
         return True
     return False
 
@@ -472,6 +590,11 @@ def _unmark(text: str) -> str:
     return inner[:-len(marks)] if inner.endswith(marks[::-1]) else inner
 
 
+# A log record printed after the exception (glog's "[W1210 12:30:57.09 ProcessGroupNCCL.cpp:1250] ...", torch
+# elastic's "E1126 23:28:11.64 402381 ...", a timestamped "[2024-11-26 23:28:07,821] ..."): not its message.
+_LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)")
+
+
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
     match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
     assert match is not None  # _strong_exception checked it
@@ -481,10 +604,12 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
     while end < min(stop, index + 40):
         text = _without(prefix, lines[end])
         if not text.strip() or text.strip().startswith(("```", "╭", "│")) or _CHAIN.search(text) \
-                or _HEADER.search(text) or _frame_of(text, end) is not None:
+                or _HEADER.search(text) or _LOG_RECORD.match(text) or _frame_of(text, end) is not None:
             break
         message.append(text)
         end += 1
+    if lines[index].count("`") % 2 and "`" in message[0]:  # inline code closing after the message: prose follows
+        message = [message[0].partition("`")[0]]
     part.message = "\n".join(message).strip()
     part.end = end
 

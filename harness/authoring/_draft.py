@@ -49,6 +49,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mmseg": ("mmsegmentation",),
     "mmcls": ("mmcls",),
     "functorch": ("torch",),
+    "ignite": ("pytorch-ignite",),  # PyPI's "ignite" is another project (Apache Ignite's client)
 }
 # Import packages of ML projects often run from a source checkout whose folder is named otherwise
 # (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.
@@ -78,6 +79,17 @@ _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image"
     r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
+# A check of the GPU's generation ("FlashAttention only supports Ampere GPUs or newer", "compute capability 7.0"):
+# the result depends on which GPU runs it, and no lane here has an old one.
+_GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\bsm_?\d{2,3}\b", re.IGNORECASE)
+# A CUDA kernel failed: the message names the CUDA backend, or the innermost frame calls an extension's kernel
+# (flash_attn_cuda.fwd(...), flash_attn_gpu.varlen_fwd(...)): the cpu lane never reaches that call.
+# flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
+_CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
+_KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
+# A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
+# (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
+_STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
 _SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
             "(cuda-sim computes on the CPU; see README.md)")
 
@@ -104,19 +116,17 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     traceback = report.traceback
     notes = list(report.notes)
     packages = frame_packages(traceback.frames, report.environment)
-    culprit, culprit_frame = _culprit(traceback.final_frames or traceback.frames, report.environment)
-    importing = culprit_frame is not None and _importing_torch(culprit_frame)
-    if culprit == "torch" and not importing and (project := _url_project(report.url, report.modules, notes)):
-        culprit = project
-        packages.append(project) if project not in packages else None
-        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
+    framed = set(packages)  # what the frames show (a project taken from the link is not among them)
+    culprit, culprit_frame = _blamed(report, packages, notes)
     if any(simulator_frame(frame) for frame in traceback.frames):
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
-    shared, buggy, fix = _requirements(packages, culprit, report.environment, notes)
+    shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
         buggy, fix = _unreleased(culprit, report.url, buggy, notes)
-    expect, guess = _expectations(traceback.exception_class, traceback.message)
+    final_frames = traceback.final_frames or traceback.frames
+    expect, guess = _expectations(traceback.exception_class, traceback.message,
+                                  final_frames[-1].source if final_frames else "")
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -125,13 +135,14 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     signature, signature_note = make_signature(traceback.first_message_line, traceback.colours)
     if not traceback.first_message_line.strip():
         signature = f"{MARK}: a regex for the exception's message (the report cut it off; run the repro to read it)"
+        signature_note = "the report gives no message for the exception: the signature is left to fill in"
     if signature_note:
         notes.append(signature_note)
     if report.missing:
         notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read"
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
-    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS) else []
+    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
     title = _title(report, culprit, culprit_frame)
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
@@ -139,29 +150,82 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     where = [(label, frame) for label, frame in (
         ("The report's own call into the libraries", entry_frame(frames)),
         (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
-        ("The innermost library frame, where it failed", inner)) if frame is not None]
+        ("The innermost library frame, where it failed", inner),
+        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
+         and frames[-1] != culprit_frame else None)) if frame is not None]
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
-    imports = _imports(traceback.frames)
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final), notes, imports,
-                 culprit)
+    imports = _imports(traceback.frames) or _named_imports(report, culprit)
+    distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
+                     if m in imports}
+    distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
+    api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
+                            or prose_api(report, culprit, traceback.first_message_line))
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
+                 notes, imports, culprit)
 
 
-def _url_project(url: str, modules: tuple[str, ...], notes: list[str]) -> str | None:
+def _url_project(report: BugReport, notes: list[str]) -> str | None:
     """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
     otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
-    report's own text imports or links, the module it names most is taken, and the note says so."""
-    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", url)
+    report's own text imports or links (nor the first folder of a source path it names), the module it names most
+    is taken, and the note says so."""
+    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
-    repo = str(canonicalize_name(match["repo"]))
-    named = [m for m in modules if m not in _NOT_PROJECTS and not m.startswith("_")]
-    if not named or repo in {str(canonicalize_name(m)) for m in named}:
+    repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
+    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_")]
+    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
     project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
     notes.append(f"the link's repository is {match['repo']}, but the report's text imports or links the module "
                  f"{module!r}: drafted as the distribution {project} (check the name on the index)")
     return project
+
+
+def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
+    """The distribution the draft blames and its innermost frame: the frames' project (torch when none shows), else
+    one the text cites, else the link's; a pull request is the fix of its own repository's code. A project not
+    among the frames is added to ``packages``."""
+    traceback = report.traceback
+    frames = traceback.final_frames or traceback.frames
+    culprit, culprit_frame = _culprit(frames, report.environment)
+    importing = culprit_frame is not None and _importing_torch(culprit_frame)
+    if culprit == "torch" and not traceback.frames and report.cited:
+        culprit = str(canonicalize_name(report.cited[0]))
+        notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
+                     f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
+                     "fixed it)")
+    elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
+        culprit = project
+        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
+        culprit_frame = _checkout_frame(frames, project) or culprit_frame
+    elif frames and culprit != "torch" and _frame_module(frames[-1]) is None and not _stdlib(frames[-1]) \
+            and (project := _url_project(report, [])) and project != culprit and _checkout_frame(frames[-1:], project):
+        notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
+                     f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
+        culprit, culprit_frame = project, frames[-1]
+    if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
+        notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
+                     "stays pinned as what it calls")
+        culprit, culprit_frame = fixer, None
+    packages.append(culprit) if culprit not in packages else None
+    return culprit, culprit_frame
+
+
+def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
+    """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
+    project's own code, though no folder of it is an importable package."""
+    for frame in reversed(frames):
+        if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
+            return frame
+    return None
+
+
+def _named_imports(report: BugReport, culprit: str) -> list[str]:
+    """With no frame to import from: the culprit's module when the report's own code imports it."""
+    return sorted({m for m in report.modules if str(canonicalize_name(m)) == culprit and m.isidentifier()
+                   and not keyword.iskeyword(m)})
 
 
 def _upstream(url: str) -> dict[str, str]:
@@ -204,6 +268,9 @@ def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[s
     elif match := _HUB.search(posix):
         repo = match["folder"].partition("_")[2].rpartition("_")[0] or match["folder"]
         return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
+    elif frame.cut and not posix.startswith("/") and "/" in posix:
+        top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
+        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) else None
     else:
         module = _checkout_module(posix, environment)
     if module is None:
@@ -282,8 +349,8 @@ def _stdlib(frame: Frame) -> bool:
     return bool(re.search(r"/lib/python\d[\d.]*/[^/]+\.py$|<frozen |^<string>$", frame.posix))
 
 
-def _requirements(packages: list[str], culprit: str, environment: Environment,
-                  notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+def _requirements(packages: list[str], culprit: str, environment: Environment, notes: list[str],
+                  framed: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
     torch = environment.pins.get("torch")
     if torch and torch.version and not torch.version.startswith(TORCH_VERSION):
@@ -298,7 +365,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment,
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
-        pinned = _pin(dist, environment, notes)
+        pinned = _pin(dist, environment, notes, dist in framed)
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
@@ -329,10 +396,10 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]],
     return pin, fix
 
 
-def _pin(dist: str, environment: Environment, notes: list[str]) -> tuple[str, str]:
+def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True) -> tuple[str, str]:
     pin = environment.pins.get(dist)
     if pin is None:
-        notes.append(f"the report lists no version of {dist} (its files are in the traceback)")
+        notes.append(f"the report lists no version of {dist}" + (" (its files are in the traceback)" if framed else ""))
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
     where = f"report line {pin.report_line}, {pin.source}"
     if not pin.version:
@@ -358,15 +425,31 @@ _DEVICE_GUESS = "a device-placement error"
 _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
 
-def _expectations(exception: str, message: str) -> tuple[dict[str, str], str]:
+_GPU_MODEL_GUESS = "a check of the GPU's generation"
+_KERNEL_GUESS = "a CUDA kernel's error"
+_STR_DEVICE_GUESS = "a device given as a str"
+
+
+def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[str, str], str]:
+    """Per-lane expectations from the message (and the innermost frame's source line): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
         named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
         return {"cpu": "passes", "cuda": gap.format(named, "the cuda lane has one"),
                 "cuda-sim": gap.format(named, "cuda-sim simulates one device")}, _TWO_GPUS
+    if _GPU_MODEL.search(message):
+        gap = "unsupported: the message is about the GPU's generation; {}"
+        return {"cpu": gap.format("the cpu lane has no GPU kernel to run"),
+                "cuda": gap.format("the cuda lane's GPU may be newer than the report's (say which GPU shows it)"),
+                "cuda-sim": gap.format("cuda-sim runs no GPU kernel")}, _GPU_MODEL_GUESS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
+    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
+        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
+                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if _STR_DEVICE.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
@@ -478,29 +561,102 @@ def _escape(text: str) -> str:
 
 
 def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
-    """Library, API and symptom: the culprit's innermost frame's function (the call a maintainer knows), then the
-    message's first line (or the exception's class when it has none)."""
-    message = _title_message(report.traceback.exception, report.traceback.first_message_line)
-    function = frame.function if frame and frame.function and not frame.function.startswith("<") else ""
+    """Library, API and symptom: the API is the culprit's innermost function (the call a maintainer knows; dunders
+    and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
+    symptom is the message's first sentence (or, with no message, the issue title from the exception's name on)."""
+    traceback = report.traceback
+    message = _title_message(traceback.exception, traceback.first_message_line)
+    if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
+        message = named
     owner = frame_owner(frame, report.environment) if frame else None
-    library = owner[0] if owner and owner[1] == culprit else culprit  # the import name a maintainer writes
+    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
+    function = function or ("" if frame else _title_code_name(report.title, message)
+                            or prose_api(report, culprit, message))
+    library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
 
 
+def _import_name(distribution: str) -> str:
+    """The module a distribution is imported as, where the table says it differs (pytorch-ignite: ignite)."""
+    modules = [m for m, dists in DISTRIBUTIONS.items() if dists[0] == distribution and distribution != "torch"]
+    return modules[0] if len(modules) == 1 else distribution
+
+
+# Function names that say nothing of the API: autograd and nn.Module plumbing, decorators' wrappers.
+_PLUMBING = frozenset({"forward", "backward", "apply", "wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
+
+
+def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
+    """The innermost function of the culprit's frames that is neither a dunder (``__init__``) nor plumbing, walking
+    outward (else the innermost named one: a model's own forward). A private helper names the failing call."""
+    chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
+                       if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
+    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
+    return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
+
+
+# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader).
+_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)")
+
+
+def _title_code_name(title: str, message: str) -> str:
+    """For a report without frames: the API the issue's title names (the last part of a dotted name)."""
+    for match in _CODE_NAME.finditer(title):
+        name = (match["tick"] or match["snake"]).replace("::", ".").rpartition(".")[2]
+        if name and name not in message and not name.endswith(("Error", "Exception")):
+            return name
+    return ""
+
+
+def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
+    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
+    name), neither a module nor the library's own name, an exception, a version nor a word of the message."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    for code in report.code_names:
+        root, _, rest = code.removesuffix("()").partition(".")
+        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
+        if rest and root in ("torch", "np", "numpy", *others):
+            continue  # another library's API (`torch.device`)
+        name = code.removesuffix("()").rpartition(".")[2]
+        if "." in code and name.lower() in _FILE_SUFFIXES:
+            continue  # a file name (`requirements.txt`), not an API
+        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
+                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
+            return name
+    return ""
+
+
+_FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
+                            "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
+_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
+
+
+def _title_from(title: str, exception: str) -> str:
+    """The issue title from the exception's name on ("NotImplementedError while trying to train YoloV8")."""
+    at = title.find(exception)
+    return " ".join(title[at:].split()).strip(" .") if at >= 0 else ""
+
+
 # What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
 # (bold, code) that wrapped an exception named in prose.
 _TITLE_JUNK = re.compile(r"\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+_LONG_TITLE = 120
 
 
 def _title_message(exception: str, message: str) -> str:
-    """The message's first line, cleaned; a bare key or name (KeyError: 'best_loss') says its exception too."""
-    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*_`")
+    """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
+    'best_loss') says its exception too."""
+    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
+    text = text.strip("_") if text.startswith("__") and text.endswith("__") else text.rstrip("_")  # bold, not dunder
     if not text:
         return exception.rpartition(".")[2]
     if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
         return f"{exception.rpartition('.')[2]} {text}"
+    if len(text) > _LONG_TITLE and (end := re.search(r"[.!?](?=\s+[A-Z'\"])", text)) and end.start() >= 20:
+        return text[: end.start() + 1]
     return text
 
 

@@ -52,13 +52,20 @@ _PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<ver>{_RELEASE})\s*
 # GitHub's bug-template bullets: " - PyTorch 2.0.1 CUDA", "- timm v0.9.12" (a name, a release, a word or two)
 _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{_RELEASE})"
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
+# `yolo checks`: "torch               ✅ 2.5.1+cu124>=1.8.0" (name, a check mark, the version, the requirement)
+_CHECKED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w.-]{{0,60}})\s+[✅❌]\s*(?P<ver>{_RELEASE})(?:[<>=!~,;].*)?$")
+# A line of Python code comparing values (`if trainer.global_rank == 0:`), not a freeze line.
+_CODE_TEST = re.compile(r"^\s*(?:if|elif|while|assert|return)\s")
+# "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line
+_DUNDER = re.compile(rf"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?\s*(?:==|=|:|->)?\s*"
+                     rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
 _INSTALL = re.compile(r"\binstall\b")
-_LISTINGS = ((_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_COLUMNS, "pip list / conda list"),
-             (_CONDA, "pip list / conda list"), (_COLON, "env listing"), (_PAIR, "env listing"),
-             (_BULLET, "env listing"))
+_LISTINGS = ((_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
+             (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
+             (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
 _ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch", "mmdetection": "mmdet",
             "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python"}
@@ -82,7 +89,49 @@ def parse_environment(lines: list[str]) -> Environment:
     return Environment(pins, python, tuple(conflicts))
 
 
+# Two-line shapes: an interpreter's ">>> flash_attn.__version__" (cleaning may take ">>>" for a quote's marks)
+# then "'2.5.7'", and a bug template's heading ("### Python Version") then its answer ("3.10") on the next line
+# that has text.
+_ASKED = re.compile(r"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{0,60})\.__version__\)?\s*$")
+_HEADING = re.compile(r"^\s*#{2,4}\s+(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,2})\s+[Vv]ersion\s*$")
+_ANSWER = re.compile(rf"^\s*['\"]?v?(?P<ver>{_RELEASE})['\"]?\s*$")
+
+
+def _two_line_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines[:-1]):
+        if "__version__" not in line and "ersion" not in line:
+            continue
+        asked = _ASKED.match(line) or _HEADING.match(line)
+        if asked is None:
+            continue
+        following = next((n for n in range(index + 1, min(index + 4, len(lines))) if lines[n].strip()), None)
+        answer = _ANSWER.match(lines[following]) if following is not None else None
+        if answer is not None and following is not None:
+            yield _dist(asked["name"]), Pin(answer["ver"], "env listing", following + 1)
+
+
+# Versions stated in a sentence: "The version of pytorch-lightning is `1.5.10`", "The versions of torch, timm, and
+# submitit are 1.8.0+cpu, 0.6.7 and 1.4.5" (names and versions in the same order).
+_NAME_LIST = r"`?[A-Za-z][\w.-]{0,40}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?[A-Za-z][\w.-]{0,40}`?){0,5}"
+_RELEASE_LIST = rf"`?{_RELEASE}`?(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)`?{_RELEASE}`?){{0,5}}"
+_SENTENCE = re.compile(rf"\b[Vv]ersions? of\s+(?P<names>{_NAME_LIST})\s+(?:is|are|was|were)\s+"
+                       rf"(?P<vers>{_RELEASE_LIST})")
+_LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _SENTENCE.finditer(line) if "ersion" in line else ():
+            names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
+            versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
+            if len(names) == len(versions):
+                yield from ((_dist(name), Pin(version, "env listing", index + 1))
+                            for name, version in zip(names, versions, strict=True))
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    yield from _two_line_pins(lines)
+    yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw):  # every listing gives a version number
             continue
@@ -94,7 +143,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line) if "==" in line else ():
+        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:

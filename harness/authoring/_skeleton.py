@@ -15,7 +15,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
-from harness.cases._placeholders import MARK
+from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_IMPORT
 
 
 @dataclass(frozen=True)
@@ -137,9 +137,13 @@ def template_yaml(case_id: str) -> str:
     return _TEMPLATE_YAML.replace("{id}", case_id)
 
 
-def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str) -> str:
-    """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise."""
-    comments: list[str] = []
+def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
+             distributions: dict[str, str] | None = None, api: str = "") -> str:
+    """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise.
+    ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
+    that every variant pins it). ``api``: with no frame, the API the report names (the call to write)."""
+    named = distributions or {}
+    comments: list[str] = [f"    # The report shows no frame; the API it names: {api}"] if api and not where else []
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source else []
@@ -159,7 +163,9 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
         "import argparse",
         "import sys",
         "",
-        *sorted(["import torch", *(f"import {m}  # noqa: F401 - in the traceback; the call uses it" for m in imports)],
+        *sorted(["import torch", *(f"import {m}  {SKELETON_IMPORT}" + (f" ({IMPORT_DISTRIBUTION} {named[m]})"
+                                                                           if m in named else "")
+                                   + "; the call uses it" for m in imports)],
                 key=lambda line: line.split()[1].lower()),
         "",
         "",

@@ -11,6 +11,7 @@ The loader refuses such a case and names each placeholder with its line and what
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -71,11 +72,39 @@ def find_placeholders(node: Any, trail: tuple[Any, ...] = ()) -> Iterator[Placeh
             yield from find_placeholders(value, (*trail, index))
 
 
+# How `new`'s skeleton marks the imports it took from the traceback (the comment after "import timm": this text,
+# then " (distribution timm); the call uses it"). validate checks each such import's distribution is pinned.
+SKELETON_IMPORT = "# noqa: F401 - in the traceback"
+IMPORT_DISTRIBUTION = "distribution"
+
+
 def script_placeholders(text: str, name: str) -> list[tuple[int, str]]:
     """(line, what to write) for each line of a repro script still holding :data:`MARK` (the skeleton's
-    ``raise NotImplementedError("FILL-IN: ...")``): a script that raises it can never reproduce the bug."""
+    ``raise NotImplementedError("FILL-IN: ...")``), or raising NotImplementedError unconditionally in a function
+    (the skeleton's raise with its mark edited away): a script that raises it can never reproduce the bug."""
+    lines = {number for number, line in enumerate(text.splitlines(), 1)
+             if MARK in line and "NotImplementedError" in line} | _unconditional_not_implemented(text)
     return [(number, f"{name}: the call that reproduces the bug (replace the skeleton's NotImplementedError)")
-            for number, line in enumerate(text.splitlines(), 1) if MARK in line and "NotImplementedError" in line]
+            for number in sorted(lines)]
+
+
+def _unconditional_not_implemented(text: str) -> set[int]:
+    """Lines of ``raise NotImplementedError...`` statements straight in a function's body (no if/try around)."""
+    if "NotImplementedError" not in text:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for statement in node.body:
+                raised = statement.exc if isinstance(statement, ast.Raise) else None
+                raised = raised.func if isinstance(raised, ast.Call) else raised
+                if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                    found.add(statement.lineno)
+    return found
 
 
 def placeholder_error(path: Any, data: Any, line_of: Callable[[list[Any]], int | None],

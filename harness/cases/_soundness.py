@@ -9,6 +9,7 @@ variant, the line and the fix.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
+from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_IMPORT
 
 # What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
 _WITH_TORCH = frozenset({"torch", "torchgen", "functorch", "filelock", "typing_extensions", "sympy", "networkx",
@@ -56,6 +58,13 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   f"{module!r}: the import fails in every lane",
                             fix=f"pin the release of {module} the variant runs (the buggy variant: the one the report "
                                 "ran), e.g. in its requires", line=line_of(["variants", variant, "requires"]))
+    unpinned = _skeleton_import_unpinned(script, variants.values())
+    if unpinned:
+        variant, module, dist = unpinned
+        raise CaseFileError(path, f"variant {variant!r} does not pin {dist}, yet {script.name} imports {module!r} "
+                                  "(an import `new` took from the report's traceback): the import fails in every lane",
+                            fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
+                                "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
 
 
 def _script_text(script: Path) -> str:
@@ -76,6 +85,21 @@ def _normal(requirement: str) -> str:
     except InvalidRequirement:
         return requirement
     return f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+
+
+_SKELETON_IMPORT = re.compile(rf"^import (?P<module>\w+)\s+{re.escape(SKELETON_IMPORT)} \({IMPORT_DISTRIBUTION} "
+                              r"(?P<dist>[\w.-]+)\)", re.MULTILINE)
+
+
+def _skeleton_import_unpinned(script: Path, variants: Any) -> tuple[str, str, str] | None:
+    """(variant, module, distribution) for a variant that does not pin the distribution of an import `new`'s
+    skeleton took from the traceback (a variant with a patch or a shim may bring it otherwise)."""
+    for match in _SKELETON_IMPORT.finditer(_script_text(script)):
+        dist = str(canonicalize_name(match["dist"]))
+        for variant in variants:
+            if not variant.patches and not variant.shims and dist not in {_name(r) for r in variant.requires}:
+                return variant.name, match["module"], dist
+    return None
 
 
 def _imports_missing(script: Path, variants: Any) -> tuple[str, str] | None:

@@ -50,12 +50,15 @@ from harness.docker._containers import (
     remove_leftovers,
 )
 from harness.docker._plan import DEFAULT_IMAGE_DIR, Flavour, ImagePlan, ImageSettings, plan_image
+from harness.environments._compat import RECORD_FILE as COMPAT_RECORD
+from harness.environments._compat import read_record
 from harness.environments._spec import EnvSpec
 from harness.run._backend import REPO_ROOT, SIM_PACKAGE, CellRequest, ChildOutcome, PreparedEnv, Progress
 from harness.run._outcome import outcome_from_process
 
 INSIDE = Path("/repro")
 _INSTALLED_FILE = "/venv/repro-matrix-installed.json"
+_COMPAT_FILE = f"/venv/{COMPAT_RECORD}"  # the host-compatibility step's record (images/torch/Dockerfile)
 _PROBE_TIMEOUT_S = 180
 _CUDA_PROBE = (
     "import json, torch\n"
@@ -115,31 +118,31 @@ class DockerBackend:
         plan, case_ids = self._plan(spec, flavour)
         with daemon_call(f"looking up image {plan.tag}"):
             image = require_image(self.client, plan, case_ids)
-            installed = self._installed(image)
+            installed, compat = self._records(image)
         progress(f"docker-{spec.key()}: image {plan.tag} ({image.id[7:19]}): {spec.summary()}")
         return PreparedEnv(id=f"docker-{spec.key()}", spec=spec, backend=self.name, python_path="/venv/bin/python",
-                           installed=installed, reused=True, build_s=0.0, image=image.serialize())
+                           installed=installed, reused=True, build_s=0.0, image=image.serialize(), compat=compat)
 
     def _plan(self, spec: EnvSpec, flavour: Flavour) -> tuple[ImagePlan, tuple[str, ...]]:
         image_dir, case_ids = image_dir_and_cases(self.cases, spec)
         return plan_image(spec, flavour, image_dir=image_dir or DEFAULT_IMAGE_DIR, settings=self.settings), case_ids
 
-    def _installed(self, image: ImageRef) -> dict[str, str]:
-        """The image's package list, written at build time (read without starting the container)."""
+    def _records(self, image: ImageRef) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The image's package list and host-compatibility record, written at build time (read without
+        starting the container); an image built before the record existed has none."""
         from docker.errors import APIError
 
         container = self.client.containers.create(image.id, ["true"], network_mode="none",
                                                   labels=self.runner.labels())
         try:
-            stream, _ = container.get_archive(_INSTALLED_FILE)
-            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
-                member = archive.extractfile(archive.getmembers()[0])
-                packages = json.loads(member.read()) if member else []
+            packages = json.loads(_read_file(container, _INSTALLED_FILE) or "[]")
+            compat_text = _read_file(container, _COMPAT_FILE)
+            compat = read_record(compat_text) if compat_text is not None else ()
         except (APIError, ValueError, IndexError):
-            return {}
+            return {}, ()
         finally:
             container.remove(force=True)
-        return dict(sorted(((p["name"], p["version"]) for p in packages), key=lambda kv: kv[0].lower()))
+        return dict(sorted(((p["name"], p["version"]) for p in packages), key=lambda kv: kv[0].lower())), compat
 
     def _cuda_image(self, spec: EnvSpec) -> tuple[ImageRef | None, str]:
         plan, case_ids = self._plan(spec, "cuda")
@@ -239,6 +242,19 @@ def _as_returncode(exit_code: int | None) -> int | None:
     if exit_code is not None and 128 < exit_code < 160:
         return -(exit_code - 128)
     return exit_code
+
+
+def _read_file(container: Any, path: str) -> str | None:
+    """One file of a (created, not started) container; None when the image has no such file."""
+    from docker.errors import NotFound
+
+    try:
+        stream, _ = container.get_archive(path)
+    except NotFound:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+        member = archive.extractfile(archive.getmembers()[0])
+        return member.read().decode() if member else None
 
 
 def image_log_dir() -> Path:

@@ -25,6 +25,7 @@ from harness.docker._clean import build_cache_ids, prune_build_cache_since
 from harness.docker._client import ImageBuildError, ImageRef, find_image
 from harness.docker._containers import remove_cache_volumes
 from harness.docker._plan import BASE_VARIABLES, LOCAL_BASE, ImagePlan
+from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
 from harness.environments._wheelhouse import WHEEL_TIMEOUT_S, host_python, pip_wheel
 
 if TYPE_CHECKING:
@@ -33,9 +34,10 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 _STEP = re.compile(r"^Step \d+/\d+ : ")
 _LAYER = re.compile(r"^ ---> ([0-9a-f]{12})$")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # the legacy builder colours a step's stderr
 _TAIL_LINES = 25
 # Build output worth showing live; everything goes to the build log.
-_NOTEWORTHY = ("Successfully installed", "applying ", "ERROR", "error:")
+_NOTEWORTHY = ("Successfully installed", "applying ", "[repro-matrix: compat", "ERROR", "error:")
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ def _buildkit_cli(plan: ImagePlan) -> str | None:
 
 
 def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Path:
-    """A copy of the image folder with ``wheels/`` (wheelhouse mode) and ``patches/`` filled in."""
+    """A copy of the image folder with ``wheels/`` (wheelhouse mode), ``patches/`` and ``compat/`` (the
+    host-compatibility step every backend runs: harness/environments/_compat.py) filled in."""
     context = scratch / "context"
     # symlinks=True: a link stays a link (a build resolves it inside the context), never a copy of the host
     # file it names: images/x/secret -> ~/.docker/config.json was baked into the image and its build log.
@@ -120,6 +123,8 @@ def make_context(plan: ImagePlan, scratch: Path, log_path: Path, say: Say) -> Pa
     patches.mkdir(exist_ok=True)
     for index, patch in enumerate(plan.patches):
         shutil.copyfile(patch.path, patches / f"{index:02d}-{patch.path.name}")
+    (context / "compat").mkdir(exist_ok=True)
+    shutil.copyfile(COMPAT_RUNTIME, context / "compat" / COMPAT_RUNTIME.name)
     if plan.settings.pip_source == "wheelhouse":
         fill_wheelhouse(plan, context / "wheels", log_path, say)
     return context
@@ -174,7 +179,7 @@ def _handle_chunk(chunk: dict[str, Any], log: Any, step: str, ids: tuple[list[st
     if "stream" in chunk:
         text = str(chunk["stream"])
         log.write(text)
-        for line in text.splitlines():
+        for line in _COLOUR.sub("", text).splitlines():
             layer = _LAYER.match(line)
             if layer:
                 layers.append(layer.group(1))

@@ -89,7 +89,8 @@ def _show(line: str, steps_seen: set[str], say: Callable[[str], None], verbose: 
     if step and step.group(1) not in steps_seen:
         steps_seen.add(step.group(1))
         say(f"[{step.group(1)}] {step.group(2)}")
-    elif verbose or "Successfully installed" in line or "applying /patches" in line:
+    elif verbose or any(mark in line for mark in ("Successfully installed", "applying /patches",
+                                                  "[repro-matrix: compat")):
         say(f"  {line.split(' ', 2)[-1] if line.startswith('#') else line}")
 
 

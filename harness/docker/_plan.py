@@ -2,8 +2,9 @@
 
 One image per distinct environment and flavour: cells whose variants share pins and patches share
 the image, whatever case they belong to. The tag is a hash of everything that changes what gets
-built (the Dockerfile text, the requirements, the patches, the base image, the Python version), so
-an image is rebuilt only when one of those changed. Nothing here talks to Docker.
+built (the Dockerfile text, the requirements, the patches, the base image, the Python version, and
+for requirements naming torchvision the harness's host-compatibility fix), so an image is rebuilt only
+when one of those changed. Nothing here talks to Docker.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from packaging.utils import canonicalize_name
 
 from harness._exceptions import UsageError
 from harness.cases._load import PatchFile
+from harness.environments._compat import compat_key
 from harness.environments._spec import EnvSpec
 from harness.run._backend import REPO_ROOT, project_root
 
@@ -100,7 +102,8 @@ class ImagePlan:
         payload = {"dockerfile": _sha256(self.dockerfile.read_bytes()), "flavour": self.flavour,
                    "layout": self.settings.layout, "python": self.python,
                    "requirements": sorted(self.requirements, key=str.lower),
-                   "patches": [p.sha256 for p in self.patches]}
+                   "patches": [p.sha256 for p in self.patches],
+                   "compat": compat_key(self.requirements)}  # the host-compatibility step (environments/_compat.py)
         return _digest(payload)
 
     @property

@@ -2,31 +2,31 @@
 
 They belong to the host's packages, not to a case: the one torchvision on the index for a torch release is
 a CUDA build, and beside the CPU torch of a CPU-only host its import fails. So no case carries or names
-them; the venv backend probes every environment it builds and applies what the probe calls for (today one
-fix, ``_torchvision_compat.py``: see its docstring). What was applied is written to the build log and to the
-environment's record (``compat``, also in results.json), and the fix's content is part of the content key
-of every requirement set that names torchvision, so a cached environment is rebuilt when the fix changes.
+them. Every backend runs the same build step in the environment it builds, ``_torchvision_compat.py
+--apply SITE`` (today one fix: see its docstring): the venv backend in its sealed build, the docker images
+in a Dockerfile step (the module is copied into the build context). What was applied is written to the
+build log and to the environment's record (``compat``, also in results.json), and the fix's content is part
+of the content key of every requirement set (and docker image recipe) that names torchvision, so a cached
+environment or image is rebuilt when the fix changes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from harness._io import write_atomic
-from harness.environments._torchvision_compat import reason_to_apply
+from harness.environments._torchvision_compat import NAME, PTH_LINE, PTH_NAME, reason_to_apply
 
-RUNTIME = Path(__file__).with_name("_torchvision_compat.py")  # run by path in the environment (--probe)
-MODULE = "_repro_matrix_torchvision_compat"  # its name once copied into site-packages
-PTH_NAME = f"{MODULE}.pth"
-PTH_LINE = f"import {MODULE}; {MODULE}.install()\n"
-NAME = "torchvision-ops-on-cpu-torch"
+RUNTIME = Path(__file__).with_name("_torchvision_compat.py")  # run by path in the environment (--apply)
+RECORD_FILE = "repro-matrix-compat.json"  # where a docker image keeps the step's record (beside /venv's list)
 
-__all__ = ["NAME", "PTH_NAME", "RUNTIME", "compat_key", "install_into", "reason_to_apply"]
+__all__ = ["NAME", "PTH_NAME", "RECORD_FILE", "RUNTIME", "compat_key", "read_record",
+           "reason_to_apply"]
 
 
 def compat_key(requires: Sequence[str]) -> str | None:
@@ -36,12 +36,17 @@ def compat_key(requires: Sequence[str]) -> str | None:
     return hashlib.sha256(RUNTIME.read_bytes() + PTH_LINE.encode()).hexdigest()[:12]
 
 
-def install_into(site: Path) -> list[Path]:
-    """Copy the fix into the environment's site-packages, with the ``.pth`` line that arms it."""
-    module, pth = site / f"{MODULE}.py", site / PTH_NAME
-    write_atomic(module, RUNTIME.read_text())
-    write_atomic(pth, PTH_LINE)
-    return [module, pth]
+def read_record(text: str) -> tuple[str, ...]:
+    """The ``compat`` lines of the step's record (its last line of output); ValueError if it is not one."""
+    lines = text.strip().splitlines()
+    try:
+        record = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        record = None
+    compat = record.get("compat") if isinstance(record, dict) else None
+    if not isinstance(compat, list) or not all(isinstance(line, str) for line in compat):
+        raise ValueError(f"not a compat record: {text.strip()[-200:]!r}")
+    return tuple(compat)
 
 
 def _name(requirement: str) -> str:

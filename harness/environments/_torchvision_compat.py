@@ -11,8 +11,11 @@ completes; no operator is implemented, so a repro that calls one still fails, as
 Standard library only until torchvision is looked up, and then torch only. Imported from a ``.pth`` at
 interpreter start, it adds an import hook and nothing else: the first lookup of torchvision (an import, or
 ``importlib.util.find_spec``) imports torch, never earlier, and declares the schemas only if ``_C.so``
-still fails to load then. Run by path with
-``--probe`` it prints, as JSON, what the harness decides on.
+still fails to load then. Run by path with ``--probe`` it prints, as JSON, what the decision is made on;
+with ``--apply SITE`` it is the one build step every backend runs in the environment it builds (the venv
+backend in its sealed build, the docker images in a Dockerfile step): probe, decide, copy itself and the
+``.pth`` into SITE where called for, check that torchvision imports, say so on stderr (the build log) and
+print the record (JSON, ``{"compat": [...]}``) on stdout.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+NAME = "torchvision-ops-on-cpu-torch"
+MODULE = "_repro_matrix_torchvision_compat"  # its name once copied into site-packages
+PTH_NAME = f"{MODULE}.pth"
+PTH_LINE = f"import {MODULE}; {MODULE}.install()\n"
 SCHEMAS = (
     "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
     "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
@@ -104,5 +111,40 @@ def reason_to_apply(found: dict[str, Any]) -> str | None:
             f"cannot load beside it ({error})")
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--probe"]:
-    print(json.dumps(probe()))
+def apply(site: Path) -> list[str]:
+    """The build step: the fix where the probe calls for it, then proof that torchvision imports; the
+    record's ``compat`` lines (empty: nothing applied). Raises RuntimeError when the import still fails."""
+    reason = reason_to_apply(probe())
+    if reason is None:
+        return []
+    module, pth = site / f"{MODULE}.py", site / PTH_NAME
+    module.write_bytes(Path(__file__).read_bytes())
+    pth.write_text(PTH_LINE)
+    print(f"[repro-matrix: compat {NAME}: {reason}; wrote {module.name}, {pth.name} into {site}]", file=sys.stderr)
+    import subprocess  # here, not at the top: the .pth imports this module in every interpreter
+
+    # -I: the sys.path a cell starts with; a fresh interpreter, so the .pth just written is read.
+    check = subprocess.run([sys.executable, "-I", "-B", "-c", "import torchvision"], capture_output=True,
+                           text=True, check=False)
+    if check.returncode != 0:
+        raise RuntimeError(f"torchvision does not import even with {pth} ({NAME}):\n{check.stderr.strip()}")
+    return [f"{NAME}: {reason}"]
+
+
+def _main(argv: list[str]) -> int:
+    if argv == ["--probe"]:
+        print(json.dumps(probe()))
+        return 0
+    if len(argv) == 2 and argv[0] == "--apply":
+        try:
+            print(json.dumps({"compat": apply(Path(argv[1]))}))
+        except RuntimeError as error:
+            print(error, file=sys.stderr)
+            return 1
+        return 0
+    print(f"usage: {Path(__file__).name} --probe | --apply SITE_PACKAGES", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

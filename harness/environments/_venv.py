@@ -35,10 +35,8 @@ from harness.containment._process import Confinement, HelperProcess, RunningProc
 from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
 from harness.containment._seal import cell_environment as seal_environment
 from harness.containment._seal import cell_pids
-from harness.environments._compat import NAME as COMPAT_NAME
-from harness.environments._compat import PTH_NAME as COMPAT_PTH
 from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
-from harness.environments._compat import install_into, reason_to_apply
+from harness.environments._compat import read_record
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
 from harness.environments._spec import EnvSpec
@@ -214,23 +212,15 @@ class VenvBackend:
 
     def _apply_compat(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox,
                       folder: Path) -> list[str]:
-        """The host-compatibility fix (environments/_compat.py) where the probe calls for it, then proof that
-        torchvision imports; the record's ``compat`` lines (empty: nothing applied)."""
-        probe = self._step(log, [python, "-I", "-B", str(COMPAT_RUNTIME), "--probe"], env, sandbox.seal())
-        reason = reason_to_apply(json.loads(probe.strip().splitlines()[-1]))
-        if reason is None:
-            return []
-        site = Path(self._site_packages(python, log, env, sandbox))
-        written = install_into(site)
-        with log.open("a") as handle:
-            handle.write(f"[repro-matrix: compat {COMPAT_NAME}: {reason}; wrote "
-                         f"{', '.join(p.name for p in written)} into {site}]\n")
+        """The host-compatibility step (environments/_compat.py), sealed, writing the environment only; the
+        record's ``compat`` lines (empty: nothing applied)."""
+        site = self._site_packages(python, log, env, sandbox)
+        argv = [python, "-I", "-B", str(COMPAT_RUNTIME), "--apply", site]
         try:
-            self._step(log, [python, "-I", "-B", "-c", "import torchvision"], env, sandbox.seal())
-        except EnvBuildError as error:
-            raise EnvBuildError(f"torchvision does not import even with the harness's {COMPAT_PTH} "
-                                f"({COMPAT_RUNTIME}): {error.message}", log) from None
-        return [f"{COMPAT_NAME}: {reason}"]
+            return list(read_record(self._step(log, argv, env, sandbox.seal(folder))))
+        except (EnvBuildError, ValueError) as error:
+            why = error.message if isinstance(error, EnvBuildError) else str(error)
+            raise EnvBuildError(f"the host-compatibility step ({COMPAT_RUNTIME}) failed: {why}", log) from None
 
     def _new_venv(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
                   sandbox: BuildSandbox, writes: tuple[Path, ...]) -> str:

@@ -58,5 +58,11 @@ def test_the_tools_the_sessions_add_are_pinned_and_torch_is_the_noxfile_pin():
 
 
 def test_every_session_installs_with_the_lock_as_constraints():
-    # session.install is called in one place, the helper that adds the lock; the lock session only installs uv.
-    assert re.findall(r"session\.install\((.*)\)", NOXFILE) == ['"--constraint", str(LOCK), *packages', '"uv"']
+    # session.install is called in one place, the helper that adds the lock; the lock session only installs uv;
+    # sim_torch installs another torch than the lock's, by design, with every package of that install pinned exactly.
+    assert re.findall(r"session\.install\((.*)\)", NOXFILE) == [
+        '"--constraint", str(LOCK), *packages', '"--no-deps", f"torch=={torch}", *SIM_TORCH[torch]', '"uv"']
+    block = re.search(r"^SIM_TORCH = \{(.*?)^\}", NOXFILE, re.MULTILINE | re.DOTALL)
+    assert block, "noxfile.py: SIM_TORCH not found"
+    strings = re.findall(r'"([^"]+)"', block.group(1))  # each torch version, then the exact pins installed with it
+    assert strings and all(re.fullmatch(r"[0-9.]+|[a-z0-9-]+==[0-9.]+", text) for text in strings), strings

@@ -1007,6 +1007,8 @@ _HOSTILE = ["File ", '"', ".py", ":1", " in ", "(", ")", "[", "]", "/", "\\", "-
             "==", ": ", "│", "❱", "Error", "cuda:0", "version", "`", "*", "- ", "site-packages/", "torch/hub/", "<", ">"]
 
 
+# These bounds are on this process's CPU time, not the wall clock: a loaded CI machine (2 cores, other tests beside)
+# stretched the wall clock past them while the parser itself stayed linear.
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_HOSTILE), min_size=1, max_size=6), st.integers(200, 1600), st.sampled_from(
     ["", "File ", "[", "- ", "Traceback (most recent call last):\n", "RuntimeError: "]))
@@ -1017,13 +1019,13 @@ def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
 
     line = (lead + "".join(pieces) * repeat)[:5000]
     text = "\n".join([line, line, f"  {line}", "RuntimeError: " + line])
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         report = parse_report(text)
         draft_case("hostile", report)
     except UsageError:
         pass
-    assert time.perf_counter() - started < 2.0, (pieces, repeat, lead)
+    assert time.process_time() - started < 2.0, (pieces, repeat, lead)
 
 
 @pytest.mark.parametrize("line", [
@@ -1034,10 +1036,10 @@ def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
 def test_known_worst_lines_parse_in_bounded_time(line):
     import time
 
-    started = time.perf_counter()
+    started = time.process_time()
     text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
     draft_case("hostile", parse_report(text))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 # Lines that nearly match the frame, exception and listing patterns (each cut anywhere by `_near_miss`): a report
@@ -1074,12 +1076,12 @@ def test_reports_of_near_matching_lines_parse_in_linear_time(block):
 
     unit = "\n".join(block) + "\n"
     text = "Traceback (most recent call last):\n" + unit * (240 * 1024 // len(unit) + 1) + "RuntimeError: x\n"
-    started = time.perf_counter()
+    started = time.process_time()
     with contextlib.suppress(UsageError):
         draft_case("hostile", parse_report(text))
     with contextlib.suppress(UsageError):  # no exception line: the fallbacks that find a named exception scan it all
         draft_case("hostile", parse_report(text.replace("Traceback (most recent call last):\n", "", 1)[:-15]))
-    assert time.perf_counter() - started < 4.0, block
+    assert time.process_time() - started < 4.0, block
 
 
 def test_a_terminal_wrapped_frame_keeps_its_function():
@@ -1121,3 +1123,94 @@ def test_validate_check_index_says_when_the_fix_pins_the_newest_release(tmp_path
     gone = newest_fix_pins([case], {"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "missing")}, "3.11")
     assert len(gone) == 1 and "could not list the releases of diffusers" in gone[0]
     assert "stopped after" in newest_fix_pins([case], environ, "3.11", budget_s=0)[0]
+
+
+def test_a_frameless_report_names_the_api_its_prose_writes_as_inline_code() -> None:
+    """Class: a report with no frame whose title names no API, but whose prose writes one as inline code: the title
+    and the skeleton name it; another library's API (`torch.device`) and the library's own name are not it."""
+    text = ("# size mismatch when training\n\nhttps://github.com/someorg/somelib/issues/12\n\n"
+            "Passing `torch.device('cuda')` to `somelib` works, but `ShardedLinear4bit` fails in backward.\n\n"
+            "RuntimeError: size mismatch, got 4 and 8\n")
+    draft = draft_case("frameless-api", parse_report(text))
+    assert 'title: "somelib ShardedLinear4bit: size mismatch, got 4 and 8"' in draft.case_yaml
+    assert "# The report shows no frame; the API it names: ShardedLinear4bit" in draft.repro_py
+
+
+def test_a_frameless_report_without_inline_code_names_no_api() -> None:
+    text = ("# crash\n\nhttps://github.com/someorg/somelib/issues/12\n\nIt fails with `torch.device`.\n\n"
+            "RuntimeError: size mismatch, got 4 and 8\n")
+    draft = draft_case("frameless-none", parse_report(text))
+    assert 'title: "somelib: size mismatch, got 4 and 8"' in draft.case_yaml
+    assert "the API it names" not in draft.repro_py
+
+
+def test_frames_in_typographic_quotes_are_read() -> None:
+    """Class: a traceback pasted through an editor that curled its quotes (File “/x/y.py”, line 3, in f)."""
+    text = ("Traceback (most recent call last):\n"
+            "File “/home/u/app/train.py”, line 190, in do_train\n"
+            "model = get_peft_model(model, config)\n"
+            "File “/home/u/env/lib/python3.10/site-packages/peft/tuners/lora.py”, line 179, in _find_and_replace\n"
+            "self._replace_module(parent, name, new_module, target)\n"
+            "UnboundLocalError: local variable \u2018new_module\u2019 referenced before assignment\n")
+    _assert_blames(text, "peft", "peft _find_and_replace: ")
+
+
+def _assert_blames(text: str, culprit: str, title: str) -> str:
+    """Draft ``text``; its culprit and title start must be these. The skeleton, for further checks."""
+    draft = draft_case("blamed", parse_report(text))
+    assert draft.culprit == culprit
+    assert yaml.safe_load(draft.case_yaml)["title"].startswith(title)
+    return draft.repro_py
+
+
+def test_the_innermost_frame_in_the_linked_repository_checkout_blames_that_repository() -> None:
+    """Class: the frame that raised is the report's repository's own code, called back by a library's frames."""
+    text = ("https://github.com/someone/speech-trainer/issues/5\n\nTraceback (most recent call last):\n"
+            '  File "train.py", line 402, in <module>\n    trainer.run(loader)\n'
+            '  File "/usr/lib/python3.6/dist-packages/ignite/engine/engine.py", line 272, in _run_once_on_dataset\n'
+            '  File "/home/u/speech-trainer/codes/engine.py", line 48, in _update\n    LOG.DEBUG(step)\n'
+            "AttributeError: 'Logger' object has no attribute 'DEBUG'\n")
+    repro = _assert_blames(text, "speech-trainer", "speech-trainer _update: ")
+    assert "pytorch-ignite" in repro  # the module ignite's distribution (PyPI's "ignite" is another's)
+    _assert_blames("https://github.com/pytorch/ignite/issues/7\n\nTypeError: 'Events' object is not callable\n",
+                   "pytorch-ignite", "ignite: ")
+
+
+def test_a_traceback_of_only_the_reports_own_frames_shows_the_one_that_raised() -> None:
+    text = ("https://github.com/someone/composer-demo/issues/4\n\nTraceback (most recent call last):\n"
+            '  File "/root/Composer/main.py", line 957, in <module>\n    if trainer.global_rank == 0:\n'
+            "NameError: name 'trainer' is not defined\n")
+    report = parse_report(text)
+    draft = draft_case("own-frames", report)
+    assert '#   File "/root/Composer/main.py", line 957, in <module>' in draft.repro_py
+    assert "trainer-global-rank" not in report.environment.pins  # a comparison in code is no freeze line
+
+
+def test_a_title_keeps_a_messages_leading_dunder_and_names_no_file_as_api() -> None:
+    drafted = yaml.safe_load(draft_case("dunder", parse_report(
+        "TypeError: __init__() got an unexpected keyword argument 'sampler'\n")).case_yaml)
+    assert drafted["title"].endswith(": __init__() got an unexpected keyword argument 'sampler'")
+    text = ("# crash\n\nhttps://github.com/someorg/somelib/issues/3\n\nI installed `requirements.txt` exactly.\n\n"
+            "AttributeError: 'Module' object has no attribute 'x'\n")
+    assert 'title: "somelib: ' in draft_case("file-name", parse_report(text)).case_yaml
+
+
+def test_an_editors_exception_panel_lists_frames_innermost_first() -> None:
+    """Class: VS Code's "Exception has occurred:" panel: class and message on two lines, the frame that raised first."""
+    text = ("Exception has occurred: AttributeError\n'DataModule' object has no attribute 'x'\n"
+            '  File "D:\\work\\proj\\train.py", line 52, in main\n    trainer.fit(model)\n'
+            '  File "D:\\work\\proj\\train.py", line 56, in <module>\n    main()\n'
+            "AttributeError: 'DataModule' object has no attribute 'x'\n")
+    report = parse_report(text)
+    assert [frame.line for frame in report.traceback.frames] == [56, 52]
+    assert "line 52, in main" in draft_case("panel", report).repro_py
+
+
+def test_versions_stated_in_a_sentence_are_read_in_order() -> None:
+    """Class: "The versions of torch, timm, and submitit are 1.8.0+cpu, 0.6.7 and 1.4.5"; one name, one version."""
+    pins = parse_environment(clean_lines(
+        "The versions of  torch, timm, and submitit are 1.8.0+cpu, 0.6.7 and 1.4.5.\n"
+        "The version of pytorch-lightning is `1.5.10`, which is exact.\n"
+        "The versions of torch and timm are unknown to me, 2.0 maybe\n")).pins
+    assert {name: pin.version for name, pin in pins.items()} == {
+        "torch": "1.8.0+cpu", "timm": "0.6.7", "submitit": "1.4.5", "pytorch-lightning": "1.5.10"}

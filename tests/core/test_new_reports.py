@@ -123,3 +123,204 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
         pytest.skip("the configured package index did not answer (an offline host)")
     assert known is True
     assert released("repro-matrix-no-such-project-4f1c2") is False
+
+
+# The fourth held-out set (tests/fixtures/graded4): real reports first drafted before `new` was changed on them
+# (/work/notes/heldout.md has the strict before/after grading). Per report, what a maintainer keeps:
+# (exception, a message the signature must match (None: the report has none: a placeholder), blamed distribution,
+#  title start, per-lane expectation kinds, device-placement tag, buggy pin text, skeleton frame lines shown).
+GRADED4 = ROOT / "tests" / "fixtures" / "graded4"
+DEVICE = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
+ALL = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
+KERNEL = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
+GPU_MODEL = {"cpu": "unsupported", "cuda": "unsupported", "cuda-sim": "unsupported"}
+HELD_OUT_4 = {
+    # [rank0]: traceback; the NCCL warning after the exception is a log record, not its message; a str device (every
+    # lane: graded5 showed cpu fails too, where the call does not test for "cpu" first as torchrec's does)
+    "torchrec-2624": ("AttributeError", "'str' object has no attribute 'type'", "torchrec", "torchrec shard: ", ALL,
+                      True, "torchrec==X.Y.Z", 2),
+    "deepspeed-6793": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of "
+                       "ZeRO stage 3", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==X.Y.Z", 1),
+    # the REPL's flash_attn.__version__ gives the pin; the failing call is the CUDA extension flash_attn_cuda.fwd
+    "flash-attention-915": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "flash-attn",
+                            "flash_attn _flash_attn_forward: ", KERNEL, False, "flash-attn==2.5.7", 2),
+    "torchrl-1518": ("RuntimeError", "stack expects each tensor to be equal size, but got [1] at entry 0 and [] at "
+                     "entry 1", "torchrl", "torchrl set_info_dict_reader: ", ALL, False, "torchrl==X.Y.Z", 0),
+    "torchrl-3137": ("RuntimeError", "stack expects each tensor to be equal size, but got [] at entry 0 and [1] at "
+                     "entry 6", "torchrl", "torchrl rollout: ", ALL, False, "torchrl==X.Y.Z", 1),
+    # an 80-column console wrap: frames and the message rejoined
+    "nnue-pytorch-16": ("MisconfigurationException", "ModelCheckpoint(save_last=True, monitor=None) is not a valid "
+                        "configuration. You can save the last checkpoint with ModelCheckpoint(save_top_k=None, "
+                        "monitor=None)", "pytorch-lightning",
+                        "pytorch_lightning: ModelCheckpoint(save_last=True, monitor=None) is not a valid configuration",
+                        ALL, False, "pytorch-lightning==X.Y.Z", 2),
+    "bayesian-torch-27": ("RuntimeError", "module must have its parameters and buffers on device cuda:0 "
+                          "(device_ids[0]) but found one of them on device: cpu", "bayesian-torch", "bayesian_torch "
+                          "quantize: ", DEVICE, True, "bayesian-torch==X.Y.Z", 2),
+    # one frame whose 'File "' the paste cut; a GPU-generation check no lane here can show
+    "locate-3d-22": ("RuntimeError", "FlashAttention only supports Ampere GPUs or newer.", "flash-attn",
+                     "flash_attn _flash_attn_varlen_forward: ", GPU_MODEL, False, "flash-attn==X.Y.Z", 1),
+    # the class only, in the title; `yolo checks`' table gives torch and Python
+    "ultralytics-17704": ("NotImplementedError", None, "ultralytics",
+                          "ultralytics: NotImplementedError while trying to train YoloV8", ALL, False,
+                          "ultralytics==X.Y.Z", 0),
+    "xformers-489": ("NotImplementedError", "Could not run 'xformers::efficient_attention_forward_cutlass' with "
+                     "arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or "
+                     "was omitted during the selective/custom build process", "xformers",
+                     "xformers: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
+                     "'CUDA' backend.", KERNEL, False, "xformers==X.Y.Z", 0),
+    # a frame in a checkout named as the issue's repository: the project's own code, pinned by commit
+    "crat-pred-2": ("AttributeError", "'Trainer' object has no attribute 'accelerator_backend'", "crat-pred",
+                    "crat-pred on_train_epoch_start: ", ALL, False, "crat-pred @ git+https://github.com/schmidt-ju/"
+                    "crat-pred@<commit>", 1),
+    # no frame; the text links bitsandbytes' issue as the same bug and names bitsandbytes: blamed there; the title
+    # names the API the prose writes as inline code (its lanes still miss the 8-bit CUDA path: a miss kept visible)
+    "axolotl-1236": ("RuntimeError", "size mismatch", "bitsandbytes", "bitsandbytes Linear8bitLt: size mismatch", ALL,
+                     False, "bitsandbytes==X.Y.Z", 0),
+}
+# The fifth set (tests/fixtures/graded5), first drafted after the fourth set's fixes; the same columns.
+GRADED5 = ROOT / "tests" / "fixtures" / "graded5"
+STR_DEVICE = "'str' object has no attribute 'type'"
+HELD_OUT_5 = {
+    # the version stated one per line in a comment's fence, torch's as `torch.__version__ == '2.0.1+cu117'`
+    "e5-v-23": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of ZeRO "
+                "stage 2", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==0.16.0", 1),
+    # a str device fails on every lane, the cpu one too (`.to('cpu')`)
+    "k2-479": ("AttributeError", STR_DEVICE, "k2", "k2 to: ", ALL, True, "k2==X.Y.Z", 1),
+    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True, "limix==X.Y.Z", 0),
+    # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
+    "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
+    # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin
+    "pyramid-flow-55": ("AttributeError", STR_DEVICE, "pyramid-flow", "pyramid-flow: ", ALL, True,
+                        "pyramid-flow @ git+https://github.com/jy0205/Pyramid-Flow@<commit>", 1),
+    # flash-attn's messages come from CUDA-only kernels
+    "veomni-250": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "veomni", "veomni: ", KERNEL,
+                   False, "veomni==X.Y.Z", 0),
+    "unianimate-dit-40": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "unianimate-dit",
+                          "unianimate-dit: ", KERNEL, False,
+                          "unianimate-dit @ git+https://github.com/ali-vilab/UniAnimate-DiT@<commit>", 0),
+    # an exception quoted in prose ends at its closing quote; still blamed on the issue's repository, not on
+    # deepspeed (no frame): a miss kept visible
+    "wpo-4": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of ZeRO "
+              "stage 3", "wpo", "wpo: no_sync context manager is incompatible with gradient partitioning logic of "
+              "ZeRO stage 3", ALL, False, "wpo @ git+https://github.com/wzhouad/WPO@<commit>", 0),
+}
+# The sixth set (tests/fixtures/graded6, expectations in its EXPECTED.md), first drafted after heldout2's prose-API
+# change; these rows are the drafts after the fixes its misses led to (/work/notes/heldout2.md has both gradings).
+GRADED6 = ROOT / "tests" / "fixtures" / "graded6"
+HELD_OUT_6 = {
+    # the frame that raised is the linked repository's checkout, called back by pytorch-ignite's egg frames
+    "aes-lac-2018-5": ("AttributeError", "'Logger' object has no attribute 'DEBUG'", "aes-lac-2018",
+                       "aes-lac-2018 _update: ", ALL, False,
+                       "aes-lac-2018 @ git+https://github.com/igormq/aes-lac-2018@<commit>", 3),
+    "efficientformer-21": ("RuntimeError", "Unknown model (efficientformer_l1)", "efficientformer",
+                           "efficientformer: Unknown model", ALL, False,
+                           "efficientformer @ git+https://github.com/snap-research/EfficientFormer@<commit>", 0),
+    # the VS Code panel's frames, innermost first, are read in Python's order (the one shown is trainer.fit's); the
+    # prose's `1.5.10` of pytorch-lightning is not read: blamed the link's repository (a miss kept visible)
+    "geolayoutlm-33": ("AttributeError", "'VIEDataModule' object has no attribute '_has_setup_TrainerFn.FITTING'",
+                       "advancedliteratemachinery", "advancedliteratemachinery: 'VIEDataModule'", ALL, False,
+                       "advancedliteratemachinery @ git+https://github.com/AlibabaResearch/AdvancedLiterateMachinery",
+                       1),
+    # the module ignite is PyPI's pytorch-ignite; only the report's own frames: the one that raised is shown
+    "ignite-709": ("TypeError", "'Events' object is not callable", "pytorch-ignite", "ignite: 'Events'", ALL, False,
+                   "pytorch-ignite==X.Y.Z", 1),
+    # a message's leading dunder kept; blamed fastai, the frames' library (the fix was the script's: a miss kept)
+    "imagenet-fast-9": ("TypeError", "__init__() got an unexpected keyword argument 'sampler'", "fastai",
+                        "fastai fit: __init__() got", ALL, False, "fastai==X.Y.Z", 2),
+    "latent-composer-4": ("NameError", "name 'trainer' is not defined. Did you mean: 'Trainer'?",
+                          "latent-composer-pytorch", "latent-composer-pytorch: name 'trainer'", ALL, False,
+                          "latent-composer-pytorch @ git+https://github.com/aartykov/Latent-Composer-pytorch", 1),
+    "person-reid-291": ("RuntimeError", "Unknown model (swin_base_patch4_window7_224)", "timm",
+                        "timm create_model: ", ALL, False, "timm==0.3.2", 2),
+    # blamed peft, the frames' library (SimpleTuner handed it None: a miss kept visible)
+    "simpletuner-627": ("AttributeError", "'NoneType' object has no attribute 'peft_config'", "peft",
+                        "peft get_peft_model_state_dict: ", ALL, False, "peft==X.Y.Z", 2),
+    # frames in typographic quotes, unindented
+    "textgen-710": ("UnboundLocalError", "local variable \u2018new_module\u2019 referenced before assignment", "peft",
+                    "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 2),
+}
+NOT_RELEASED = {"crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+                "advancedliteratemachinery", "latent-composer-pytorch"}
+HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
+            **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
+            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()}}
+
+
+def _graded(folder: Path, name: str):
+    report = parse_report((folder / f"{name}.txt").read_text())
+    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED)
+    return draft, yaml.safe_load(draft.case_yaml)
+
+
+def test_the_fourth_and_fifth_held_out_sets_are_complete():
+    assert sorted(p.stem for p in GRADED4.glob("*.txt")) == sorted(HELD_OUT_4)
+    assert sorted(p.stem for p in GRADED5.glob("*.txt")) == sorted(HELD_OUT_5)
+    assert sorted(p.stem for p in GRADED6.glob("*.txt")) == sorted(HELD_OUT_6)
+
+
+@pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
+def test_a_held_out_report_drafts_what_a_maintainer_keeps(folder: Path, name: str):
+    exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT[folder, name]
+    draft, data = _graded(folder, name)
+    assert data["exception"] == exception
+    if message is None:
+        assert data["signature"].startswith("FILL-IN")
+    else:
+        assert re.search(data["signature"], message), data["signature"]
+    assert draft.culprit == blamed
+    assert data["title"].startswith(title), data["title"]
+    expect = data["variants"]["buggy"]["expect"]
+    assert {lane: expect[lane].split(":")[0] for lane in lanes} == lanes
+    assert ("device-placement" in data["tags"]) is device
+    assert pin in " ".join(data["variants"]["buggy"]["requires"])
+    assert sum(line.startswith("    #   File") for line in draft.repro_py.splitlines()) == shown
+
+
+def test_versions_a_report_states_outside_a_listing_are_read():
+    """A REPL's `x.__version__` answer, a bug template's "### Python Version" heading, `yolo checks`' table."""
+    assert parse_report((GRADED4 / "flash-attention-915.txt").read_text()).environment.pins["flash-attn"].version \
+        == "2.5.7"
+    assert parse_report((GRADED4 / "axolotl-1236.txt").read_text()).environment.python == "3.10"
+    e5v = parse_report((GRADED5 / "e5-v-23.txt").read_text()).environment
+    assert (e5v.python, e5v.pins["torch"].version, e5v.pins["deepspeed"].version) == ("3.9.18", "2.0.1+cu117", "0.16.0")
+    ultralytics = parse_report((GRADED4 / "ultralytics-17704.txt").read_text()).environment
+    assert (ultralytics.python, ultralytics.pins["torch"].version) == ("3.11.6", "2.5.1+cu124")
+    assert ultralytics.pins["torchvision"].version == "0.20.1"
+
+
+def test_a_console_wrap_is_undone_only_where_a_frame_shows_it():
+    from harness.authoring._bugreport import unwrap_console
+
+    wrapped = ['  File "C:\\a\\b\\' + "c" * 60, '_d.py", line 3, in f', "x" * 73, "y"]
+    assert unwrap_console(wrapped) == ['  File "C:\\a\\b\\' + "c" * 60 + '_d.py", line 3, in f', "", "x" * 73, "y"]
+    prose = ["x" * 73, "y"]  # lines of one width, no cut frame: a paragraph, left alone
+    assert unwrap_console(prose) == prose
+
+
+@pytest.mark.parametrize("name", ["flash-attention-915", "torchrec-2624", "nnue-pytorch-16"])
+def test_validate_refuses_a_filled_draft_that_still_cannot_run(name: str, tmp_path: Path):
+    """Issue 21 §1: validate passes no draft that cannot run. On real drafts: the skeleton's raise kept with its
+    mark edited away, and a buggy variant that pins another library than the one the skeleton imports."""
+    from harness._exceptions import CaseFileError
+    from harness.authoring._new import create_case
+    from harness.cases._load import load_case
+    from tests.core.test_new import fill_in
+
+    written = create_case(name, tmp_path, GRADED4 / f"{name}.txt", released=lambda dist: True)
+    with pytest.raises(CaseFileError, match="placeholder"):
+        load_case(written.folder)  # as drafted: its FILL-INs
+    fill_in(written.folder)
+    load_case(written.folder)  # filled in honestly, it loads
+    repro = written.folder / "repro.py"
+    filled = repro.read_text()
+    repro.write_text(filled.replace("pass  # the author's call", 'raise NotImplementedError("call the library")'))
+    with pytest.raises(CaseFileError, match="still raises the skeleton's NotImplementedError"):
+        load_case(written.folder)
+    repro.write_text(filled)
+    case_file = written.folder / "case.yaml"
+    data = yaml.safe_load(case_file.read_text())
+    data["variants"]["buggy"]["requires"] = ["numpy==1.26.4"]
+    case_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError, match=r"variant 'buggy' does not pin [\w-]+, yet repro\.py imports"):
+        load_case(written.folder)

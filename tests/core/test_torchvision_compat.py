@@ -3,7 +3,9 @@
 A stand-in torchvision reproduces the real failure: its import registers a fake kernel for
 ``torchvision::nms`` (as torchvision's ``_meta_registrations`` does), which raises "operator
 torchvision::nms does not exist" unless its ``_C.so`` defined the operator. Its ``_C.so`` is either not a
-library at all (it cannot load, as the CUDA build beside a CPU torch) or an empty library that loads.
+library at all (it cannot load, as the CUDA build beside a CPU torch) or an empty library that loads. It is
+installed in a throwaway venv that sees the test's torch, where the build step (``--apply``) runs as a
+backend runs it.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from harness.environments import _compat
-from harness.environments._compat import PTH_NAME, compat_key, install_into, reason_to_apply
+from harness.environments._compat import PTH_NAME, compat_key, read_record, reason_to_apply
 from harness.environments._spec import EnvSpec
+from harness.environments._torchvision_compat import MODULE, PTH_LINE
 from harness.environments._venv import VenvBackend
 
 INIT = '''import torch
@@ -51,6 +54,25 @@ def _stand_in(site: Path, library: bytes) -> Path:
     (package / "__init__.py").write_text(INIT)
     (package / "_C.so").write_bytes(library)
     return site
+
+
+def _venv_with_stand_in(folder: Path, library: bytes) -> tuple[str, Path]:
+    """A venv (no pip) whose site-packages holds the stand-in and a .pth to this interpreter's torch."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    python = str(folder / "bin" / "python")
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    import torch
+
+    torch_site = Path(torch.__file__).parents[1]
+    (site / "zz-test-torch.pth").write_text(f"{torch_site}\n")
+    return python, _stand_in(site, library)
+
+
+def _apply(python: str, site: Path) -> subprocess.CompletedProcess[str]:
+    """The build step, as the venv backend and the docker images run it."""
+    return subprocess.run([python, "-I", "-B", str(_compat.RUNTIME), "--apply", str(site)], capture_output=True,
+                          text=True, timeout=300)
 
 
 def _import(site: Path) -> subprocess.CompletedProcess[str]:
@@ -102,13 +124,14 @@ def test_without_the_fix_the_stand_in_fails_as_torchvision_does(tmp_path):
     assert "operator torchvision::nms does not exist" in proc.stderr
 
 
-def test_applied_where_the_ops_cannot_load_the_import_completes(tmp_path):
-    site = _stand_in(tmp_path / "site", b"not a shared library")
-    found = _probe(site)
-    assert found["torch_cuda"] is None and found["ops_error"]
-    assert reason_to_apply(found) is not None
-    written = install_into(site)
-    assert sorted(p.name for p in written) == sorted([PTH_NAME, "_repro_matrix_torchvision_compat.py"])
+def test_the_step_applies_it_where_the_ops_cannot_load_and_the_import_completes(tmp_path):
+    python, site = _venv_with_stand_in(tmp_path / "env", b"not a shared library")
+    step = _apply(python, site)
+    assert step.returncode == 0, step.stderr
+    (line,) = read_record(step.stdout)
+    assert line.startswith("torchvision-ops-on-cpu-torch: torch ") and "is a CPU build" in line
+    assert f"[repro-matrix: compat {line}; wrote {MODULE}.py, {PTH_NAME} into {site}]" in step.stderr
+    assert (site / f"{MODULE}.py").read_bytes() == _compat.RUNTIME.read_bytes()
     proc = _import(site)
     assert proc.returncode == 0, proc.stderr
     before, declared = proc.stdout.split()
@@ -116,15 +139,36 @@ def test_applied_where_the_ops_cannot_load_the_import_completes(tmp_path):
     assert declared == "True"
 
 
-def test_where_the_ops_load_the_probe_says_so_and_the_hook_declares_nothing(tmp_path):
-    site = _stand_in(tmp_path / "site", _loadable_library(tmp_path))
+def test_where_the_ops_load_the_step_does_nothing_and_the_hook_declares_nothing(tmp_path):
+    python, site = _venv_with_stand_in(tmp_path / "env", _loadable_library(tmp_path))
     found = _probe(site)
     assert found["ops_error"] == ""
     assert reason_to_apply(found) is None
-    install_into(site)  # even if it were there, it must not declare what the real _C.so defines
+    step = _apply(python, site)
+    assert step.returncode == 0, step.stderr
+    assert read_record(step.stdout) == ()
+    assert not (site / PTH_NAME).exists()
+    # Even were it there, it must not declare what the real _C.so defines.
+    shutil.copyfile(_compat.RUNTIME, site / f"{MODULE}.py")
+    (site / PTH_NAME).write_text(PTH_LINE)
     proc = _import(site)
     assert proc.returncode != 0
     assert "operator torchvision::nms does not exist" in proc.stderr
+
+
+def test_the_step_fails_when_torchvision_still_does_not_import(tmp_path):
+    python, site = _venv_with_stand_in(tmp_path / "env", b"not a shared library")
+    (site / "torchvision" / "__init__.py").write_text(INIT + "raise ImportError('broken for another reason')\n")
+    step = _apply(python, site)
+    assert step.returncode == 1
+    assert "torchvision does not import even with" in step.stderr and "broken for another reason" in step.stderr
+    assert step.stdout == ""
+
+
+@pytest.mark.parametrize("text", ["", "not json", '{"other": 1}', '{"compat": [1]}'])
+def test_a_record_that_is_not_one_is_an_error(text):
+    with pytest.raises(ValueError, match="not a compat record"):
+        read_record(text)
 
 
 def _wheel(folder: Path, library: bytes) -> Path:

@@ -93,11 +93,16 @@ def test_buildkit_build_drops_the_build_cache_it_added(docker_client, tiny_setti
         docker_client.images.remove(plan.tag)
 
 
-def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, tiny_build):
+def test_prepare_reports_the_image_and_installed_packages(backend, tiny_spec, tiny_build, docker_client):
     plan, _, _ = tiny_build
     env = backend.prepare(tiny_spec, progress=lambda text: None)
     assert env.image is not None and env.image["tag"] == plan.tag
     assert env.installed.get("six") == "1.17.0"
+    # The host-compatibility step ran (its record is there) and found nothing to fix: no torchvision.
+    record = docker_client.containers.run(plan.tag, ["cat", "/venv/repro-matrix-compat.json"], network_mode="none",
+                                          remove=True)
+    assert record.decode().strip() == '{"compat": []}'
+    assert env.compat == ()
     assert env.id == f"docker-{tiny_spec.key()}"
 
 

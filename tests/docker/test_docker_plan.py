@@ -184,3 +184,29 @@ def test_the_base_is_left_alone_when_set_or_when_the_default_is_here():
     renamed, note = settle_bases(ImageSettings(), ("cpu",), {"my/base:1"}.__contains__,
                                  environ={"REPRO_BASE_IMAGE": "my/base:1"})
     assert renamed.cpu_base == "my/base:1" and note.startswith("base image: my/base:1 for cpu images")
+
+
+def test_the_legacy_builders_coloured_stderr_lines_are_said_without_colour(tmp_path):
+    """The legacy builder wraps a step's stderr in ANSI colours: noteworthy lines (the host-compatibility
+    step's, an error) must still be said live."""
+    import io
+
+    from harness.docker._build import _handle_chunk
+
+    said: list[str] = []
+    chunk = {"stream": "\x1b[91m[repro-matrix: compat torchvision-ops-on-cpu-torch: why; wrote a, b into s]\n\x1b[0m"}
+    _handle_chunk(chunk, io.StringIO(), "Step 5/9 : RUN x", ([], []), said.append, verbose=False)
+    assert said == ["  [repro-matrix: compat torchvision-ops-on-cpu-torch: why; wrote a, b into s]"]
+
+
+def test_an_image_recipe_holds_the_compat_fix_only_for_torchvision_sets(monkeypatch, tmp_path):
+    from harness.environments import _compat
+
+    with_tv = plan_image(EnvSpec(("torch==2.13.0", "torchvision==0.28.0")), "cpu")
+    without = plan_image(EnvSpec(("torch==2.13.0",)), "cpu")
+    hashes = with_tv.recipe_hash, without.recipe_hash
+    changed = tmp_path / "_torchvision_compat.py"
+    changed.write_text(_compat.RUNTIME.read_text() + "# changed\n")
+    monkeypatch.setattr(_compat, "RUNTIME", changed)
+    assert with_tv.recipe_hash != hashes[0]  # an image with the old fix is rebuilt
+    assert without.recipe_hash == hashes[1]

@@ -437,6 +437,17 @@ def _dynamo_reset() -> None:
     torch._dynamo.reset()  # imports torch._inductor.cudagraph_trees when cuda is available
 
 
+def _traced_conv(device: str) -> tuple[tuple[str, ...], torch.Tensor]:
+    """The traced graph's operators and the traced module's result (einops' test_torch_layer traces a CPU
+    model with a convolution: the tracer records ``_convolution``, the part ``convolution`` calls)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.ConvTranspose2d(2, 1, 2)).to(device)
+    traced = torch.jit.trace(model, torch.randn(1, 1, 5, 5, device=device))  # check_trace: runs it again
+    out = traced(torch.randn(2, 1, 5, 5, device=device))
+    kinds = tuple(node.kind() for node in traced.inlined_graph.nodes() if node.kind().startswith("aten::"))
+    return kinds, out
+
+
 def _type_name(value: object) -> str:
     return type(value).__name__
 
@@ -479,6 +490,11 @@ WITHOUT_CUDA = {
     "linalg.lstsq(cpu, driver='gelsd')": lambda: torch.linalg.lstsq(torch.eye(2), cpu(2, 1), driver="gelsd").solution,
     "scripted x @ zeros(device=x.device) on cpu": lambda: _scripted_zeros_matmul(cpu(3, 3)),
     "type_as(cpu)": lambda: cpu(2).type_as(torch.ones(1, dtype=torch.float64)),
+    "jit.trace(Conv2d) on cpu": lambda: _traced_conv("cpu"),  # the recorded operators too
+    "scripted a / b.to(a) on cpu": lambda: _scripted_divide_by_other(cpu(3), torch.tensor([1, 2, 3])),
+    "scripted x.is_cuda on cpu": lambda: _scripted_is_cuda(cpu(2)),
+    "scripted x.cpu() on cpu": lambda: _scripted_to_the_cpu(cpu(2)),
+    "scripted shape error on cpu (the message)": lambda: _scripted_divide_by_other(cpu(2), torch.tensor([1, 2, 3])),
 }
 
 def _device_check_of(name: str, device: str) -> str:
@@ -651,11 +667,31 @@ def _arange_add(x: torch.Tensor) -> torch.Tensor:
     return torch.arange(x.shape[-1], device=x.device).to(x.dtype) + x
 
 
+def _divide_by_other(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a / b.to(a)  # torchkbnufft interp.py: grid_size.to(omega)
+
+
+def _is_cuda(x: torch.Tensor) -> bool:
+    return x.is_cuda
+
+
+def _to_the_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x.cpu() * 2
+
+
 _scripted_zeros_matmul = _script(_zeros_matmul)
 _scripted_arange_add = _script(_arange_add)
+_scripted_divide_by_other = _script(_divide_by_other)
+_scripted_is_cuda = _script(_is_cuda)
+_scripted_to_the_cpu = _script(_to_the_cpu)
 
 
 SCRIPT_SCENARIOS = [
+    Scenario("scripted a / b.to(a)", "[DOC] aten::to.other takes a's device and dtype",
+             lambda: _scripted_divide_by_other(cuda(3), torch.tensor([1, 2, 3])), device="cuda:0",
+             dtype=torch.float32),
+    Scenario("jit.trace(Conv2d) on cuda", "[DOC] the traced module runs where its parameters are",
+             lambda: _traced_conv("cuda")[1], device="cuda:0"),
     Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",
              lambda: _scripted_zeros_matmul(cuda(3, 3)), device="cuda:0"),
     Scenario("scripted arange(device=x.device) + x", "[DOC]", lambda: _scripted_arange_add(cuda(2, 3)),
@@ -875,6 +911,8 @@ def _outcome(run: Callable[[], object]) -> tuple[object, ...]:
         return (type(error), str(error))
     if isinstance(result, torch.Tensor):
         return (str(result.device), result.dtype, tuple(result.shape))
+    if isinstance(result, tuple) and result and isinstance(result[-1], torch.Tensor):
+        return (*result[:-1], *_outcome(lambda: result[-1]))
     return (repr(result),)
 
 

@@ -35,7 +35,7 @@ def test_a_crash_of_the_simulator_names_its_frame(broken_counter):
         error = _raised(lambda: torch.ones(2, device="cuda"))
     assert isinstance(error, TypeError)
     site = internal_error(error)
-    assert site is not None and site.startswith("cuda_sim/_placement.py:") and site.endswith(" in place")
+    assert site is not None and site.startswith("cuda_sim/_placement.py:") and site.endswith(" in place_storage")
     # raised from it, the crash is still found
     try:
         raise RuntimeError("a library wrapped it") from error
@@ -83,7 +83,7 @@ def test_the_harness_judges_a_simulator_crash_as_infra_error(tmp_path):
     buggy = cell(results, "sim-crash", "buggy", "cuda-sim")
     assert buggy["status"] == "infra-error" and buggy["judgement"] == "infra-error", json.dumps(buggy, indent=1)
     assert buggy["reason"].startswith("cuda-sim internal error at cuda_sim/_placement.py:")
-    assert "in place: TypeError: unsupported operand" in buggy["reason"]
+    assert "in place_storage: TypeError: unsupported operand" in buggy["reason"]
     assert buggy["exception"]["sim_internal"].startswith("cuda_sim/_placement.py:")
     lane = verdict(results, "sim-crash", "cuda-sim")
     assert lane["verdict"] == "infra-error" and "cuda-sim internal error" in lane["reason"]
