@@ -36,11 +36,15 @@ from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
 from harness.containment._seal import cell_environment as seal_environment
 from harness.containment._seal import cell_pids
 from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
-from harness.environments._compat import read_record
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
 from harness.environments._spec import EnvSpec
 from harness.environments._split import move_added, pins, read_lock, requirement_lines, snapshot
+from harness.environments._torchvision_compat import MODULE as COMPAT_MODULE
+from harness.environments._torchvision_compat import NAME as COMPAT_NAME
+from harness.environments._torchvision_compat import PTH_LINE as COMPAT_PTH_LINE
+from harness.environments._torchvision_compat import PTH_NAME as COMPAT_PTH
+from harness.environments._torchvision_compat import reason_to_apply
 from harness.environments._wheelhouse import link_folders
 from harness.run._backend import (
     CHILD_RUNNER,
@@ -212,15 +216,28 @@ class VenvBackend:
 
     def _apply_compat(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox,
                       folder: Path) -> list[str]:
-        """The host-compatibility step (environments/_compat.py), sealed, writing the environment only; the
-        record's ``compat`` lines (empty: nothing applied)."""
-        site = self._site_packages(python, log, env, sandbox)
-        argv = [python, "-I", "-B", str(COMPAT_RUNTIME), "--apply", site]
+        """The host-compatibility fix (environments/_compat.py): probed and checked in sealed steps that write
+        nothing (the environment's .pth files run there, and its files are hardlinks of uv's shared cache),
+        written by the harness; the record's ``compat`` lines (empty: nothing applied)."""
+        probe = self._step(log, [python, "-I", "-B", str(COMPAT_RUNTIME), "--probe"], env, sandbox.seal())
         try:
-            return list(read_record(self._step(log, argv, env, sandbox.seal(folder))))
-        except (EnvBuildError, ValueError) as error:
-            why = error.message if isinstance(error, EnvBuildError) else str(error)
-            raise EnvBuildError(f"the host-compatibility step ({COMPAT_RUNTIME}) failed: {why}", log) from None
+            reason = reason_to_apply(json.loads(probe.strip().splitlines()[-1]))
+        except (ValueError, IndexError, AttributeError) as error:
+            raise EnvBuildError(f"the host-compatibility step ({COMPAT_RUNTIME}) failed: {error}", log) from None
+        if reason is None:
+            return []
+        site = Path(self._site_packages(python, log, env, sandbox))
+        write_atomic(site / f"{COMPAT_MODULE}.py", COMPAT_RUNTIME.read_text())
+        write_atomic(site / COMPAT_PTH, COMPAT_PTH_LINE)
+        with log.open("a") as handle:
+            handle.write(f"[repro-matrix: compat {COMPAT_NAME}: {reason}; wrote {COMPAT_MODULE}.py, {COMPAT_PTH} "
+                         f"into {site}]\n")
+        try:
+            self._step(log, [python, "-I", "-B", "-c", "import torchvision"], env, sandbox.seal())
+        except EnvBuildError as error:
+            raise EnvBuildError(f"the host-compatibility step ({COMPAT_RUNTIME}) failed: torchvision does not "
+                                f"import even with {COMPAT_PTH}: {error.message}", log) from None
+        return [f"{COMPAT_NAME}: {reason}"]
 
     def _new_venv(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
                   sandbox: BuildSandbox, writes: tuple[Path, ...]) -> str:
