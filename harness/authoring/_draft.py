@@ -455,6 +455,8 @@ def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
+# An absolute path's folders ("/home/u/.local/lib/x.so" -> "/home/u/.local/lib/"): the reporter's machine's.
+_FOLDERS = r"(?<![\w.:/])(?:/|~/|[A-Za-z]:\\)[^\s:'\"]*[/\\]"
 # Parts of a message that differ between the report's run and a tiny repro: (pattern, regex written for it).
 _VARIES = re.compile(
     r"(?P<device>\b(?:cuda|xpu|npu|hpu|mps|meta|privateuseone):\d+)"
@@ -534,6 +536,7 @@ def _plain_signature(message: str) -> tuple[str, str]:
 
 def _signature(message: str) -> tuple[str, str]:
     note = ""
+    message = re.sub(_FOLDERS, "\x00", message)  # the reporter's folders: any folders match (\S*) in their place
     if len(message) > MAX_SIGNATURE_SOURCE:
         cut = max(message.rfind(mark, 0, MAX_SIGNATURE_SOURCE) for mark in (". ", "! ", "; ", ", ", " "))
         message = message[: cut if cut > 40 else MAX_SIGNATURE_SOURCE]
@@ -552,7 +555,7 @@ def _signature(message: str) -> tuple[str, str]:
             pieces.append(_GENERAL[kind])
         last = match.end()
     pieces.append(_escape(message[last:]))
-    return "".join(pieces), note
+    return "".join(pieces).replace("\x00", r"\S*"), note
 
 
 def _escape(text: str) -> str:
@@ -597,8 +600,10 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
 
 
-# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader).
-_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)")
+# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
+# keyword argument ("elementwise_affine=False") is what the API was given, not the API.
+_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
+                        r"\b(?!\s*=(?!=))")
 
 
 def _title_code_name(title: str, message: str) -> str:
@@ -642,7 +647,7 @@ def _title_from(title: str, exception: str) -> str:
 
 # What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
 # (bold, code) that wrapped an exception named in prose.
-_TITLE_JUNK = re.compile(r"\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
 _LONG_TITLE = 120
 
 

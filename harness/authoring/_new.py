@@ -98,7 +98,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
                 released: Released | None = None) -> Written:
     """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
     validate_id(case_id)
-    if not cases_dir.is_dir():
+    if cases_dir.exists() and not cases_dir.is_dir():
         raise UsageError(f"--cases-dir {cases_dir}: not a folder")
     folder = cases_dir / case_id
     files = (folder / "case.yaml", folder / "repro.py")
@@ -109,7 +109,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
 
     created = not folder.exists()
     try:
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)  # a --cases-dir that does not exist yet is made, with its parents
         for path, text in zip(files, (draft.case_yaml, draft.repro_py), strict=True):
             write_text_atomic(path, text)
     except OSError as error:

@@ -16,6 +16,7 @@ import yaml
 from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
+from harness.cases._placeholders import MARK
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted((ROOT / "tests" / "fixtures" / "new-reports").glob("*.txt"))
@@ -79,7 +80,7 @@ def test_a_report_that_only_names_its_exception_is_drafted(name: str):
     report = parse_report((ROOT / "tests" / "fixtures" / "reports" / name).read_text())
     draft = draft_case("named", report, name)
     data = yaml.safe_load(draft.case_yaml)
-    assert data["exception"] == exception
+    assert data["exception"].startswith(MARK) if exception == MARK else data["exception"] == exception
     if message is None:  # the report cut the message off: the signature is a placeholder, never a regex of nothing
         assert data["signature"].startswith("FILL-IN")
     else:
@@ -240,11 +241,46 @@ HELD_OUT_6 = {
     "textgen-710": ("UnboundLocalError", "local variable \u2018new_module\u2019 referenced before assignment", "peft",
                     "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 2),
 }
-NOT_RELEASED = {"crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+# The seventh set (tests/fixtures/graded7, expectations in its EXPECTED.md), graded held out on main 32e1495
+# (/work/notes/heldout3.md); these rows are the drafts after heldout4's fixes by class, the misses still open kept.
+GRADED7 = ROOT / "tests" / "fixtures" / "graded7"
+SO = "/elsewhere/site-packages/selective_scan_cuda.cpython-3{}-x86_64-linux-gnu.so: undefined symbol: {}"
+NO_SIM = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "unsupported"}
+HELD_OUT_7 = {
+    # the issue title's keyword argument is no API: no API named (the prose's "fused layernorm" is not read); PyPI's
+    # apex is another project (NVIDIA's has no release): still a release placeholder, a miss kept visible
+    "apex-403": ("RuntimeError", "CUDA error: invalid configuration argument", "apex", "apex: CUDA error", NO_SIM,
+                 False, "apex==X.Y.Z", 0),
+    # the IPython notebook traceback's frames are not read: blamed the link's fastprogress (course-v3 expected)
+    "fastprogress-51": ("TypeError", "init() got an unexpected keyword argument 'auto_update'", "fastprogress",
+                        "fastprogress: init()", ALL, False, "fastprogress==X.Y.Z", 1),
+    # the reporter's folders leave the signature: it matches the .so anywhere, with the whole symbol
+    "mamba-318": ("ImportError", SO.format("12", "_ZN3c104cuda9SetDeviceEi"), "mamba-ssm",
+                  "mamba-ssm: selective_scan_cuda", ALL, False, "mamba-ssm==X.Y.Z", 1),
+    "mamba-704": ("ImportError", SO.format("10", "_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18Deprecation"
+                                           "WarningEEERKNS_14SourceLocationESsb"), "mamba-ssm",
+                  "mamba_ssm: selective_scan_cuda", ALL, False, "mamba-ssm==2.2.4", 2),
+    "medicalgpt-444": ("TypeError", "Trainer.__init__() got an unexpected keyword argument 'processing_class'",
+                       "medicalgpt", "medicalgpt: Trainer.__init__()", ALL, False,
+                       "medicalgpt @ git+https://github.com/shibing624/MedicalGPT@<commit>", 0),
+    # a message with no class anywhere: drafted, the class left to fill in (it was refused)
+    "roboflow-notebooks-224": (MARK, "Trainer.__init__() got an unexpected keyword argument 'gpus'",
+                               "notebooks", "notebooks: Trainer.__init__()", ALL, False,
+                               "notebooks @ git+https://github.com/roboflow/notebooks@<commit>", 0),
+    "unsloth-2148": ("TypeError", "_unsloth_get_batch_samples() takes 3 positional arguments but 4 were given",
+                     "unsloth", "unsloth _fast_inner_training_loop: ", ALL, False, "unsloth==X.Y.Z", 1),
+    "unsloth-2576": ("TypeError", "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'", "unsloth",
+                     "unsloth: GRPOConfig", ALL, False, "unsloth==X.Y.Z", 0),
+    # apex again: a release placeholder of PyPI's other apex (a miss kept visible)
+    "videosys-113": ("RuntimeError", "memory format option is only supported by strided tensors", "apex",
+                     "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 1),
+}
+NOT_RELEASED = {"medicalgpt", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
-            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()}}
+            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()},
+            **{(GRADED7, name): row for name, row in HELD_OUT_7.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -257,13 +293,14 @@ def test_the_fourth_and_fifth_held_out_sets_are_complete():
     assert sorted(p.stem for p in GRADED4.glob("*.txt")) == sorted(HELD_OUT_4)
     assert sorted(p.stem for p in GRADED5.glob("*.txt")) == sorted(HELD_OUT_5)
     assert sorted(p.stem for p in GRADED6.glob("*.txt")) == sorted(HELD_OUT_6)
+    assert sorted(p.stem for p in GRADED7.glob("*.txt")) == sorted(HELD_OUT_7)
 
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
 def test_a_held_out_report_drafts_what_a_maintainer_keeps(folder: Path, name: str):
     exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT[folder, name]
     draft, data = _graded(folder, name)
-    assert data["exception"] == exception
+    assert data["exception"].startswith(MARK) if exception == MARK else data["exception"] == exception
     if message is None:
         assert data["signature"].startswith("FILL-IN")
     else:
