@@ -83,13 +83,15 @@ _LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
-_FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)"
+# IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path
+# may hold spaces: Colab's "/content/drive/My Drive/x.py in f(a)")
+_FRAME_IPY = re.compile(
     r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
-    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
+    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?|/[^\[\]()]{0,300}?\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
     r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
 # A frame whose start the paste cut: 'flash_attn/flash_attn_interface.py", line 170, in _flash_attn_varlen_forward'
-_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w.-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
+_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w./-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
 _RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")

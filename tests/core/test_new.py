@@ -1262,3 +1262,21 @@ def test_a_message_printed_without_its_class_is_drafted_with_the_class_to_fill_i
     assert re.search(data["signature"], "Trainer.__init__() got an unexpected keyword argument 'gpus'")
     assert data["title"].endswith("Trainer.__init__() got an unexpected keyword argument 'gpus'")
     assert any("without its exception class" in note for note in draft_case("bare-message", report).notes)
+
+
+def test_a_notebook_frame_whose_absolute_path_holds_a_space_is_read():
+    report = parse_report("TypeError    Traceback (most recent call last)\n"
+                          "<ipython-input-1-ab> in <module>()\n----> 1 learn.fit(1)\n\n"
+                          "/content/drive/My Drive/course/exp/nb_09b.py in fit(self, epochs)\n"
+                          "---> 70     self.do_begin_epoch(epoch)\n\n"
+                          "TypeError: __init__() got an unexpected keyword argument 'auto_update'\n")
+    assert [f.path for f in report.traceback.frames] == ["<ipython-input-1-ab>",
+                                                        "/content/drive/My Drive/course/exp/nb_09b.py"]
+
+
+def test_a_frame_line_cut_at_its_absolute_path_is_read():
+    report = parse_report('/trl/trainer/grpo_trainer.py", line 269, in __init__\n'
+                          "[rank0]:     super().__init__(\n"
+                          "[rank0]: TypeError: Trainer.__init__() got an unexpected keyword argument 'x'\n")
+    assert [(f.path, f.function) for f in report.traceback.frames] == [("/trl/trainer/grpo_trainer.py", "__init__")]
+    assert 'File "/trl/trainer/grpo_trainer.py", line 269, in __init__' in draft_case("cut", report).repro_py
