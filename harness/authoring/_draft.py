@@ -159,7 +159,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
-                            or prose_api(report, culprit, traceback.first_message_line))
+                            or prose_api(report, culprit, traceback.first_message_line)
+                            or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
 
@@ -632,6 +633,18 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
             return name
     return ""
+
+
+# A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.
+_MESSAGE_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
+
+
+def message_api(message: str) -> str:
+    """For a report without frames whose prose names no API: the callable its message names (its class, for a
+    dunder method), else nothing."""
+    match = _MESSAGE_CALL.search(message)
+    parts = [part for part in match["name"].split(".") if not part.startswith("__")] if match else []
+    return parts[-1] if parts else ""
 
 
 _FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",

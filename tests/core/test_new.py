@@ -1280,3 +1280,15 @@ def test_a_frame_line_cut_at_its_absolute_path_is_read():
                           "[rank0]: TypeError: Trainer.__init__() got an unexpected keyword argument 'x'\n")
     assert [(f.path, f.function) for f in report.traceback.frames] == [("/trl/trainer/grpo_trainer.py", "__init__")]
     assert 'File "/trl/trainer/grpo_trainer.py", line 269, in __init__' in draft_case("cut", report).repro_py
+
+
+@pytest.mark.parametrize(("message", "api"), [("GRPOConfig.__init__() got an unexpected keyword argument 'top_p'",
+                                               "GRPOConfig"),
+                                              ("_get_batch() takes 3 positional arguments but 4 were given",
+                                               "_get_batch"),
+                                              ("CUDA error: invalid configuration argument", None)])
+def test_a_frameless_skeleton_names_the_call_its_message_names(message, api):
+    report = parse_report(f"# [Bug] TypeError: {message}\n\nno traceback\n")
+    repro = draft_case("message-api", report).repro_py
+    named = re.search(r"the API it names: (\w+)", repro)
+    assert (named[1] if named else None) == api, repro
