@@ -108,9 +108,12 @@ class Draft:
 # Whether a distribution has any release on the package index: True, False (the index says no such project) or
 # None (not asked, or no answer). `new` asks the configured index; tests give a table.
 Released = Callable[[str], "bool | None"]
+# The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
+ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
 
 
-def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None) -> Draft:
+def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
+               project_urls: ProjectUrls | None = None) -> Draft:
     if report is None:
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
@@ -124,6 +127,11 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
         buggy, fix = _unreleased(culprit, report.url, buggy, notes)
+    elif culprit != "torch" and culprit not in report.environment.pins and project_urls and \
+            (repo := _own_repository(report.url, culprit)):
+        owner = _other_owner(culprit, repo, project_urls(culprit), notes)
+        if owner:
+            buggy, fix = _unreleased(culprit, report.url, buggy, notes, owner)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "")
@@ -383,14 +391,40 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     return shared, buggy, fix
 
 
-def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]],
-                notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """A project the index does not have (code run from its repository): both variants pin commits."""
+def _own_repository(url: str, culprit: str) -> str:
+    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own, else ""."""
+    repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", url)
+    return repo["repo"] if repo and str(canonicalize_name(repo["name"])) == culprit else ""
+
+
+def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:
+    """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
+    not NVIDIA's): its URLs name a code host but not the repository, or do not name the repository's owner."""
+    if urls is None:
+        notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
+                     "answer): if it is another project's, pin commits of the repository instead")
+        return ""
+    squeezed = [re.sub(r"[^a-z0-9]", "", url.lower()) for url in urls]
+    owner = re.sub(r"[^a-z0-9]", "", repo.partition("/")[0].lower())
+    if not urls or any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
+        return ""
+    hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
+    return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
+
+
+def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
+                other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A project the index does not have, or whose name there is another project's (``other``: that project's
+    page): the report ran its repository's code, so both variants pin commits."""
     repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
     source = f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
-    notes.append(f"the package index has no project named {culprit}: the report ran its repository's code, so the "
+    absent = (f"the package index's {culprit} is another project ({other})" if other else
+              f"the package index has no project named {culprit}")
+    notes.append(f"{absent}: the report ran its repository's code, so the "
                  f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
-    pin = [(f'{MARK}: {culprit} has no release on the package index: pin the commit the report ran, e.g. '
+    missing = (f"{culprit}'s project is not on the package index" if other else
+               f"{culprit} has no release on the package index")
+    pin = [(f'{MARK}: {missing}: pin the commit the report ran, e.g. '
             f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
            for dist, why in buggy]
     fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]

@@ -1292,3 +1292,33 @@ def test_a_frameless_skeleton_names_the_call_its_message_names(message, api):
     repro = draft_case("message-api", report).repro_py
     named = re.search(r"the API it names: (\w+)", repro)
     assert (named[1] if named else None) == api, repro
+
+
+APEX_REPORT = ("Source: https://github.com/NVIDIA/apex/issues/1\n\n# fused norm fails\n\n"
+               "RuntimeError: CUDA error: invalid configuration argument\n")
+
+
+@pytest.mark.parametrize(("urls", "commit_pinned"), [
+    (("http://elsewhere.example.com/apex/",), True),  # a page that names neither the repository nor its owner
+    (("https://github.com/someone-else/apex",), True),  # a code host's repository that is not the report's
+    (("https://github.com/NVIDIA/apex",), False),  # the report's repository: the index's project is the right one
+    (("https://nvidia.github.io/apex-docs",), False),  # the owner's own pages
+    ((), False)])  # no URL: nothing tells them apart
+def test_an_index_project_that_is_another_projects_name_gets_commit_pins(urls, commit_pinned):
+    report = parse_report(APEX_REPORT)
+    draft = draft_case("other-apex", report, released=lambda _: True, project_urls=lambda _: urls)
+    requires = " ".join(yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"])
+    assert ("apex @ git+https://github.com/NVIDIA/apex@<commit>" in requires) is commit_pinned, requires
+    assert ("apex==X.Y.Z" in requires) is not commit_pinned
+    assert any("another project" in note for note in draft.notes) is commit_pinned
+
+
+def test_an_index_that_does_not_answer_leaves_the_release_pin_and_says_it_was_not_checked(monkeypatch):
+    from harness.authoring._new import index_project_urls
+
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple")  # nothing listens on the discard port
+    monkeypatch.setattr("harness.uv_index_environment", lambda: {})
+    assert index_project_urls(deadline_s=2.0)("apex") is None
+    draft = draft_case("other-apex", parse_report(APEX_REPORT), released=lambda _: True, project_urls=lambda _: None)
+    assert "apex==X.Y.Z" in " ".join(yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"])
+    assert any("not checked" in note for note in draft.notes)

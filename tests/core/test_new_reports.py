@@ -126,6 +126,17 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
     assert released("repro-matrix-no-such-project-4f1c2") is False
 
 
+def test_the_index_metadata_lookup_reads_a_projects_urls():
+    """`new`'s second question, for the issue's own project: the URLs the index's metadata gives (PyPI's peft
+    names huggingface/peft); no answer is "not known"."""
+    from harness.authoring._new import index_project_urls
+
+    urls = index_project_urls(deadline_s=20)("peft")
+    if urls is None:
+        pytest.skip("the configured package index's metadata did not answer (an offline host, or no JSON API)")
+    assert any("github.com/huggingface/peft" in url for url in urls), urls
+
+
 # The fourth held-out set (tests/fixtures/graded4): real reports first drafted before `new` was changed on them
 # (/work/notes/heldout.md has the strict before/after grading). Per report, what a maintainer keeps:
 # (exception, a message the signature must match (None: the report has none: a placeholder), blamed distribution,
@@ -188,7 +199,9 @@ HELD_OUT_5 = {
                 "stage 2", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==0.16.0", 1),
     # a str device fails on every lane, the cpu one too (`.to('cpu')`)
     "k2-479": ("AttributeError", STR_DEVICE, "k2", "k2 to: ", ALL, True, "k2==X.Y.Z", 1),
-    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True, "limix==X.Y.Z", 0),
+    # PyPI's limix is github.com/limix/limix's, not the report's limix-ldm-ai/LimiX: commit pins
+    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True,
+                 "limix @ git+https://github.com/limix-ldm-ai/LimiX@<commit>", 0),
     # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
     "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
     # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin
@@ -248,9 +261,9 @@ SO = "/elsewhere/site-packages/selective_scan_cuda.cpython-3{}-x86_64-linux-gnu.
 NO_SIM = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "unsupported"}
 HELD_OUT_7 = {
     # the issue title's keyword argument is no API: no API named (the prose's "fused layernorm" is not read); PyPI's
-    # apex is another project (NVIDIA's has no release): still a release placeholder, a miss kept visible
+    # apex is another project (its page is not NVIDIA's): commit pins of NVIDIA/apex
     "apex-403": ("RuntimeError", "CUDA error: invalid configuration argument", "apex", "apex: CUDA error", NO_SIM,
-                 False, "apex==X.Y.Z", 0),
+                 False, "apex @ git+https://github.com/NVIDIA/apex@<commit>", 0),
     # the IPython notebook's frames (a Colab Drive path with a space) are read, but blame stays with the link's
     # fastprogress (course-v3's code passes the dropped argument: a judgement no text states; a miss kept visible)
     "fastprogress-51": ("TypeError", "init() got an unexpected keyword argument 'auto_update'", "fastprogress",
@@ -273,10 +286,14 @@ HELD_OUT_7 = {
                      "unsloth", "unsloth _fast_inner_training_loop: ", ALL, False, "unsloth==X.Y.Z", 1),
     "unsloth-2576": ("TypeError", "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'", "unsloth",
                      "unsloth: GRPOConfig", ALL, False, "unsloth==X.Y.Z", 0),
-    # apex again: a release placeholder of PyPI's other apex (a miss kept visible)
+    # apex called from VideoSys (the issue is not apex's: its metadata is not compared), so a release placeholder
+    # of PyPI's other apex (a miss kept visible)
     "videosys-113": ("RuntimeError", "memory format option is only supported by strided tensors", "apex",
                      "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 1),
 }
+# The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
+# 2026-11-29: the drafts' commit pins depend on them.
+INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
 NOT_RELEASED = {"medicalgpt", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
@@ -287,7 +304,8 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
 
 def _graded(folder: Path, name: str):
     report = parse_report((folder / f"{name}.txt").read_text())
-    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED)
+    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED,
+                       project_urls=lambda dist: INDEX_URLS.get(dist, ()))
     return draft, yaml.safe_load(draft.case_yaml)
 
 
