@@ -133,6 +133,10 @@ def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                             for name, version in zip(names, versions, strict=True))
 
 
+# A Python version in parentheses, as an issue title says it: "TypeError in fit (Python 3.6)"
+_PAREN_PYTHON = re.compile(r"\((?:on |with |using )?[Pp]ython ?v?(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\)")
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
     yield from _sentence_pins(lines)
@@ -156,6 +160,13 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             if listed := pattern.match(line):
                 yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
                 break
+    yield from _paren_pythons(lines)  # last: a listing's Python is read first
+
+
+def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _PAREN_PYTHON.finditer(line) if "ython" in line else ():
+            yield "python", Pin(match["ver"], "env listing", index + 1)
 
 
 def _dist(name: str) -> str:

@@ -1322,3 +1322,10 @@ def test_an_index_that_does_not_answer_leaves_the_release_pin_and_says_it_was_no
     draft = draft_case("other-apex", parse_report(APEX_REPORT), released=lambda _: True, project_urls=lambda _: None)
     assert "apex==X.Y.Z" in " ".join(yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"])
     assert any("not checked" in note for note in draft.notes)
+
+
+@pytest.mark.parametrize(("text", "python"), [("# TypeError in fit (Python 3.6)", "3.6"),
+                                              ("works (on python 3.10.4) here", "3.10.4"),
+                                              ("Python 3.6 is old", None)])
+def test_a_python_version_in_parentheses_is_read(text, python):
+    assert parse_environment([text]).python == python
