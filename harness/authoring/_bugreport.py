@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
+from harness.cases._placeholders import MARK
 
 __all__ = ["BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report"]
@@ -82,13 +83,15 @@ _LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
-_FRAME_IPY = re.compile(  # IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)"
+# IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path
+# may hold spaces: Colab's "/content/drive/My Drive/x.py in f(a)")
+_FRAME_IPY = re.compile(
     r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
-    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
+    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?|/[^\[\]()]{0,300}?\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
     r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
 # A frame whose start the paste cut: 'flash_attn/flash_attn_interface.py", line 170, in _flash_attn_varlen_forward'
-_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w.-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
+_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w./-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
 _RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
@@ -209,7 +212,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = _header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
+        found = (_header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
+                 or (None if chains else _bare_message(lines)))
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
@@ -276,6 +280,31 @@ def _class_named(lines: list[str]) -> tuple[int, str, str, str] | None:
         for match in reversed(list(_CLASS_NAMED.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
                 return index, match["type"], "", "a sentence that names only its class (no message)"
+    return None
+
+
+# Messages Python words itself, printed without their class ("Trainer.__init__() got an unexpected keyword argument
+# 'gpus'" under a bug template's heading): (shape, the class Python raises with it).
+_BARE_MESSAGES = (
+    (re.compile(r"[\w.]+\(\) (?:got an unexpected keyword argument|got multiple values for argument|takes (?:from )?"
+                r"\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given|missing \d+ required "
+                r"(?:positional|keyword-only) arguments?)\b.*"), "TypeError"),
+    (re.compile(r"'[\w.]+' object (?:is not (?:callable|subscriptable|iterable)|cannot be interpreted as)\b.*"),
+     "TypeError"),
+    (re.compile(r"(?:'[\w.]+' object|module '[\w.]+') has no attribute '\w+'.*"), "AttributeError"),
+    (re.compile(r"No module named '[\w.]+'.*"), "ModuleNotFoundError"),
+    (re.compile(r"name '\w+' is not defined.*"), "NameError"))
+
+
+def _bare_message(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The last message the report prints without an exception class: its class is left to fill in (the message's
+    shape says which class Python raises with it; the draft's placeholder names it as a guess)."""
+    for index in range(len(lines) - 1, -1, -1):
+        for shape, guess in _BARE_MESSAGES:
+            if (match := shape.search(_unmark(lines[index].strip()))) is not None:
+                exception = f"{MARK}: the exception class (the report prints its message alone; Python words it so " \
+                            f"for a {guess})"
+                return index, exception, match.group().strip(" `*"), "a message printed without its exception class"
     return None
 
 

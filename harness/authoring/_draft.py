@@ -108,9 +108,12 @@ class Draft:
 # Whether a distribution has any release on the package index: True, False (the index says no such project) or
 # None (not asked, or no answer). `new` asks the configured index; tests give a table.
 Released = Callable[[str], "bool | None"]
+# The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
+ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
 
 
-def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None) -> Draft:
+def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
+               project_urls: ProjectUrls | None = None) -> Draft:
     if report is None:
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
@@ -124,6 +127,11 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
         buggy, fix = _unreleased(culprit, report.url, buggy, notes)
+    elif culprit != "torch" and culprit not in report.environment.pins and project_urls and \
+            (repo := _own_repository(report.url, culprit)):
+        owner = _other_owner(culprit, repo, project_urls(culprit), notes)
+        if owner:
+            buggy, fix = _unreleased(culprit, report.url, buggy, notes, owner)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "")
@@ -159,7 +167,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
-                            or prose_api(report, culprit, traceback.first_message_line))
+                            or prose_api(report, culprit, traceback.first_message_line)
+                            or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
 
@@ -382,14 +391,40 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     return shared, buggy, fix
 
 
-def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]],
-                notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """A project the index does not have (code run from its repository): both variants pin commits."""
+def _own_repository(url: str, culprit: str) -> str:
+    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own, else ""."""
+    repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", url)
+    return repo["repo"] if repo and str(canonicalize_name(repo["name"])) == culprit else ""
+
+
+def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:
+    """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
+    not NVIDIA's): its URLs name a code host but not the repository, or do not name the repository's owner."""
+    if urls is None:
+        notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
+                     "answer): if it is another project's, pin commits of the repository instead")
+        return ""
+    squeezed = [re.sub(r"[^a-z0-9]", "", url.lower()) for url in urls]
+    owner = re.sub(r"[^a-z0-9]", "", repo.partition("/")[0].lower())
+    if not urls or any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
+        return ""
+    hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
+    return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
+
+
+def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
+                other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A project the index does not have, or whose name there is another project's (``other``: that project's
+    page): the report ran its repository's code, so both variants pin commits."""
     repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
     source = f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
-    notes.append(f"the package index has no project named {culprit}: the report ran its repository's code, so the "
+    absent = (f"the package index's {culprit} is another project ({other})" if other else
+              f"the package index has no project named {culprit}")
+    notes.append(f"{absent}: the report ran its repository's code, so the "
                  f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
-    pin = [(f'{MARK}: {culprit} has no release on the package index: pin the commit the report ran, e.g. '
+    missing = (f"{culprit}'s project is not on the package index" if other else
+               f"{culprit} has no release on the package index")
+    pin = [(f'{MARK}: {missing}: pin the commit the report ran, e.g. '
             f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
            for dist, why in buggy]
     fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
@@ -455,6 +490,8 @@ def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
+# An absolute path's folders ("/home/u/.local/lib/x.so" -> "/home/u/.local/lib/"): the reporter's machine's.
+_FOLDERS = r"(?<![\w.:/])(?:/|~/|[A-Za-z]:\\)[^\s:'\"]*[/\\]"
 # Parts of a message that differ between the report's run and a tiny repro: (pattern, regex written for it).
 _VARIES = re.compile(
     r"(?P<device>\b(?:cuda|xpu|npu|hpu|mps|meta|privateuseone):\d+)"
@@ -534,6 +571,7 @@ def _plain_signature(message: str) -> tuple[str, str]:
 
 def _signature(message: str) -> tuple[str, str]:
     note = ""
+    message = re.sub(_FOLDERS, "\x00", message)  # the reporter's folders: any folders match (\S*) in their place
     if len(message) > MAX_SIGNATURE_SOURCE:
         cut = max(message.rfind(mark, 0, MAX_SIGNATURE_SOURCE) for mark in (". ", "! ", "; ", ", ", " "))
         message = message[: cut if cut > 40 else MAX_SIGNATURE_SOURCE]
@@ -552,7 +590,7 @@ def _signature(message: str) -> tuple[str, str]:
             pieces.append(_GENERAL[kind])
         last = match.end()
     pieces.append(_escape(message[last:]))
-    return "".join(pieces), note
+    return "".join(pieces).replace("\x00", r"\S*"), note
 
 
 def _escape(text: str) -> str:
@@ -597,8 +635,10 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
 
 
-# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader).
-_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)")
+# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
+# keyword argument ("elementwise_affine=False") is what the API was given, not the API.
+_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
+                        r"\b(?!\s*=(?!=))")
 
 
 def _title_code_name(title: str, message: str) -> str:
@@ -629,6 +669,18 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     return ""
 
 
+# A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.
+_MESSAGE_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
+
+
+def message_api(message: str) -> str:
+    """For a report without frames whose prose names no API: the callable its message names (its class, for a
+    dunder method), else nothing."""
+    match = _MESSAGE_CALL.search(message)
+    parts = [part for part in match["name"].split(".") if not part.startswith("__")] if match else []
+    return parts[-1] if parts else ""
+
+
 _FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
                             "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
 _STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
@@ -642,7 +694,7 @@ def _title_from(title: str, exception: str) -> str:
 
 # What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
 # (bold, code) that wrapped an exception named in prose.
-_TITLE_JUNK = re.compile(r"\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
 _LONG_TITLE = 120
 
 

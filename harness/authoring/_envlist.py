@@ -56,8 +56,11 @@ _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{
 _CHECKED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w.-]{{0,60}})\s+[✅❌]\s*(?P<ver>{_RELEASE})(?:[<>=!~,;].*)?$")
 # A line of Python code comparing values (`if trainer.global_rank == 0:`), not a freeze line.
 _CODE_TEST = re.compile(r"^\s*(?:if|elif|while|assert|return)\s")
-# "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line
-_DUNDER = re.compile(rf"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?\s*(?:==|=|:|->)?\s*"
+# A one-liner's command before the print: python -c "import torch; print(torch.__version__)"
+_PYTHON_C = r"""(?:python[\d.]* -c ['"][^'"]{0,200}?;\s*)?"""
+# "torch.__version__ == '2.0.1+cu117'", ">>> torch.__version__: 2.1.0" on one line, and the one-liner then ": 2.6.0"
+_DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?['\"]?\s*"
+                     r"(?:==|=|:|->)?\s*"
                      rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
@@ -92,7 +95,8 @@ def parse_environment(lines: list[str]) -> Environment:
 # Two-line shapes: an interpreter's ">>> flash_attn.__version__" (cleaning may take ">>>" for a quote's marks)
 # then "'2.5.7'", and a bug template's heading ("### Python Version") then its answer ("3.10") on the next line
 # that has text.
-_ASKED = re.compile(r"^\s*(?:>>>\s*)?(?:print\()?(?P<name>[A-Za-z_]\w{0,60})\.__version__\)?\s*$")
+_ASKED = re.compile(rf"^\s*(?:>>>\s*)?(?:\$\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]\w{{0,60}})\.__version__\)?"
+                    r"['\"]?\s*$")
 _HEADING = re.compile(r"^\s*#{2,4}\s+(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,2})\s+[Vv]ersion\s*$")
 _ANSWER = re.compile(rf"^\s*['\"]?v?(?P<ver>{_RELEASE})['\"]?\s*$")
 
@@ -129,6 +133,10 @@ def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                             for name, version in zip(names, versions, strict=True))
 
 
+# A Python version in parentheses, as an issue title says it: "TypeError in fit (Python 3.6)"
+_PAREN_PYTHON = re.compile(r"\((?:on |with |using )?[Pp]ython ?v?(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\)")
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
     yield from _sentence_pins(lines)
@@ -152,6 +160,13 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             if listed := pattern.match(line):
                 yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
                 break
+    yield from _paren_pythons(lines)  # last: a listing's Python is read first
+
+
+def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _PAREN_PYTHON.finditer(line) if "ython" in line else ():
+            yield "python", Pin(match["ver"], "env listing", index + 1)
 
 
 def _dist(name: str) -> str:

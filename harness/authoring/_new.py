@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from harness._exceptions import UsageError
 from harness._io import for_terminal
 from harness._io import yaml_line as line_of
 from harness.authoring._bugreport import BugReport, parse_report
-from harness.authoring._draft import Draft, Released, draft_case
+from harness.authoring._draft import Draft, ProjectUrls, Released, draft_case
 from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
@@ -95,21 +96,22 @@ class Written:
 
 
 def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, force: bool = False,
-                released: Released | None = None) -> Written:
+                released: Released | None = None, project_urls: ProjectUrls | None = None) -> Written:
     """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
     validate_id(case_id)
-    if not cases_dir.is_dir():
+    if cases_dir.exists() and not cases_dir.is_dir():
         raise UsageError(f"--cases-dir {cases_dir}: not a folder")
     folder = cases_dir / case_id
     files = (folder / "case.yaml", folder / "repro.py")
     _check_target(folder, files, force=force)
     report = _parse(report_path) if report_path is not None else None
-    draft = draft_case(case_id, report, source=report_path.name if report_path else "", released=released)
+    draft = draft_case(case_id, report, source=report_path.name if report_path else "", released=released,
+                       project_urls=project_urls)
     from harness.report._io import write_text_atomic  # here: the report package is not needed before
 
     created = not folder.exists()
     try:
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)  # a --cases-dir that does not exist yet is made, with its parents
         for path, text in zip(files, (draft.case_yaml, draft.repro_py), strict=True):
             write_text_atomic(path, text)
     except OSError as error:
@@ -173,3 +175,24 @@ def index_released(deadline_s: float = 10.0) -> Released:
             return False
         return None
     return released
+
+
+def index_project_urls(deadline_s: float = 10.0) -> ProjectUrls:
+    """The home page and project URLs the configured index's JSON metadata (``<index>/../pypi/NAME/json``, as PyPI
+    and its mirrors serve it) gives for a project; None when it does not answer in ``deadline_s``."""
+    from harness import uv_index_environment
+    from harness.environments._releases import sources
+
+    def project_urls(name: str) -> tuple[str, ...] | None:
+        indexes, _ = sources({**os.environ, **uv_index_environment()})
+        if not indexes or not indexes[0].rstrip("/").endswith("/simple"):
+            return None
+        url = f"{indexes[0].rstrip('/').removesuffix('/simple')}/pypi/{name}/json"
+        try:
+            with urllib.request.urlopen(url, timeout=deadline_s) as answer:
+                info = json.loads(answer.read(4 * 2**20))["info"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        found = [info.get("home_page") or "", *(info.get("project_urls") or {}).values()]
+        return tuple(u for u in found if isinstance(u, str) and u.startswith(("http://", "https://")))
+    return project_urls

@@ -16,6 +16,7 @@ import yaml
 from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
+from harness.cases._placeholders import MARK
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = sorted((ROOT / "tests" / "fixtures" / "new-reports").glob("*.txt"))
@@ -79,7 +80,7 @@ def test_a_report_that_only_names_its_exception_is_drafted(name: str):
     report = parse_report((ROOT / "tests" / "fixtures" / "reports" / name).read_text())
     draft = draft_case("named", report, name)
     data = yaml.safe_load(draft.case_yaml)
-    assert data["exception"] == exception
+    assert data["exception"].startswith(MARK) if exception == MARK else data["exception"] == exception
     if message is None:  # the report cut the message off: the signature is a placeholder, never a regex of nothing
         assert data["signature"].startswith("FILL-IN")
     else:
@@ -123,6 +124,17 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
         pytest.skip("the configured package index did not answer (an offline host)")
     assert known is True
     assert released("repro-matrix-no-such-project-4f1c2") is False
+
+
+def test_the_index_metadata_lookup_reads_a_projects_urls():
+    """`new`'s second question, for the issue's own project: the URLs the index's metadata gives (PyPI's peft
+    names huggingface/peft); no answer is "not known"."""
+    from harness.authoring._new import index_project_urls
+
+    urls = index_project_urls(deadline_s=20)("peft")
+    if urls is None:
+        pytest.skip("the configured package index's metadata did not answer (an offline host, or no JSON API)")
+    assert any("github.com/huggingface/peft" in url for url in urls), urls
 
 
 # The fourth held-out set (tests/fixtures/graded4): real reports first drafted before `new` was changed on them
@@ -187,7 +199,9 @@ HELD_OUT_5 = {
                 "stage 2", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==0.16.0", 1),
     # a str device fails on every lane, the cpu one too (`.to('cpu')`)
     "k2-479": ("AttributeError", STR_DEVICE, "k2", "k2 to: ", ALL, True, "k2==X.Y.Z", 1),
-    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True, "limix==X.Y.Z", 0),
+    # PyPI's limix is github.com/limix/limix's, not the report's limix-ldm-ai/LimiX: commit pins
+    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True,
+                 "limix @ git+https://github.com/limix-ldm-ai/LimiX@<commit>", 0),
     # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
     "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
     # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin
@@ -240,16 +254,58 @@ HELD_OUT_6 = {
     "textgen-710": ("UnboundLocalError", "local variable \u2018new_module\u2019 referenced before assignment", "peft",
                     "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 2),
 }
-NOT_RELEASED = {"crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+# The seventh set (tests/fixtures/graded7, expectations in its EXPECTED.md), graded held out on main 32e1495
+# (/work/notes/heldout3.md); these rows are the drafts after heldout4's fixes by class, the misses still open kept.
+GRADED7 = ROOT / "tests" / "fixtures" / "graded7"
+SO = "/elsewhere/site-packages/selective_scan_cuda.cpython-3{}-x86_64-linux-gnu.so: undefined symbol: {}"
+NO_SIM = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "unsupported"}
+HELD_OUT_7 = {
+    # the issue title's keyword argument is no API: no API named (the prose's "fused layernorm" is not read); PyPI's
+    # apex is another project (its page is not NVIDIA's): commit pins of NVIDIA/apex
+    "apex-403": ("RuntimeError", "CUDA error: invalid configuration argument", "apex", "apex: CUDA error", NO_SIM,
+                 False, "apex @ git+https://github.com/NVIDIA/apex@<commit>", 0),
+    # the IPython notebook's frames (a Colab Drive path with a space) are read, but blame stays with the link's
+    # fastprogress (course-v3's code passes the dropped argument: a judgement no text states; a miss kept visible)
+    "fastprogress-51": ("TypeError", "init() got an unexpected keyword argument 'auto_update'", "fastprogress",
+                        "fastprogress: init()", ALL, False, "fastprogress==X.Y.Z", 1),
+    # the reporter's folders leave the signature: it matches the .so anywhere, with the whole symbol
+    "mamba-318": ("ImportError", SO.format("12", "_ZN3c104cuda9SetDeviceEi"), "mamba-ssm",
+                  "mamba-ssm: selective_scan_cuda", ALL, False, "mamba-ssm==X.Y.Z", 1),
+    "mamba-704": ("ImportError", SO.format("10", "_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18Deprecation"
+                                           "WarningEEERKNS_14SourceLocationESsb"), "mamba-ssm",
+                  "mamba_ssm: selective_scan_cuda", ALL, False, "mamba-ssm==2.2.4", 2),
+    # the one frame line, cut at its start ('/trl/trainer/grpo_trainer.py", line 269, in __init__'), is shown
+    "medicalgpt-444": ("TypeError", "Trainer.__init__() got an unexpected keyword argument 'processing_class'",
+                       "medicalgpt", "medicalgpt: Trainer.__init__()", ALL, False,
+                       "medicalgpt @ git+https://github.com/shibing624/MedicalGPT@<commit>", 1),
+    # a message with no class anywhere: drafted, the class left to fill in (it was refused)
+    "roboflow-notebooks-224": (MARK, "Trainer.__init__() got an unexpected keyword argument 'gpus'",
+                               "notebooks", "notebooks: Trainer.__init__()", ALL, False,
+                               "notebooks @ git+https://github.com/roboflow/notebooks@<commit>", 0),
+    "unsloth-2148": ("TypeError", "_unsloth_get_batch_samples() takes 3 positional arguments but 4 were given",
+                     "unsloth", "unsloth _fast_inner_training_loop: ", ALL, False, "unsloth==X.Y.Z", 1),
+    "unsloth-2576": ("TypeError", "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'", "unsloth",
+                     "unsloth: GRPOConfig", ALL, False, "unsloth==X.Y.Z", 0),
+    # apex called from VideoSys (the issue is not apex's: its metadata is not compared), so a release placeholder
+    # of PyPI's other apex (a miss kept visible)
+    "videosys-113": ("RuntimeError", "memory format option is only supported by strided tensors", "apex",
+                     "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 1),
+}
+# The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
+# 2026-11-29: the drafts' commit pins depend on them.
+INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
+NOT_RELEASED = {"medicalgpt", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
-            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()}}
+            **{(GRADED6, name): row for name, row in HELD_OUT_6.items()},
+            **{(GRADED7, name): row for name, row in HELD_OUT_7.items()}}
 
 
 def _graded(folder: Path, name: str):
     report = parse_report((folder / f"{name}.txt").read_text())
-    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED)
+    draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED,
+                       project_urls=lambda dist: INDEX_URLS.get(dist, ()))
     return draft, yaml.safe_load(draft.case_yaml)
 
 
@@ -257,13 +313,14 @@ def test_the_fourth_and_fifth_held_out_sets_are_complete():
     assert sorted(p.stem for p in GRADED4.glob("*.txt")) == sorted(HELD_OUT_4)
     assert sorted(p.stem for p in GRADED5.glob("*.txt")) == sorted(HELD_OUT_5)
     assert sorted(p.stem for p in GRADED6.glob("*.txt")) == sorted(HELD_OUT_6)
+    assert sorted(p.stem for p in GRADED7.glob("*.txt")) == sorted(HELD_OUT_7)
 
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
 def test_a_held_out_report_drafts_what_a_maintainer_keeps(folder: Path, name: str):
     exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT[folder, name]
     draft, data = _graded(folder, name)
-    assert data["exception"] == exception
+    assert data["exception"].startswith(MARK) if exception == MARK else data["exception"] == exception
     if message is None:
         assert data["signature"].startswith("FILL-IN")
     else:
