@@ -55,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _own(libraries: dict[str, Library], files: Sequence[Path]) -> list[str]:
+    """The libraries of the --library-file files; never every library when the files asked for were refused."""
+    given = {path.resolve() for path in files}
+    own = [lib.name for lib in libraries.values() if lib.path.resolve() in given]
+    if given and not own:
+        raise HarnessError("no --library-file could be used (each problem is printed above with its fix)")
+    return own
+
+
 def _select(libraries: dict[str, Library], own: list[str], args: argparse.Namespace) -> list[Library]:
     unknown = [name for name in args.library if name not in libraries]
     if unknown:
@@ -113,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in loaded.problems:  # a bad file skips its library, not the run
             _log(f"skipped: {problem}")
         libraries, triage = loaded.libraries, Triage.of(loaded.libraries.values())
-        own = [lib.name for lib in libraries.values() if lib.path in set(args.library_file)]
+        own = _own(libraries, args.library_file)
         chosen = _select(libraries, own, args)
         if args.list:
             _list(chosen)

@@ -215,7 +215,7 @@ def load_libraries(folder: Path = LIBRARIES_DIR, extra: Iterable[Path] = ()) -> 
     paths = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
     libraries: dict[str, Library] = {}
     problems: list[ConformanceFileError] = []
-    for path in [*paths, *extra]:
+    for path in dict.fromkeys(p.resolve() for p in [*paths, *extra]):  # a built-in file named again is itself
         try:
             library = load_library(path)
         except ConformanceFileError as error:

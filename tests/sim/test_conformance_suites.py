@@ -73,6 +73,27 @@ def test_a_library_file_outside_the_repo_runs_alone(tmp_path):
     assert "accelerate" not in proc.stdout
 
 
+def _conformance(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.conformance", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_a_checked_in_library_file_given_by_path_runs_alone():
+    """Naming a built-in file with --library-file is that library, not a clash with itself."""
+    proc = _conformance("--library-file", "harness/conformance/libraries/einops.yaml", "--list")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("einops: ") and "accelerate" not in proc.stdout and "skipped" not in proc.stderr
+
+
+def test_library_files_that_are_all_refused_stop_the_run_instead_of_running_every_library(tmp_path):
+    bad = tmp_path / "mylib.yaml"
+    bad.write_text("tests: [\n")
+    proc = _conformance("--library-file", str(bad), "--list")
+    assert proc.returncode == 2 and "no --library-file could be used" in proc.stderr
+    said = proc.stdout + proc.stderr
+    assert str(bad) in said and "malformed YAML" in said and "accelerate" not in said
+
+
 def _pass(mode: str, **results: str) -> Pass:
     run = Pass(mode, cpu_seconds=10.0 if mode == "cpu" else 12.0)
     for test, outcome in results.items():
