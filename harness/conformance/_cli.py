@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _own(libraries: dict[str, Library], files: Sequence[Path]) -> list[str]:
     """The libraries of the --library-file files; never every library when the files asked for were refused."""
     given = {path.resolve() for path in files}
-    own = [lib.name for lib in libraries.values() if lib.path.resolve() in given]
+    own = [lib.name for lib in libraries.values() if lib.path is not None and lib.path.resolve() in given]
     if given and not own:
         raise HarnessError("no --library-file could be used (each problem is printed above with its fix)")
     return own
