@@ -7,7 +7,9 @@ The interpreter is C++: it reads a tensor's real device, the CPU, where the prog
 - a device read that only feeds a ``device=`` argument (``torch.zeros(n, device=x.device)``,
   ``b.to(a)``, ``b.to(a.device)``): the tensor C++ makes or moves "to the CPU" is a guess that takes
   the device of the first known tensor it meets, as the factories C++ calls are
-  (``cuda_sim._dispatch``). A copy to the CPU in code that reads no device is a real one.
+  (``cuda_sim._dispatch``). A copy to the CPU in code that reads no device is a real one. Where
+  ``b.to(a)`` keeps b's dtype, C++ returns b itself (no operator to guess from): a device mix the
+  simulation raises in such a call is ``NotSimulatedError`` naming the conversion, not a false error.
 - any other read (``x.is_cuda``, ``x.device.type == "cuda"``, a device returned or compared) takes a
   branch real CUDA would not: with a simulated CUDA tensor in the call it raises
   ``NotSimulatedError`` naming the read and its line.
@@ -48,6 +50,7 @@ class Reads:
 
     guessed: bool  # device reads that only feed device= arguments
     unsupported: str | None  # the first read that changes what the program does, with its line
+    converts: str | None = None  # the first ``b.to(a)``-like conversion to another tensor's device, with its line
 
 
 def patch(p: Patcher) -> None:
@@ -77,6 +80,8 @@ def run(original: Callable[..., Any], fn: Any, args: Sequence[Any], kwargs: dict
     try:
         return original(fn, *args, **kwargs)
     except RuntimeError as error:
+        if guessing and reads.converts is not None and _device_mix(state.error):
+            raise NotSimulatedError(f"TorchScript {_name(fn)} {reads.converts}") from None
         raise _restored(error, state.error, fn) from None
     finally:
         if guessing:
@@ -143,6 +148,11 @@ def _call(func: torch._ops.OpOverload, args: Sequence[Any], kwargs: dict[str, An
             return func(*unwrapped[0], **unwrapped[1])
 
 
+def _device_mix(raised: Exception | None) -> bool:
+    """A device error the simulation raised for CUDA (not a CPU kernel's own error)."""
+    return raised is not None and bool(getattr(raised, EMULATED, False)) and "device" in str(raised)
+
+
 def _restored(error: RuntimeError, raised: Exception | None, fn: Any) -> Exception:
     text = str(error)
     if any(sign in text for sign in _NO_CUDA):
@@ -160,6 +170,8 @@ def _restored(error: RuntimeError, raised: Exception | None, fn: Any) -> Excepti
 
 _READS: dict[str, Reads] = {}
 _lock = threading.Lock()
+_CONVERTS = ("converts a tensor to another tensor's device ({}): where the dtype does not change, C++ reads the "
+             "other's real device, the CPU, and returns the tensor itself, unmoved, where a GPU moves it")
 _REAL_DEVICE = (": the interpreter reads the tensor's real device, the CPU, and would take the path a CPU tensor "
                 "takes")
 
@@ -185,23 +197,27 @@ def _key(fn: Any) -> str | None:
 
 
 def _analyse(graph: torch._C.Graph) -> Reads:
-    guessed = False
+    guessed, converts = False, None
     for node in _nodes(graph):
         kind = node.kind()
         if kind == "prim::is_cuda":
-            return Reads(guessed, f"reads x.is_cuda ({_where(node)}){_REAL_DEVICE}")
+            return Reads(guessed, f"reads x.is_cuda ({_where(node)}){_REAL_DEVICE}", converts)
         if kind == "aten::cpu" or (kind == "aten::to" and _to_the_cpu(node)):
             # C++ finds the tensor on the CPU already and returns it, not a copy
             return Reads(guessed, f"moves a tensor to the CPU ({_where(node)}): C++ finds a simulated CUDA tensor "
-                                  "there already and returns it, not a copy on the CPU")
+                                  "there already and returns it, not a copy on the CPU", converts)
         if kind in ("aten::type_as", "aten::to") and _reads_other(node):
             guessed = True
+            converts = converts or _CONVERTS.format(_where(node))
         elif kind == "prim::device":
             for use in node.output().uses():
                 if not _is_device_argument(use.user, use.offset):
-                    return Reads(guessed, f"uses x.device in {use.user.kind()} ({_where(use.user)}){_REAL_DEVICE}")
+                    return Reads(guessed, f"uses x.device in {use.user.kind()} ({_where(use.user)}){_REAL_DEVICE}",
+                                 converts)
+                if use.user.kind() == "aten::to":
+                    converts = converts or _CONVERTS.format(_where(use.user))
             guessed = True
-    return Reads(guessed, None)
+    return Reads(guessed, None, converts)
 
 
 def _nodes(graph: torch._C.Graph) -> Iterator[torch._C.Node]:

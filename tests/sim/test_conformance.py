@@ -81,6 +81,7 @@ Sources, cited per scenario:
 
 from __future__ import annotations
 
+import inspect
 import io
 import mmap
 import os
@@ -683,6 +684,14 @@ _scripted_zeros_matmul = _script(_zeros_matmul)
 _scripted_arange_add = _script(_arange_add)
 _scripted_divide_by_other = _script(_divide_by_other)
 _scripted_is_cuda = _script(_is_cuda)
+
+
+def _converts_message(scripted: torch.jit.ScriptFunction, fn: Callable[..., object]) -> str:
+    lines, first = inspect.getsourcelines(fn)
+    return (f"not simulated: TorchScript {scripted.qualified_name} converts a tensor to another tensor's device "
+            f"(File \"{inspect.getsourcefile(fn)}\", line {first + len(lines) - 1}): where the dtype does not "
+            "change, C++ reads the other's real device, the CPU, and returns the tensor itself, unmoved, where a GPU "
+            "moves it")
 _scripted_to_the_cpu = _script(_to_the_cpu)
 
 
@@ -690,6 +699,9 @@ SCRIPT_SCENARIOS = [
     Scenario("scripted a / b.to(a)", "[DOC] aten::to.other takes a's device and dtype",
              lambda: _scripted_divide_by_other(cuda(3), torch.tensor([1, 2, 3])), device="cuda:0",
              dtype=torch.float32),
+    Scenario("scripted a / b.to(a), same dtype", "[DOC] a GPU moves b; C++ returns b itself: not simulated",
+             lambda: _scripted_divide_by_other(cuda(3), torch.tensor([1.0, 2.0, 3.0])), error=NotSimulatedError,
+             message=_converts_message(_scripted_divide_by_other, _divide_by_other)),
     Scenario("jit.trace(Conv2d) on cuda", "[DOC] the traced module runs where its parameters are",
              lambda: _traced_conv("cuda")[1], device="cuda:0"),
     Scenario("scripted x @ zeros(device=x.device)", "[DOC] TorchScript: C++ reads x.device",

@@ -120,6 +120,47 @@ def test_scripted_code_takes_the_device_of_another_tensor(sim, fn):
     assert scripted(a.cpu(), b).device == torch.device("cpu")
 
 
+def _to_device(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a - b.to(a.device)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.parametrize("fn", [_divide_by_other, _add_type_as, _to_device_of, _to_device])
+def test_scripted_conversion_to_the_device_of_a_same_dtype_tensor_is_not_simulated(sim, fn, dtype):
+    # a GPU moves b; C++ reads a's real device, the CPU, and returns b itself: no _to_copy to guess
+    # from, and the next operator met cuda and cpu (a false device error before)
+    from cuda_sim import NotSimulatedError
+
+    scripted = _script(fn)
+    a, b = torch.ones(3, dtype=dtype, device="cuda"), torch.tensor([1, 2, 3], dtype=dtype)
+    with pytest.raises(NotSimulatedError, match=r"TorchScript \S+ converts a tensor to another tensor's device "
+                                                r"\(.*line \d+\): where the dtype does not change"):
+        scripted(a, b)
+
+
+def _mixed_devices(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a + b.to(a) * 2
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_a_scripted_conversion_on_cpu_tensors_is_plain_torchscript(dtype):
+    import cuda_sim
+
+    scripted = _script(_mixed_devices)
+    a, b = torch.ones(3, dtype=dtype), torch.tensor([1, 2, 3], dtype=dtype)
+    bad = torch.ones(2, dtype=dtype)
+    plain = scripted(a, b)
+    with pytest.raises(RuntimeError) as plain_error:
+        scripted(a, bad)
+    with cuda_sim.simulate():
+        simulated = scripted(a, b)
+        with pytest.raises(RuntimeError) as simulated_error:
+            scripted(a, bad)
+    assert simulated.device == plain.device and simulated.dtype == plain.dtype and torch.equal(simulated, plain)
+    assert type(simulated_error.value) is type(plain_error.value)
+    assert str(simulated_error.value) == str(plain_error.value)
+
+
 def _is_cuda(x: torch.Tensor) -> bool:
     return x.is_cuda
 
