@@ -39,6 +39,13 @@ SIM_TORCH = {
                "nvidia-cufile==1.15.1.6", "nvidia-curand==10.4.0.35", "nvidia-cusparse==12.6.3.3",
                "nvidia-nvjitlink==13.5.37", "nvidia-cuda-nvrtc==13.0.88", "nvidia-cudnn-cu13==9.24.0.43",
                "nvidia-cusparselt-cu13==0.8.1", "nvidia-nccl-cu13==2.30.7", "nvidia-nvshmem-cu13==3.4.5"),
+    # an older release, measured by hand, not in CI (docs/cuda-sim.md: the simulation does not load under it);
+    # PyPI's cu128 build, whose libtorch_cuda.so also links cupti: 5.9 GB
+    "2.9.1": ("nvidia-cuda-runtime-cu12==12.8.90", "nvidia-cublas-cu12==12.8.4.1", "nvidia-cufft-cu12==11.3.3.83",
+              "nvidia-cufile-cu12==1.13.1.3", "nvidia-curand-cu12==10.3.9.90", "nvidia-cusparse-cu12==12.5.8.93",
+              "nvidia-nvjitlink-cu12==12.8.93", "nvidia-cuda-nvrtc-cu12==12.8.93", "nvidia-cudnn-cu12==9.10.2.21",
+              "nvidia-cusparselt-cu12==0.7.1", "nvidia-nccl-cu12==2.27.5", "nvidia-nvshmem-cu12==3.3.20",
+              "nvidia-cuda-cupti-cu12==12.8.90"),
 }
 TORCH_IMPORTS = ["filelock", "typing-extensions", "setuptools", "sympy", "networkx", "jinja2", "fsspec", "numpy"]
 # torch 2.14 deprecates TorchScript with a FutureWarning; tests/sim exercises TorchScript on purpose
