@@ -184,7 +184,7 @@ class Log:
 
 # -- host ---------------------------------------------------------------------------------------------------
 def describe_host() -> dict[str, Any]:
-    from harness.environments._venv import find_uv
+    from harness.environments._venv_build import find_uv
     from harness.run._host import describe_host as harness_host
 
     host = harness_host()
@@ -335,7 +335,7 @@ class SuiteOptions:
 
 
 def suite_part(options: SuiteOptions, tmp: Path, log: Log) -> dict[str, Any]:
-    from harness.environments._venv import default_env_root
+    from harness.environments._venv_build import default_env_root
 
     cases = loadable_cases(options.roots, options.cases)
     if not cases:
@@ -490,7 +490,8 @@ def cold_part(requires: tuple[str, ...], reps: int, tmp: Path, log: Log, *,
               compiled_build: bool = True) -> dict[str, Any]:
     from harness import uv_index_environment
     from harness.environments._spec import EnvSpec
-    from harness.environments._venv import VenvBackend, find_uv
+    from harness.environments._venv import VenvBackend
+    from harness.environments._venv_build import find_uv
 
     uv = find_uv()
     # What each environment build pays to learn the uv settings where only pip's config has them (CI).

@@ -14,8 +14,8 @@ _supervise.py), it sees the whole filesystem read-only, the run's output hidden,
   environment's build folder (``.building-*``) and uv's shared cache;
 * resolving and building from source (a build backend runs): the build's own uv cache (``own_cache``), a
   venv of its own and the copies of local requirement folders (in-tree builds write ``build/`` and
-  ``*.egg-info`` there), never the shared cache or the environment (harness/environments/_venv.py
-  ``VenvBackend._install``);
+  ``*.egg-info`` there), never the shared cache or the environment (harness/environments/_venv_build.py
+  ``EnvBuilder._install``);
 * ``patch``: the build folder; the bytecode compilation the build folder, without ``site``;
 * the site-packages query, the freeze and the module-owner map: nothing;
 * the CUDA probe: its own bytecode cache in the environment.
@@ -58,7 +58,7 @@ class BuildSandbox:
         self.sources = self.scratch / "src"  # copies of local requirement folders, uv's resolution
         self.sources.mkdir()
         # uv's cache for the steps that may run code a case chose (resolving, building from source): the
-        # shared cache is never writable to them (see environments/_venv.py VenvBackend._install).
+        # shared cache is never writable to them (see environments/_venv_build.py EnvBuilder._install).
         self.own_cache = self.scratch / "uv-cache"
         self.own_cache.mkdir()
         interpreters = (Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parents[1])

@@ -259,7 +259,7 @@ def _read_file(container: Any, path: str) -> str | None:
 
 def image_log_dir() -> Path:
     """Build logs and probe logs live beside the venv cache (``.repro-envs/images``)."""
-    from harness.environments._venv import default_env_root
+    from harness.environments._venv_build import default_env_root
 
     folder = default_env_root() / "images"
     folder.mkdir(parents=True, exist_ok=True)

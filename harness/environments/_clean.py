@@ -13,7 +13,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from harness.cases._load import Case
-from harness.environments._venv import _CELL_CACHES, default_env_root
+from harness.environments._venv_build import _CELL_CACHES, default_env_root
 from harness.run._lanes import LANE_TABLE
 from harness.run._plan import plan_cells
 

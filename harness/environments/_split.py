@@ -1,8 +1,8 @@
 """Which packages of a resolution must be built from source, and moving what such a build installed.
 
 An environment build installs what has a wheel from uv's shared cache, with ``--no-build`` (no code a case
-chose runs), and builds the rest with a private cache in a venv of its own (harness/environments/_venv.py
-``VenvBackend._install``). These helpers read uv's resolution (a PEP 751 ``pylock.toml``) and carry the
+chose runs), and builds the rest with a private cache in a venv of its own (harness/environments/_venv_build.py
+``EnvBuilder._install``). These helpers read uv's resolution (a PEP 751 ``pylock.toml``) and carry the
 built packages' files into the environment afterwards, as the harness.
 """
 

@@ -140,7 +140,7 @@ def resolve(requires: Sequence[str], target: Target, torch: HostTorch, scratch: 
     """``uv pip compile`` for the target, the torch family kept out: the pinned list to fetch."""
     if not requires:
         return []
-    from harness.environments._venv import find_uv
+    from harness.environments._venv_build import find_uv
 
     _, overrides = torch.requirements(())
     (scratch / "requirements.in").write_text("\n".join(requires) + "\n")

@@ -201,7 +201,7 @@ def main() -> None:
     # top-level packages of the same name that a repro imports.
     here = str(Path(__file__).resolve().parent)
     sys.path[:] = [p for p in sys.path if str(Path(p or ".").resolve()) != here]
-    if sys.argv[1] == "--owners":  # run once per environment, at build (harness.environments._venv)
+    if sys.argv[1] == "--owners":  # run once per environment, at build (harness.environments._venv_build)
         print(json.dumps(owners_record()))
         return
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))

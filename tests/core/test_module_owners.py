@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.environments._spec import EnvSpec
-from harness.environments._venv import _OWNERS, VenvBackend
+from harness.environments._venv import VenvBackend
+from harness.environments._venv_build import _OWNERS
 from harness.run._backend import CHILD_RUNNER, CellRequest
 from harness.run._child import _computed_versions, _imported_versions, _stored_versions, owners_record
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from harness import uv_index_environment
-from harness.environments._venv import default_env_root, find_uv
+from harness.environments._venv_build import default_env_root, find_uv
 from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]

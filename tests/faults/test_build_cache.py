@@ -3,8 +3,8 @@
 uv finds a cache entry by where it came from and never re-checks the files it unpacked there, and an
 environment's files are hardlinks of those files: a build that rewrote a cached file, or planted an entry,
 would change every environment made from it, now and later, whatever case they belong to. No code a case
-chose may run while the shared cache, or a file linked from it, is writable (harness/environments/_venv.py
-``VenvBackend._install``). Two ways in, each tried for real, in bwrap mode and in the fallback layer:
+chose may run while the shared cache, or a file linked from it, is writable (harness/environments/_venv_build.py
+``EnvBuilder._install``). Two ways in, each tried for real, in bwrap mode and in the fallback layer:
 
 * ``source-build``: a local package's PEP 517 backend (run to resolve it, then to build it) rewrites every
   cached copy of another package's module in place and plants a file at the cache's top;

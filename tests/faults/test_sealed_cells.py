@@ -16,7 +16,7 @@ import pytest
 
 from harness.containment._seal import bwrap
 from harness.containment._supervise import _own_cgroup
-from harness.environments._venv import default_env_root
+from harness.environments._venv_build import default_env_root
 from tests.faults import conftest
 from tests.faults.conftest import SIGNATURE_SCRIPT, cell, results_of, run_harness, start_harness, write_case
 from tests.faults.processes import new_token, wait_until

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 from plugin_project import MIX_MESSAGE, run_pytest, write_project
 
 from harness import uv_index_environment
-from harness.environments._venv import find_uv
+from harness.environments._venv_build import find_uv
 from tests.checkout import copy_checkout
 
 REPO = Path(__file__).resolve().parents[2]
