@@ -52,8 +52,6 @@ class VenvBackend:
                  find_links: Path | None = None, offline: bool = False) -> None:
         self.root = root or default_env_root()
         self.memory_limit_bytes = memory_limit_bytes
-        self.find_links = find_links
-        self.offline = offline
         self._running: set[RunningProcess | HelperProcess] = set()
         self._lock = threading.Lock()
         self.builder = EnvBuilder(self.root, self.name, find_links, offline, self._tracked)
