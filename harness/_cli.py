@@ -277,8 +277,10 @@ _COMMANDS = {"cases": _cmd_cases, "bisect": _cmd_bisect, "validate": _cmd_valida
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = _console()
-    # SIGTERM (CI cancelling a job) is handled like Ctrl-C: stop cells, keep finished results.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGTERM (CI cancelling a job) is handled like Ctrl-C: stop cells, keep finished results. SIGINT is set too:
+    # a harness started from a background shell (`cmd &`, a CI step) inherits SIGINT ignored, and Python keeps it so.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler)
     handler = _COMMANDS.get(args.command) or args.handler
     try:
         return handler(args, console)

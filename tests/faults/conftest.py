@@ -87,14 +87,8 @@ def run_harness(*args: str, timeout: float = 600, **popen) -> subprocess.Complet
                           timeout=timeout, env=env, **popen)
 
 
-# A shell that starts pytest in the background (`cmd &`, `su -c '... &'`) leaves SIGINT ignored, and a child
-# inherits that: the harness would then never see the Ctrl-C these tests send. Python's own handler is put back.
-_WITH_CTRL_C = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-                "sys.argv[0] = 'harness'; runpy.run_module('harness', run_name='__main__', alter_sys=True)")
-
-
 def start_harness(*args: str, **popen) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", _WITH_CTRL_C, *args], cwd=REPO, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200", **PASS_TOKEN},
                             **popen)
 

@@ -61,8 +61,14 @@ def _wait_for(process: subprocess.Popen, text: str, timeout: float = 300) -> str
 
 
 @pytest.mark.fault("Ctrl-C / SIGTERM mid-run")
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig, monkeypatch):
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# "ignored": started as a background shell starts a command (`cmd &`, a CI step), with SIGINT ignored
+@pytest.mark.parametrize(("sig", "start"), [(signal.SIGINT, None), (signal.SIGTERM, None),
+                                            (signal.SIGINT, _ignore_sigint)], ids=["SIGINT", "SIGTERM", "ignored"])
+def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig, start, monkeypatch):
     token = new_token()
     monkeypatch.setenv("FAULT_TOKEN", token)
     write_case(tmp_path / "cases", "slow", """
@@ -77,7 +83,7 @@ def test_interrupt_keeps_finished_cells_and_marks_the_rest(tmp_path, sig, monkey
         "zzz-never": {"role": "fix", "expect": {"cpu": "passes", "cuda": "passes", "cuda-sim": "passes"}},
     })
     harness = start_harness("cases", "--cases-dir", str(tmp_path / "cases"), "--lane", "cpu", "--jobs", "1",
-                            "--output", str(tmp_path / "out"))
+                            "--output", str(tmp_path / "out"), preexec_fn=start)
     _wait_for(harness, "start slow/cpu/zz-hangs")
     assert wait_until(lambda: processes_with(token), timeout=60)
     harness.send_signal(sig)
