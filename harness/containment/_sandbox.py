@@ -132,8 +132,22 @@ def build_place(cache: Path | None, folder: Path) -> Path:
     area.mkdir(exist_ok=True)
     stem = folder.name.rsplit("-", 2)[0]  # .building-<env id>: the pid and a random part follow
     for stale in area.glob(f"{stem}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+        if not _builder_alive(stale.name):  # the area is shared by every environment root on this cache
+            shutil.rmtree(stale, ignore_errors=True)
     return area / folder.name if _renames(area, folder.parent) else folder
+
+
+def _builder_alive(name: str) -> bool:
+    """Is the process that named this build folder (``.building-<env id>-<pid>-<random>``) still running? Another
+    harness with another environment root may be building the same environment in the shared area right now."""
+    try:
+        pid = int(name.rsplit("-", 2)[1])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def _renames(source: Path, target: Path) -> bool:
