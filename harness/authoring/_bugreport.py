@@ -73,6 +73,9 @@ class BugReport:
     # issues/804 on the lib"): the repository names, in order.
     cited: tuple[str, ...] = ()
     code_names: tuple[str, ...] = ()  # names the prose writes as inline code (`Linear8bitLt`, `f(x)`), in order
+    # Names the prose writes as plain words that the text also calls ("I feed UNet2DModel ..." and
+    # "UNet2DModel(sample_size=...)"), in order: an API named outside inline code.
+    called_names: tuple[str, ...] = ()
 
 
 MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
@@ -116,7 +119,7 @@ def parse_report(text: str) -> BugReport:
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
-                       code_names=_code_names(lines))
+                       code_names=_code_names(lines), called_names=_called_names(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -125,7 +128,8 @@ def parse_report(text: str) -> BugReport:
         notes.append("the frames come from an editor's exception panel (\"Exception has occurred:\"), innermost "
                      "first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
-                     cited=cited, paths=_path_tops(lines), code_names=_code_names(lines))
+                     cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
+                     called_names=_called_names(lines))
 
 
 _PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
@@ -181,6 +185,25 @@ def _code_names(lines: list[str]) -> tuple[str, ...]:
     prose = [line for line in lines if "`" in line and not line[:1].isspace() and "File " not in line]
     found = [m["name"] + ("()" if m.group().endswith(")`") else "") for line in prose
              for m in _INLINE_CODE.finditer(line)]
+    return tuple(dict.fromkeys(found))
+
+
+# A name called in the text (``UNet2DModel(``), and a name written as a word in a sentence (not a call, a path, a
+# dotted attribute or inline code). Shaped like code: a class (capitalised), a snake_case or a camelCase name.
+_CALLED = re.compile(r"(?<![\w])(?<!class )(?<!def )(?P<name>[A-Za-z_]\w{2,80})\(")  # a definition is no call
+_WORD = re.compile(r"(?<![\w./\\-])(?P<name>[A-Za-z_]\w{2,80})(?![\w/\\(-]|\.\w)")
+_NOT_PROSE = re.compile(r"`[^`]*`|\S*(?:/|\\|://)\S*")
+
+
+def _called_names(lines: list[str]) -> tuple[str, ...]:
+    """Names a sentence writes as a plain word that the report's code also calls, once each, in order (frames and
+    indented code are not prose; a capitalised sentence word is never called, so it is not taken)."""
+    called = {m["name"] for line in lines if "(" in line and "File " not in line for m in _CALLED.finditer(line)}
+    if not called:
+        return ()
+    prose = [_NOT_PROSE.sub(" ", line) for line in lines if not line[:1].isspace() and "File " not in line]
+    found = [m["name"] for line in prose for m in _WORD.finditer(line) if m["name"] in called
+             and (m["name"][:1].isupper() or "_" in m["name"].strip("_") or re.search(r"[a-z][A-Z0-9]", m["name"]))]
     return tuple(dict.fromkeys(found))
 
 
@@ -254,10 +277,19 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
 _CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
 
 
+# An exception written as its repr in prose (a logger's or a config tool's `error:TypeError("...")`): class and
+# message, the message ending at the quote that closes the call; `raise X("...")` is code, not the error it printed.
+_CALL_INLINE = re.compile(r"(?<![\w.])(?<!raise )(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception))"
+                          r"\((?P<quote>[\"'])(?P<msg>.{1,1000}?)(?P=quote)\)")
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in range(len(lines) - 1, -1, -1):
         if "rror" not in lines[index] and "xception" not in lines[index]:
             continue
+        calls = [m for m in _CALL_INLINE.finditer(lines[index]) if m["type"] not in ("Error", "Exception")]
+        if calls:
+            return index, calls[-1]["type"], calls[-1]["msg"], "its repr in a sentence (Class(\"message\"))"
         for match in reversed(list(_INLINE.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
                 opener = lines[index][match.start() - 1: match.start()]

@@ -65,6 +65,9 @@ _NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtual
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
 _NOT_PINS = frozenset({"torch", "python", "cuda", "version"})
 _HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
+# Folders that hold a project's copy of another library (``<proj>/third_party/timm/...``, ``<proj>/_vendor/x``):
+# the code below them is the project's, whatever library it was copied from.
+_VENDORED = re.compile(r"^(?:_?vendor(?:ed|s)?|third[_-]?party|3rd[_-]?party|3rdparty|externals?|extern)$", re.I)
 # Repeated folder names that are not a project's checkout: /home/user/user/..., data/data, src/src
 _NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
 # cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
@@ -182,7 +185,8 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
     repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
-    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_")]
+    own = own_code_names(report.traceback.frames)
+    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
     if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
@@ -220,6 +224,15 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         culprit, culprit_frame = fixer, None
     packages.append(culprit) if culprit not in packages else None
     return culprit, culprit_frame
+
+
+def own_code_names(frames: tuple[Frame, ...]) -> set[str]:
+    """Lower-cased names of the module files of the report's own code that its frames show (no installed project's,
+    not the standard library's): a module the text imports by such a name (``from slip import ...`` with
+    ``/src/slip.py`` in the frames) is a file of the repository's own tree, not a distribution (a distribution is a
+    package folder: a checkout's ``mamba_ssm/`` stays the project's)."""
+    return {frame.posix.rpartition("/")[2].rpartition(".")[0].lower() for frame in frames
+            if frame_owner(frame) is None and not _stdlib(frame) and not simulator_frame(frame)}
 
 
 def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
@@ -279,7 +292,7 @@ def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[s
         return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
     elif frame.cut and not posix.startswith("/") and "/" in posix:
         top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
-        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) else None
+        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) else None
     else:
         module = _checkout_module(posix, environment)
     if module is None:
@@ -308,6 +321,9 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
     ``segment-anything/segment_anything``, ``vllm/src/vllm``), or a folder named like a package the report
     lists or a known ML project's package (``open-mmlab/mmdetection/mmdet``)."""
     folders = [p for p in posix.split("/")[:-1] if p and p not in (".", "..")]
+    vendored = next((index for index, folder in enumerate(folders) if _VENDORED.match(folder)), None)
+    if vendored is not None:
+        return _vendoring_project(folders[:vendored], environment)
     known = set(environment.pins) if environment else set()
     for index in range(len(folders) - 1, 0, -1):
         name = folders[index]
@@ -320,6 +336,14 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
         if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
             return name
     return None
+
+
+def _vendoring_project(folders: list[str], environment: Environment | None) -> str | None:
+    """The project whose tree holds a vendored copy (``folders``: those above the vendoring folder): its package, as a
+    checkout's would be found, else the folder that holds the vendoring one; None: the report's own code."""
+    holder = folders[-1] if folders else ""
+    return _checkout_module("/".join([*folders, "x.py"]), environment) or (
+        holder if _package_name(holder) and not _NOT_CHECKOUTS.search(holder) else None)
 
 
 def _culprit(frames: tuple[Frame, ...], environment: Environment) -> tuple[str, Frame | None]:
@@ -622,17 +646,33 @@ def _import_name(distribution: str) -> str:
     return modules[0] if len(modules) == 1 else distribution
 
 
-# Function names that say nothing of the API: autograd and nn.Module plumbing, decorators' wrappers.
-_PLUMBING = frozenset({"forward", "backward", "apply", "wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
+# Function names that say nothing of the API: autograd and nn.Module plumbing, and decorators' wrappers (a function
+# defined in another, ``_defaults_from_env_vars.<locals>.insert_env_defaults``, is one too).
+_PLUMBING = frozenset({"forward", "backward", "apply"})
+_WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
+# The callable a source line calls first (``trainer = pl.Trainer(**params)`` -> Trainer).
+_SOURCE_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\(")
+
+
+def _wrapper(function: str) -> bool:
+    return "<locals>" in function or function in _WRAPPERS
 
 
 def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
-    """The innermost function of the culprit's frames that is neither a dunder (``__init__``) nor plumbing, walking
-    outward (else the innermost named one: a model's own forward). A private helper names the failing call."""
+    """The innermost function of the culprit's frames that is neither a dunder (``__init__``), plumbing nor a
+    decorator's wrapper, walking outward (else the innermost named one: a model's own forward). A private helper names
+    the failing call. When the culprit's frames are only wrappers, the API is what its caller's line calls (the
+    decorated callable: ``pl.Trainer(...)`` -> Trainer)."""
     chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
     named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
-    return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
+    unwrapped = [name for name in named if not _wrapper(name)]
+    found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
+    if found or not named or chain[-1] not in frames:
+        return found
+    outermost = frames.index(chain[-1])
+    call = _SOURCE_CALL.search(frames[outermost - 1].source) if outermost else None
+    return call["name"] if call and not call["name"].startswith("__") else ""
 
 
 # A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
@@ -652,9 +692,10 @@ def _title_code_name(title: str, message: str) -> str:
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
-    name), neither a module nor the library's own name, an exception, a version nor a word of the message."""
+    name), else as a plain word the report's code calls; neither a module nor the library's own name, an exception,
+    a version nor a word of the message."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
-    for code in report.code_names:
+    for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
         root, _, rest = code.removesuffix("()").partition(".")
         others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
         if rest and root in ("torch", "np", "numpy", *others):
