@@ -830,7 +830,7 @@ def test_a_report_from_the_cuda_sim_lane_becomes_a_confirmed_case(tmp_path):
 
 def _cut_frames(name: str) -> tuple[Frame, ...]:
     """The frames of a fixture whose traceback the paste cut before its exception line."""
-    from harness.authoring._bugreport import _chains
+    from harness.authoring._traceback import _chains
 
     return tuple(f for chain in _chains(clean_lines((REPORTS / name).read_text())) for p in chain for f in p.frames)
 
@@ -846,7 +846,7 @@ def _cut_frames(name: str) -> tuple[Frame, ...]:
     ("mmrotate-688.txt", ["torch", "mmdet"], "mmdet", "inference_detector"),
 ])
 def test_frames_map_to_their_project_whatever_the_install_kind(name, packages, culprit, function):
-    from harness.authoring._draft import _culprit
+    from harness.authoring._owners import _culprit
 
     frames = _cut_frames(name)
     environment = parse_environment(clean_lines((REPORTS / name).read_text()))
@@ -912,7 +912,7 @@ def test_two_gpu_messages_say_why_neither_lane_can_show_them(tmp_path):
     ("shape '[2, 3]' is invalid for input of size 5", "not a device error"),
 ])
 def test_lane_guesses(message, guess):
-    from harness.authoring._draft import _expectations
+    from harness.authoring._expect import _expectations
 
     assert _expectations("TypeError", message)[1] == guess
 
