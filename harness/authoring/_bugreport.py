@@ -120,9 +120,16 @@ _INLINE = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Except
 
 
 def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int, str, str, str] | None:
+    """The class IPython's header names; the message from the issue's title when it names the same class with one
+    ("# TypeError: Accelerator.__init__() got ..."), else none (cut off)."""
     for chain in reversed(chains):
         match = _IPY_HEADER.match(lines[chain[-1].start])
         if match and _strong_exception(match["type"]):
+            title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
+            named = next((m for m in _INLINE.finditer(title) if m["type"] == match["type"]), None)
+            if named is not None:
+                return (chain[-1].start, match["type"], named["msg"].strip(),
+                        "its IPython header (the message is cut off; the message from the issue's title)")
             return chain[-1].start, match["type"], "", "its IPython header (the message is cut off)"
     return None
 

@@ -1408,3 +1408,20 @@ def test_a_decorators_wrapper_is_not_the_api_the_call_it_wraps_is() -> None:
     _assert_blames(text, "pytorch-lightning", "pytorch_lightning Trainer: __init__() got")
     wrapped = text.replace("_defaults_from_env_vars.<locals>.insert_env_defaults", "wrapper")
     _assert_blames(wrapped, "pytorch-lightning", "pytorch_lightning Trainer: __init__() got")
+
+
+def test_an_ipython_traceback_cut_before_its_message_takes_the_message_the_issue_title_states() -> None:
+    """Class: granite-tsfm#22's shape: IPython's header names the class, the paste stops inside a frame, and the issue
+    title is "TypeError: <the message>": the message (signature, title) is the title's, not a placeholder, and the
+    title does not say the class twice. A title naming another class gives no message."""
+    body = ("\n\n```\n-----------------------------------------------------------------\n"
+            "TypeError                                 Traceback (most recent call last)\n"
+            "Cell In[9], line 1\n----> 1 trainer = Trainer(\n      2     model=model,\n\n"
+            "File c:\\envs\\ag\\lib\\site-packages\\transformers\\trainer.py:4252, in "
+            "Trainer.create_accelerator_and_postprocess(self)\n-> 4252 self.accelerator = Accelerator(\n   4253     deepsp\n")
+    message = "Accelerator.__init__() got an unexpected keyword argument 'use_seedable_sampler'"
+    data = yaml.safe_load(draft_case("ipython-cut", parse_report(f"# TypeError: {message}{body}")).case_yaml)
+    assert data["exception"] == "TypeError" and re.search(data["signature"], message), data["signature"]
+    assert data["title"].endswith(f": {message}") and "TypeError" not in data["title"], data["title"]
+    other = yaml.safe_load(draft_case("ipython-cut", parse_report(f"# ValueError: {message}{body}")).case_yaml)
+    assert other["exception"] == "TypeError" and other["signature"].startswith(MARK)
