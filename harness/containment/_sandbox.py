@@ -72,11 +72,14 @@ class BuildSandbox:
         self.readonly = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in seen if p.exists()))
         self.private = tuple(private)
 
-    def seal(self, *writable: Path, gpu: bool = False) -> Confinement:
+    def seal(self, *writable: Path, gpu: bool = False, harness_uid: bool = False) -> Confinement:
         """The confinement of one step that may write ``writable`` (and its private /tmp) only; ``gpu``: it
-        sees the NVIDIA devices (the CUDA probe)."""
+        sees the NVIDIA devices (the CUDA probe). As root the step runs as a private uid that owns
+        ``writable`` (given to it), unless ``harness_uid``: a step that runs no package code and writes what
+        root owns (uv's shared cache, the environment)."""
         return Confinement(hide=self.private, readonly=self.readonly, writable=writable, sealed=True,
-                           scratch=self.scratch, private_home=False, gpu=gpu).usable([*self.readonly, *writable])
+                           scratch=self.scratch, private_home=False, gpu=gpu,
+                           harness_uid=harness_uid).usable([*self.readonly, *writable])
 
     def local_copies(self, requires: Sequence[str]) -> list[str]:
         """``requires`` with each local folder replaced by a copy in the scratch folder: an in-tree build
