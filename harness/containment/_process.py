@@ -181,9 +181,10 @@ class _Supervised:
         # Half the cell's memory at most: tmpfs pages count against the memory cgroup too.
         shm = min(_seal.SHM_BYTES, memory_limit // 2) if memory_limit else _seal.SHM_BYTES
         build = confinement.build
+        settings = _seal.build_settings(config["env"]) if build else []
         plan = _seal.plan(readonly=confinement.readonly, writable=confinement.writable, hide=confinement.hide,
                           tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm, network=build,
-                          files=_seal.build_settings(config["env"]) if build else ())
+                          files=settings, copies=self._settings_copies(settings, confinement))
         config.update(bwrap={"binary": _seal.bwrap()[0], **plan}, pids=_seal.cell_pids(), uid_base=_seal.UID_BASE,
                       chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False,
                       build=build, private_uid=confinement.private_uid())
@@ -191,6 +192,23 @@ class _Supervised:
             config["env"].update(XDG_CACHE_HOME="/tmp/.cache", TMPDIR="/tmp")
         else:
             config["env"].update(HOME="/tmp", TMPDIR="/tmp")
+
+    def _settings_copies(self, settings: Sequence[Path], confinement: Confinement) -> dict[Path, Path]:
+        """As root, a build step's private uid cannot read root's 0600 ``~/.netrc`` or uv's credentials: it
+        gets copies in its private /tmp (given to it with the folder), bound at their places. Index
+        credentials reach the steps that resolve and build, as uv needs (docs/security.md)."""
+        if os.geteuid() != 0 or not confinement.private_uid():
+            return {}
+        assert self.private_tmp is not None
+        copies = {}
+        for index, place in enumerate(settings):
+            copy = self.private_tmp / f".settings-{index}"
+            if place.is_dir():
+                shutil.copytree(place, copy, symlinks=True)
+            else:
+                shutil.copy2(place, copy)
+            copies[place] = copy
+        return copies
 
     def interrupt(self) -> None:
         self._interrupted.set()

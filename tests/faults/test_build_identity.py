@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from harness.containment import _seal
+from harness.containment._process import run_helper
+from harness.containment._sandbox import BuildSandbox
 from harness.environments._spec import EnvSpec
 from harness.environments._venv import VenvBackend
 from tests.faults.test_build_cache import WHEELMAKER
@@ -103,3 +105,29 @@ def test_a_source_build_cannot_read_a_root_only_file_or_write_outside_its_folder
         assert not seen[name].startswith("done") and not Path(target).exists(), (name, seen)
     # what the build installed is the harness's now, not the build's private uid's
     assert {p.stat().st_uid for p in (site / "rootprobe").iterdir()} | {(site / "rootprobe").stat().st_uid} == {0}
+
+
+def test_a_private_uid_build_step_still_reads_uv_and_pip_settings(tmp_path):
+    """Index credentials in a 0600 ``~/.netrc`` of root's reach the steps that resolve and build (uv needs
+    them), as copies; the step runs as a private uid, the harness's own steps as uid 0."""
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    home = tmp_path / "home"
+    (home / ".config" / "uv").mkdir(parents=True)
+    (home / ".netrc").write_text("machine index.invalid login me password pw\n")
+    (home / ".netrc").chmod(0o600)
+    (home / ".config" / "uv" / "uv.toml").write_text("native-tls = true\n")
+    (home / ".config" / "uv" / "uv.toml").chmod(0o600)
+    env = {**os.environ, "HOME": str(home)}
+    script = 'id -u; cat "$HOME/.netrc" "$HOME/.config/uv/uv.toml"'
+    seen = {}
+    for harness_uid in (False, True):
+        with BuildSandbox(env_root=tmp_path / "envs", private=(), env=env) as sandbox:
+            proc = run_helper(["sh", "-c", script], env=env, timeout=60,
+                              confinement=sandbox.seal(harness_uid=harness_uid))
+        assert proc.returncode == 0 and proc.containment == "bwrap", proc
+        uid, *settings = proc.stdout.splitlines()
+        assert settings == ["machine index.invalid login me password pw", "native-tls = true"], proc.stdout
+        seen[harness_uid] = int(uid)
+    assert seen[True] == 0 and seen[False] >= _seal.UID_BASE, seen
