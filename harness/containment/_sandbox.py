@@ -20,7 +20,10 @@ _supervise.py), it sees the whole filesystem read-only, the run's output hidden,
 * the site-packages query, the freeze and the module-owner map: nothing;
 * the CUDA probe: its own bytecode cache in the environment.
 
-HOME stays, read-only, so uv finds its configuration and credentials; TMPDIR and XDG_CACHE_HOME point into
+As root, every step but ``uv venv`` of the environment, the install of wheels, ``patch`` and the bytecode
+compilation (no package code runs in those: ``seal(harness_uid=True)``) runs as a private unprivileged uid that
+owns its writable folders, as a cell does. HOME stays, read-only, so uv finds its configuration and credentials
+(as root, copies for a private uid); TMPDIR and XDG_CACHE_HOME point into
 the private /tmp. The network stays (uv needs the index). Without namespaces the steps run as before,
 contained by the subreaper only.
 """

@@ -197,9 +197,9 @@ def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[P
 # The inner program (bwrap's --seccomp, the command only) also refuses namespaces and mounts; the outer one is
 # installed by the supervisor before bwrap starts (bwrap needs those), so it holds for bwrap's init as well.
 _SUID, _SGID = 0o4000, 0o2000
-# Creating or marking a file setuid or setgid fails too (a file mode argument with those bits): a build runs as
-# uid 0 when the harness is root, and a setuid file it left in an environment would give root to any user who
-# runs it. (syscall, argument holding the mode, refused bits); setgid stays allowed on new folders.
+# Creating or marking a file setuid or setgid fails too (a file mode argument with those bits): some build steps
+# run as uid 0 when the harness is root, and a setuid file one left in an environment would give root to any user
+# who runs it. (syscall, argument holding the mode, refused bits); setgid stays allowed on new folders.
 _MODE_CALLS = {
     "x86_64": ((90, 1, _SUID | _SGID), (91, 1, _SUID | _SGID), (268, 2, _SUID | _SGID), (452, 2, _SUID | _SGID),
                (2, 2, _SUID | _SGID), (257, 3, _SUID | _SGID), (85, 1, _SUID | _SGID), (133, 1, _SUID | _SGID),
