@@ -204,9 +204,11 @@ class _Supervised:
         for index, place in enumerate(settings):
             copy = self.private_tmp / f".settings-{index}"
             if place.is_dir():
-                shutil.copytree(place, copy, symlinks=True)
-            else:
+                shutil.copytree(place, copy, symlinks=True, ignore=_special_files)
+            elif place.is_file():  # never a FIFO or a device: opening one could hang the harness
                 shutil.copy2(place, copy)
+            else:
+                continue
             copies[place] = copy
         return copies
 
@@ -240,6 +242,13 @@ class _Supervised:
     def remove_private_tmp(self) -> None:
         if self.private_tmp is not None:
             shutil.rmtree(self.private_tmp, ignore_errors=True)  # never follows a symlink left there
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    """What a copy of a settings folder leaves out: anything but folders, regular files and symlinks."""
+    return {name for name in names if not (os.path.islink(os.path.join(folder, name))
+                                           or os.path.isdir(os.path.join(folder, name))
+                                           or os.path.isfile(os.path.join(folder, name)))}
 
 
 def _returncode(status: dict[str, Any]) -> int | None:

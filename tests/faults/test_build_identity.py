@@ -131,3 +131,15 @@ def test_a_private_uid_build_step_still_reads_uv_and_pip_settings(tmp_path):
         assert settings == ["machine index.invalid login me password pw", "native-tls = true"], proc.stdout
         seen[harness_uid] = int(uid)
     assert seen[True] == 0 and seen[False] >= _seal.UID_BASE, seen
+
+
+def test_a_build_step_that_a_private_uid_could_not_serve_stays_uid_0_and_says_why(tmp_path):
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    closed = tmp_path / "closed"  # a folder the step reads, readable by root alone
+    closed.mkdir(mode=0o700)
+    with BuildSandbox(env_root=tmp_path / "envs", private=(), env=os.environ, uses=[closed]) as sandbox:
+        proc = run_helper(["id", "-u"], env=os.environ, timeout=60, confinement=sandbox.seal())
+    assert proc.returncode == 0 and proc.stdout.strip() == "0", proc
+    assert any("not a private uid" in note and f"chmod o+rx {closed}" in note for note in proc.notes), proc.notes
