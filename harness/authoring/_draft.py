@@ -35,7 +35,7 @@ from harness.authoring._owners import (
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _title, _title_code_name, message_api, prose_api
+from harness.authoring._title import _title, _title_code_name, frameless_api, message_api, prose_api
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
@@ -121,6 +121,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
                             or prose_api(report, culprit, traceback.first_message_line)
+                            or frameless_api(report, traceback.first_message_line)
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
@@ -146,6 +147,20 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     return project
 
 
+# A dispatcher operator named in a message, "Could not run 'torchvision::roi_align' with arguments from the 'CUDA'
+# backend": the namespace is the library that registers it (aten, prim and c10 are torch's own).
+_OPERATOR = re.compile(r"'(?P<namespace>[A-Za-z_]\w{0,40})::\w{1,80}'")
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "c10", "c10d", "torch", "quantized", "_quantized", "cuda"})
+
+
+def _operator_library(message: str) -> str | None:
+    """The distribution whose operator the message names, when it is not torch's."""
+    match = _OPERATOR.search(message)
+    if match is None or match["namespace"] in _TORCH_NAMESPACES:
+        return None
+    return DISTRIBUTIONS.get(match["namespace"], (str(canonicalize_name(match["namespace"])),))[0]
+
+
 def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
     """The distribution the draft blames and its innermost frame: the frames' project (torch when none shows), else
     one the text cites, else the link's; a pull request is the fix of its own repository's code. A project not
@@ -159,6 +174,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
                      f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
                      "fixed it)")
+    elif culprit == "torch" and not traceback.frames and (project := _operator_library(traceback.message)):
+        culprit = project
+        notes.append(f"the report shows no frame, and its message names an operator of {project} ('{project}::...'): "
+                     f"drafted as {project}'s bug (the report's own link is {report.url or 'none'})")
     elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
         culprit = project
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -204,7 +223,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
-        pinned = _pin(dist, environment, notes, dist in framed)
+        pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
@@ -261,8 +280,14 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
     return pin, fix
 
 
-def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True) -> tuple[str, str]:
+def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,
+         reported: bool = False) -> tuple[str, str]:
+    """`reported`: the project the report is about, which a version stated without a package name belongs to."""
     pin = environment.pins.get(dist)
+    if pin is None and reported and environment.unnamed is not None:
+        pin = environment.unnamed
+        notes.append(f"{dist} {pin.version} is read from report line {pin.report_line}, which names no package: "
+                     f"check it is {dist}'s")
     if pin is None:
         notes.append(f"the report lists no version of {dist}" + (" (its files are in the traceback)" if framed else ""))
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
