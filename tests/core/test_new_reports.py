@@ -179,7 +179,7 @@ HELD_OUT_4 = {
     "xformers-489": ("NotImplementedError", "Could not run 'xformers::efficient_attention_forward_cutlass' with "
                      "arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or "
                      "was omitted during the selective/custom build process", "xformers",
-                     "xformers: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
+                     "xformers efficient_attention_forward_cutlass: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
                      "'CUDA' backend.", KERNEL, False, "xformers==X.Y.Z", 0),
     # a frame in a checkout named as the repository: the project's own code, pinned by commit
     "crat-pred-2": ("AttributeError", "'Trainer' object has no attribute 'accelerator_backend'", "crat-pred",
