@@ -1452,7 +1452,7 @@ def test_a_v_prefixed_version_in_an_env_bullet_and_a_plus_joined_setup_line_are_
     "win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121" (names glued to releases)."""
     pins = parse_environment(["- PyTorch-Forecasting version: v0.8.0"]).pins
     assert pins["pytorch-forecasting"].version == "0.8.0"
-    env = parse_environment(["使用的平台是win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121，显卡3070"])
+    env = parse_environment(["使用的平台是win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121\uff0c显卡3070"])
     assert env.pins["torch"].version == "2.3.0+cu121"
     assert env.python == "3.11"
     assert "cuda" not in env.pins and "win11" not in env.pins
