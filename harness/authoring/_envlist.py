@@ -98,6 +98,8 @@ def parse_environment(lines: list[str]) -> Environment:
 _UNNAMED = re.compile(rf"\b(?:on|with|using|in|from)\s+(?:the\s+)?(?:version\s+v?|v)(?P<ver>{_RELEASE})\b")
 
 
+# An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
+_TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
 # A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
 _WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
                       r"|no (?:error|issue)s?)\b", re.IGNORECASE)
@@ -107,7 +109,7 @@ def _unnamed_pin(lines: list[str]) -> Pin | None:
     """The first release a sentence states without naming a package (exactly one distinct version, else none)."""
     found = [(index, match["ver"]) for index, line in enumerate(lines)
              if ("version" in line or " v" in line) and not _WORKING.search(line)
-             for match in _UNNAMED.finditer(line)]
+             for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]
     if len({version for _, version in found}) != 1:
         return None
     return Pin(found[0][1], "a sentence (no package named)", found[0][0] + 1)

@@ -1501,3 +1501,20 @@ def test_a_message_with_no_class_anywhere_is_drafted_with_its_class_to_fill_in(p
     assert re.search(str(data["signature"]), "If capturable=False, state_steps should not be CUDA tensors.")
     with pytest.raises(UsageError, match="stops before its final exception line"):
         parse_report("# Loading an optimizer fails\n\n" + cut)
+
+
+def test_a_release_newer_than_the_index_has_is_pinned_by_the_repositorys_commit() -> None:
+    """Class: fish-speech#180's title tags the run "v1.1.0", a GitHub release; PyPI's fish-speech ends at 0.1.0: both
+    variants pin commits of the report's repository; a release the index has stays; no answer is said, not guessed."""
+    text = ("# [BUG] v1.1.0 training with bf16-true fails\n\nhttps://github.com/someone/voice-kit/issues/180\n\n"
+            "RuntimeError: expected scalar type BFloat16 but found Float\n")
+    report = parse_report(text)
+    draft = draft_case("g9", report, versions=lambda dist: ("0.1.0",) if dist == "voice-kit" else None)
+    data = yaml.safe_load(draft.case_yaml)
+    assert "voice-kit @ git+https://github.com/someone/voice-kit@<commit>" in data["variants"]["buggy"]["requires"][0]
+    assert "git+https://github.com/someone/voice-kit@" in data["variants"]["fix"]["requires"][0]
+    kept = draft_case("g9", report, versions=lambda dist: ("0.1.0", "1.1.0"))
+    assert yaml.safe_load(kept.case_yaml)["variants"]["buggy"]["requires"] == ["voice-kit==1.1.0"]
+    unknown = draft_case("g9", report, versions=lambda dist: None)
+    assert yaml.safe_load(unknown.case_yaml)["variants"]["buggy"]["requires"] == ["voice-kit==1.1.0"]
+    assert any("not checked against the package index" in note for note in unknown.notes)
