@@ -183,8 +183,35 @@ def _joined_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                 yield name, Pin(glued["ver"] + (f"+{local}" if local else ""), "env listing", index + 1)
 
 
+# A bug template's version check: "print(tianshou.__version__, torch.__version__, sys.version, sys.platform)" and, on
+# the next line with text, what it printed ("0.4.8 1.12.0+cu113 3.8.8 (default, ...) [MSC ...] win32").
+_PRINT_CALL = re.compile(r"^\s*(?:>>>\s*)?print\((?P<args>[\w.,\s]{1,400})\)\s*$")
+_PRINTED_ARG = re.compile(r"^(?P<name>[A-Za-z_]\w{0,60})\.__version__$|^sys\.version$")
+_PRINTED_RELEASE = re.compile(rf"^{_RELEASE}$")
+
+
+def _printed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines[:-1]):
+        call = _PRINT_CALL.match(line) if "__version__" in line else None
+        if call is None:
+            continue
+        following = next((n for n in range(index + 1, min(index + 3, len(lines))) if lines[n].strip()), None)
+        if following is None:
+            continue
+        values = lines[following].split()
+        for arg, value in zip((a.strip() for a in call["args"].split(",")), values, strict=False):
+            named = _PRINTED_ARG.match(arg)
+            if named is None or not _PRINTED_RELEASE.match(value):
+                break  # a value that is no release (or an argument that is no version): the order is lost
+            yield ("python" if named["name"] is None else _dist(named["name"])), Pin(value, "env listing",
+                                                                                    following + 1)
+            if named["name"] is None:
+                break  # sys.version goes on with spaces: nothing after it can be matched up
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _printed_pins(lines)
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):

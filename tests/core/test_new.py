@@ -1518,3 +1518,17 @@ def test_a_release_newer_than_the_index_has_is_pinned_by_the_repositorys_commit(
     unknown = draft_case("g9", report, versions=lambda dist: None)
     assert yaml.safe_load(unknown.case_yaml)["variants"]["buggy"]["requires"] == ["voice-kit==1.1.0"]
     assert any("not checked against the package index" in note for note in unknown.notes)
+
+
+def test_versions_printed_under_the_print_call_that_made_them_are_read_in_order() -> None:
+    """Class: tianshou#681's template prints ``print(x.__version__, ..., sys.version, sys.platform)`` and the next line
+    holds the values, sys.version with its spaces: each name gets its value, Python its release."""
+    env = parse_environment(["import rlkit, gym, torch, numpy, sys",
+                             "print(rlkit.__version__, gym.__version__, torch.__version__, numpy.__version__, "
+                             "sys.version, sys.platform)",
+                             "0.4.8 0.21.0 1.12.0+cu113 1.20.1 3.8.8 (default, Apr 13 2021, 15:08:03) [MSC v.1916 64 "
+                             "bit (AMD64)] win32"])
+    assert {name: pin.version for name, pin in env.pins.items()} == {
+        "rlkit": "0.4.8", "gym": "0.21.0", "torch": "1.12.0+cu113", "numpy": "1.20.1"}
+    assert env.python == "3.8.8"
+    assert not parse_environment(["print(torch.__version__, model)", "1.12.0 Net()"]).python

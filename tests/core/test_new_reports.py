@@ -357,9 +357,9 @@ HELD_OUT_9 = {
                          "method wrapper_CUDA_addmm)", "speechbrain",
                          "speechbrain reset: Expected all", DEVICE, True, "speechbrain==X.Y.Z", 1),
     # no class anywhere (an args tuple above a cut traceback): drafted with the class to fill in (it was refused);
-    # the blame (torch's Adam, not tianshou) and the printed versions line are misses kept visible
+    # its printed versions line is read; the blame (torch's Adam, not tianshou) is a miss kept visible
     "tianshou-681": (MARK, "If capturable=False, state_steps should not be CUDA tensors.", "tianshou",
-                     "tianshou: If capturable=False", ALL, False, "tianshou==X.Y.Z", 1),
+                     "tianshou: If capturable=False", ALL, False, "tianshou==0.4.8", 1),
     "torchaudio-2795": ("RuntimeError", "expected scalar type ComplexFloat but found Float", "torchaudio",
                         "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 2),
 }
@@ -568,7 +568,7 @@ MAINTAINER_9 = {
                         r"Float$", "RuntimeError", "expected scalar type ComplexFloat but found Float", {"torchaudio"},
                         None, None, ALL_LANES, None, (), False),
 }
-GRADED9_FLOOR = 72  # of 80: 59 held out (main 4dbda18), 61 on main 6847807; 72 after graded9fix (not held out)
+GRADED9_FLOOR = 73  # of 80: 59 held out (main 4dbda18), 61 on main 6847807; 73 after graded9fix (not held out)
 
 
 def _maintainer_fields_9(name: str) -> dict[str, bool]:
