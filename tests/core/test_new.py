@@ -1388,9 +1388,7 @@ def test_a_frameless_report_names_the_api_its_prose_writes_as_a_plain_word_its_c
             '"RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 8 but got size 7 for '
             'tensor number 1\nin the list." in "diffusers/models/unet_2d_blocks.py:1726 in forward".\n\n'
             "Here is how I define the UNet2DModel:\nself.model = UNet2DModel(sample_size=(28,28), in_channels=1)\n")
-    draft = draft_case("prose-api", parse_report(text))
-    assert yaml.safe_load(draft.case_yaml)["title"].startswith("diffusers UNet2DModel: Sizes of tensors must match")
-    assert "# The report shows no frame; the API it names: UNet2DModel" in draft.repro_py
+    _assert_frameless_api(text, "diffusers UNet2DModel: Sizes of tensors must match", "UNet2DModel")
     plain = text.replace("self.model = UNet2DModel(", "class UNet2DModel(").replace("Here is", "Here(x) is")
     assert "the API it names" not in draft_case("prose-api", parse_report(plain)).repro_py
 
@@ -1482,9 +1480,7 @@ def test_a_frameless_report_names_the_class_level_call_its_code_makes() -> None:
             "cuda:0 and cpu!\n\nhttps://github.com/someone/forecaster/issues/7\n\nThe code is as below\n\n```\n"
             "root = Path.cwd()\nmodel = NBeatsModel.load_from_checkpoint(os.path.join(root, name), best=False)\n"
             "model.fit(series=train)\n```\n")
-    draft = draft_case("g9", parse_report(text))
-    assert yaml.safe_load(draft.case_yaml)["title"].startswith("forecaster NBeatsModel.load_from_checkpoint: ")
-    assert "NBeatsModel.load_from_checkpoint" in draft.repro_py
+    _assert_frameless_api(text, "forecaster NBeatsModel.load_from_checkpoint: ", "NBeatsModel.load_from_checkpoint")
 
 
 @pytest.mark.parametrize("printed", ["('If capturable=False, state_steps should not be CUDA tensors.',)", None])
@@ -1532,3 +1528,10 @@ def test_versions_printed_under_the_print_call_that_made_them_are_read_in_order(
         "rlkit": "0.4.8", "gym": "0.21.0", "torch": "1.12.0+cu113", "numpy": "1.20.1"}
     assert env.python == "3.8.8"
     assert not parse_environment(["print(torch.__version__, model)", "1.12.0 Net()"]).python
+
+
+def _assert_frameless_api(text: str, title: str, api: str) -> None:
+    """A report without frames: the title starts so, and the repro says the API it names."""
+    draft = draft_case("frameless", parse_report(text))
+    assert yaml.safe_load(draft.case_yaml)["title"].startswith(title), yaml.safe_load(draft.case_yaml)["title"]
+    assert f"# The report shows no frame; the API it names: {api}" in draft.repro_py
