@@ -127,6 +127,20 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
     assert released("repro-matrix-no-such-project-4f1c2") is False
 
 
+def test_the_index_release_listing_gives_a_projects_releases_and_none_without_an_answer(monkeypatch):
+    """`new`'s check of a stated release: the releases the configured index lists; an index that does not answer
+    is None ("not checked"), never an empty listing that would make every release look missing."""
+    from harness.authoring._new import index_versions
+
+    listed = index_versions(deadline_s=20)("timm")
+    if listed is None:
+        pytest.skip("the configured package index did not answer (an offline host)")
+    assert listed and all(isinstance(version, str) for version in listed)
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple")  # nothing listens on the discard port
+    monkeypatch.setattr("harness.uv_index_environment", lambda: {})
+    assert index_versions(deadline_s=2.0)("timm") is None
+
+
 def test_the_index_metadata_lookup_reads_a_projects_urls():
     """`new`'s second question, for the issue's own project: the URLs the index's metadata gives (PyPI's peft
     names huggingface/peft); no answer is "not known"."""
