@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
-from harness.authoring._prose import _called_names, _cited, _code_names, _issue_url, _modules, _path_tops
+from harness.authoring._prose import _called_names, _cited, _class_calls, _code_names, _issue_url, _modules, _path_tops
 from harness.authoring._traceback import (
     Frame,
     Traceback,
@@ -49,6 +49,7 @@ class BugReport:
     # Names the prose writes as plain words that the text also calls ("I feed UNet2DModel ..." and
     # "UNet2DModel(sample_size=...)"), in order: an API named outside inline code.
     called_names: tuple[str, ...] = ()
+    class_calls: tuple[str, ...] = ()  # `Class.method(` calls in the report's code: a frameless report's API
 
 
 def parse_report(text: str) -> BugReport:
@@ -61,7 +62,8 @@ def parse_report(text: str) -> BugReport:
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
-                       code_names=_code_names(lines), called_names=_called_names(lines))
+                       code_names=_code_names(lines), called_names=_called_names(lines),
+                       class_calls=_class_calls(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -90,7 +92,7 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
         found = (_header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
-                 or (None if chains else _bare_message(lines)))
+                 or (None if chains else _bare_message(lines)) or _printed_message(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
@@ -199,6 +201,32 @@ def _bare_message(lines: list[str]) -> tuple[int, str, str, str] | None:
                             f"for a {guess})"
                 return index, exception, match.group().strip(" `*"), "a message printed without its exception class"
     return None
+
+
+# A message without any class: an exception's args printed as a tuple ("('If capturable=False, ...',)"), or a
+# title's "ERROR: message" in capitals (not a class name).
+_ARGS_TUPLE = re.compile(r"^\(\s*(?P<quote>[\"'])(?P<msg>.{3,1000}?)(?P=quote)\s*,?\s*\)$")
+_TITLE_ERROR = re.compile(r"(?<![\w.])(?:ERROR|[Ee]rror)\s*:\s*(?P<msg>\S.{2,1000})$")
+# A message that states a condition the code checks ("... should not be CUDA tensors"): what `assert` words.
+_ASSERT_LIKE = re.compile(r"\b(?:should(?: not)?|must(?: not)?|expected\b.{0,80}\bto) be\b", re.IGNORECASE)
+
+
+def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """A message with no class anywhere (the args tuple a script printed, else the issue title's "ERROR: ..."):
+    drafted with the class left to fill in, the likely one named (AssertionError for a checked condition)."""
+    found = next(((i, m["msg"], "its arguments printed as a tuple") for i in range(len(lines) - 1, -1, -1)
+                  if (m := _ARGS_TUPLE.match(_unmark(lines[i].strip())))), None)
+    if found is None:
+        title = next(((i, line[2:].strip()) for i, line in enumerate(lines) if line.startswith("# ")), None)
+        match = _TITLE_ERROR.search(title[1]) if title else None
+        if title is None or match is None:
+            return None
+        found = (title[0], match["msg"].strip(), "the issue title's \"error:\" text")
+    index, message, where = found
+    assert_like = _ASSERT_LIKE.search(message)
+    guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
+    exception = f"{MARK}: the exception class (the report prints no class, only its message; likely {guess})"
+    return index, exception, message, f"a message without its exception class ({where})"
 
 
 def _sentence_message(text: str) -> str:

@@ -35,7 +35,7 @@ from harness.authoring._owners import (
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _title, _title_code_name, message_api, prose_api
+from harness.authoring._title import _title, _title_code_name, frameless_api, message_api, prose_api
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
@@ -63,10 +63,12 @@ class Draft:
 Released = Callable[[str], "bool | None"]
 # The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
 ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
+# The releases the package index has of a project; None: not known (not asked, offline, no answer in time).
+IndexVersions = Callable[[str], "tuple[str, ...] | None"]
 
 
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
-               project_urls: ProjectUrls | None = None) -> Draft:
+               project_urls: ProjectUrls | None = None, versions: IndexVersions | None = None) -> Draft:
     if report is None:
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
@@ -78,13 +80,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
-    if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
-        buggy, fix = _unreleased(culprit, report.url, buggy, notes)
-    elif culprit != "torch" and culprit not in report.environment.pins and project_urls and \
-            (repo := _own_repository(report.url, culprit)):
-        owner = _other_owner(culprit, repo, project_urls(culprit), notes)
-        if owner:
-            buggy, fix = _unreleased(culprit, report.url, buggy, notes, owner)
+    buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "")
@@ -121,6 +117,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
                             or prose_api(report, culprit, traceback.first_message_line)
+                            or frameless_api(report, traceback.first_message_line)
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
@@ -146,6 +143,20 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     return project
 
 
+# A dispatcher operator named in a message, "Could not run 'torchvision::roi_align' with arguments from the 'CUDA'
+# backend": the namespace is the library that registers it (aten, prim and c10 are torch's own).
+_OPERATOR = re.compile(r"'(?P<namespace>[A-Za-z_]\w{0,40})::\w{1,80}'")
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "c10", "c10d", "torch", "quantized", "_quantized", "cuda"})
+
+
+def _operator_library(message: str) -> str | None:
+    """The distribution whose operator the message names, when it is not torch's."""
+    match = _OPERATOR.search(message)
+    if match is None or match["namespace"] in _TORCH_NAMESPACES:
+        return None
+    return DISTRIBUTIONS.get(match["namespace"], (str(canonicalize_name(match["namespace"])),))[0]
+
+
 def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
     """The distribution the draft blames and its innermost frame: the frames' project (torch when none shows), else
     one the text cites, else the link's; a pull request is the fix of its own repository's code. A project not
@@ -159,6 +170,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
                      f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
                      "fixed it)")
+    elif culprit == "torch" and not traceback.frames and (project := _operator_library(traceback.message)):
+        culprit = project
+        notes.append(f"the report shows no frame, and its message names an operator of {project} ('{project}::...'): "
+                     f"drafted as {project}'s bug (the report's own link is {report.url or 'none'})")
     elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
         culprit = project
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -204,7 +219,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
-        pinned = _pin(dist, environment, notes, dist in framed)
+        pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
@@ -246,8 +261,7 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
                 other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """A project the index does not have, or whose name there is another project's (``other``: that project's
     page): the report ran its repository's code, so both variants pin commits."""
-    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
-    source = f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+    source = _commit_source(url)
     absent = (f"the package index's {culprit} is another project ({other})" if other else
               f"the package index has no project named {culprit}")
     notes.append(f"{absent}: the report ran its repository's code, so the "
@@ -261,8 +275,71 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
     return pin, fix
 
 
-def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True) -> tuple[str, str]:
+def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The culprit's pins after what the package index says: no such project, another project of that name, or no
+    such release (each: commit pins of the report's repository)."""
+    released, project_urls, versions = index
+    if culprit == "torch":
+        return buggy, fix
+    if culprit not in report.environment.pins and released and released(culprit) is False:
+        return _unreleased(culprit, report.url, buggy, notes)
+    if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
+            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+        return _unreleased(culprit, report.url, buggy, notes, owner)
+    if (stated := _stated_version(culprit, buggy)) and versions is not None:
+        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
+    return buggy, fix
+
+
+def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:
+    return next((dist.partition("==")[2] for dist, _ in buggy if dist.startswith(f"{culprit}==")), "")
+
+
+def _release_on_index(culprit: str, stated: str, known: tuple[str, ...] | None, url: str,
+                      buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                      notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A release the report states that the index does not have (a GitHub-only tag, fish-speech's v1.1.0 where PyPI
+    has 0.1.0): the report ran the repository's code, so both variants pin commits; unknown: said, kept."""
+    if known is None:
+        notes.append(f"{culprit} {stated} was not checked against the package index (no answer): check it is there")
+        return buggy, fix
+    if not _beyond(stated, known):
+        return buggy, fix
+    source = _commit_source(url)
+    latest = f" (its releases there end at {known[-1]})"
+    notes.append(f"the package index has no {culprit} {stated}{latest}: the report ran a release of the repository "
+                 f"that is not on the index, so the variants pin commits ({culprit} @ {source}@COMMIT)")
+    tag = (f'{MARK}: the index has no {culprit} {stated}: pin the commit of its tag, '
+           f'e.g. "{culprit} @ {source}@<commit>"')
+    pin = [(tag, why) if dist == f"{culprit}=={stated}" else (dist, why) for dist, why in buggy]
+    return pin, [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+
+
+def _commit_source(url: str) -> str:
+    """The git URL of the report's repository, for a commit pin."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
+    return f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+
+
+def _beyond(stated: str, known: tuple[str, ...]) -> bool:
+    """Whether a stated release is newer than every release the index lists (the index lists only releases that
+    install on this Python, so an older release it omits may still exist: only a newer one is taken as missing)."""
+    try:
+        return bool(known) and Version(stated) > max(Version(version) for version in known)
+    except InvalidVersion:
+        return False
+
+
+def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,
+         reported: bool = False) -> tuple[str, str]:
+    """`reported`: the project the report is about, which a version stated without a package name belongs to."""
     pin = environment.pins.get(dist)
+    if pin is None and reported and environment.unnamed is not None:
+        pin = environment.unnamed
+        notes.append(f"{dist} {pin.version} is read from report line {pin.report_line}, which names no package: "
+                     f"check it is {dist}'s")
     if pin is None:
         notes.append(f"the report lists no version of {dist}" + (" (its files are in the traceback)" if framed else ""))
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""

@@ -69,6 +69,20 @@ def _called_names(lines: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+# A class's own method called in the report's code (``TFTModel.load_from_checkpoint(``): a library's API by its
+# shape (a class called on, not an instance); standard-library and imaging classes are no case's API.
+_CLASS_CALL = re.compile(r"(?<![\w.])(?P<call>[A-Z][A-Za-z0-9]{2,60}\.[a-z][a-z0-9_]{2,60})\(")
+_COMMON_CLASSES = frozenset({"Path", "Image", "DataFrame", "Series", "Counter", "OrderedDict", "Thread", "Process",
+                             "Queue", "Pool", "Enum", "datetime", "ArgumentParser"})
+
+
+def _class_calls(lines: list[str]) -> tuple[str, ...]:
+    """Class-level calls the report's code makes (not in frames), once each, in order."""
+    found = [m["call"] for line in lines if "(" in line and "File " not in line for m in _CLASS_CALL.finditer(line)
+             if m["call"].partition(".")[0] not in _COMMON_CLASSES]
+    return tuple(dict.fromkeys(found))
+
+
 _URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
 
 

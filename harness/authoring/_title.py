@@ -23,7 +23,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     owner = frame_owner(frame, report.environment) if frame else None
     function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
     function = function or ("" if frame else _title_code_name(report.title, message)
-                            or prose_api(report, culprit, message))
+                            or prose_api(report, culprit, message) or frameless_api(report, message))
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
@@ -98,6 +98,19 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
             return name
     return ""
+
+
+# A dispatcher operator the message names: "Could not run 'torchvision::roi_align' ..." -> roi_align.
+_OPERATOR_NAME = re.compile(r"'[A-Za-z_]\w{0,40}::(?P<name>[A-Za-z_]\w{0,80})'")
+
+
+def frameless_api(report: BugReport, message: str) -> str:
+    """For a report without frames whose title and prose name no API: a class-level call its code makes
+    (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
+    if report.class_calls:
+        return report.class_calls[0]
+    match = _OPERATOR_NAME.search(message)
+    return match["name"] if match else ""
 
 
 # A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.

@@ -1388,9 +1388,7 @@ def test_a_frameless_report_names_the_api_its_prose_writes_as_a_plain_word_its_c
             '"RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 8 but got size 7 for '
             'tensor number 1\nin the list." in "diffusers/models/unet_2d_blocks.py:1726 in forward".\n\n'
             "Here is how I define the UNet2DModel:\nself.model = UNet2DModel(sample_size=(28,28), in_channels=1)\n")
-    draft = draft_case("prose-api", parse_report(text))
-    assert yaml.safe_load(draft.case_yaml)["title"].startswith("diffusers UNet2DModel: Sizes of tensors must match")
-    assert "# The report shows no frame; the API it names: UNet2DModel" in draft.repro_py
+    _assert_frameless_api(text, "diffusers UNet2DModel: Sizes of tensors must match", "UNet2DModel")
     plain = text.replace("self.model = UNet2DModel(", "class UNet2DModel(").replace("Here is", "Here(x) is")
     assert "the API it names" not in draft_case("prose-api", parse_report(plain)).repro_py
 
@@ -1425,3 +1423,115 @@ def test_an_ipython_traceback_cut_before_its_message_takes_the_message_the_issue
     assert data["title"].endswith(f": {message}") and "TypeError" not in data["title"], data["title"]
     other = yaml.safe_load(draft_case("ipython-cut", parse_report(f"# ValueError: {message}{body}")).case_yaml)
     assert other["exception"] == "TypeError" and other["signature"].startswith(MARK)
+
+
+# --- graded9's miss classes (tests/fixtures/graded9/EXPECTED.md) ----------------------------------------------------
+
+
+def _drafted(text: str) -> dict[str, object]:
+    return yaml.safe_load(draft_case("g9", parse_report(text)).case_yaml)
+
+
+def test_a_release_stated_in_a_reply_without_its_package_pins_the_reported_project() -> None:
+    """Class: darts#1446's reply, "I rerun all the training on version 0.23": the reported project's release; a
+    sentence about a release that works is not the one that failed."""
+    text = ("# [BUG] RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!\n\nhttps://github.com/someone/forecaster/issues/7\n\n"
+            "Yes, I rerun all the training process on version 0.23 instead of reusing the model from 0.22.\n")
+    buggy = _drafted(text)["variants"]["buggy"]["requires"]  # type: ignore[index]
+    assert buggy == ["forecaster==0.23"], buggy
+    working = text.replace("Yes, I rerun all the training process on", "It works fine on")
+    buggy = _drafted(working)["variants"]["buggy"]["requires"]  # type: ignore[index]
+    assert buggy[0].startswith(MARK), buggy
+
+
+def test_a_v_prefixed_version_in_an_env_bullet_and_a_plus_joined_setup_line_are_read() -> None:
+    """Class: "- PyTorch-Forecasting version: v0.8.0" (a `v` prefix) and fish-speech#180's one-line setup
+    "win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121" (names glued to releases)."""
+    pins = parse_environment(["- PyTorch-Forecasting version: v0.8.0"]).pins
+    assert pins["pytorch-forecasting"].version == "0.8.0"
+    env = parse_environment(["使用的平台是win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121\uff0c显卡3070"])
+    assert env.pins["torch"].version == "2.3.0+cu121"
+    assert env.python == "3.11"
+    assert "cuda" not in env.pins and "win11" not in env.pins
+
+
+def test_a_frameless_message_naming_another_librarys_operator_blames_that_library() -> None:
+    """Class: GFPGAN#6, only "Could not run 'torchvision::roi_align' with arguments from the 'CUDA' backend." in an
+    application's issue: torchvision's bug (not the link's project), its operator the API; aten's are torch's."""
+    text = ("# RuntimeError: Could not run 'torchvision::roi_align' with arguments from the 'CUDA' backend.\n\n"
+            "https://github.com/someone/face-restorer/issues/6\n\nWhen I train the code, I get the following error\n\n"
+            "RuntimeError: Could not run 'torchvision::roi_align' with arguments from the 'CUDA' backend. "
+            "'torchvision::roi_align' is only available for these backends: [CPU, BackendSelect].\n")
+    draft = draft_case("g9", parse_report(text))
+    data = yaml.safe_load(draft.case_yaml)
+    assert draft.culprit == "torchvision"
+    assert data["title"].startswith("torchvision roi_align: Could not run"), data["title"]
+    assert "torchvision==X.Y.Z" in data["variants"]["buggy"]["requires"][0]
+    assert "roi_align" in draft.repro_py
+    aten = text.replace("torchvision::roi_align", "aten::empty_strided")
+    assert draft_case("g9", parse_report(aten)).culprit != "aten"
+
+
+def test_a_frameless_report_names_the_class_level_call_its_code_makes() -> None:
+    """Class: darts#1446's reply has no frame, only code calling ``TFTModel.load_from_checkpoint(...)`` then
+    ``model.fit(...)``: the title and the repro name that call; ``Path.cwd()`` and a message's dunder are none."""
+    text = ("# [BUG] RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!\n\nhttps://github.com/someone/forecaster/issues/7\n\nThe code is as below\n\n```\n"
+            "root = Path.cwd()\nmodel = NBeatsModel.load_from_checkpoint(os.path.join(root, name), best=False)\n"
+            "model.fit(series=train)\n```\n")
+    _assert_frameless_api(text, "forecaster NBeatsModel.load_from_checkpoint: ", "NBeatsModel.load_from_checkpoint")
+
+
+@pytest.mark.parametrize("printed", ["('If capturable=False, state_steps should not be CUDA tensors.',)", None])
+def test_a_message_with_no_class_anywhere_is_drafted_with_its_class_to_fill_in(printed: str | None) -> None:
+    """Class: tianshou#681, the message printed as an args tuple above a traceback cut before its exception line, or
+    only in the title after "ERROR:": drafted (was refused), the class a FILL-IN naming AssertionError for a checked
+    condition; a cut traceback with no message anywhere is still refused, with the reason."""
+    cut = ("Traceback (most recent call last):\n  File \"D:\\\\code\\\\run.py\", line 684, in wrapper\n"
+           "    func(*args, **kw)\n  File \"agent.py\", line 378, in train\n    result = trainer(\n")
+    title = "# adam optim ERROR:If capturable=False, state_steps should not be CUDA tensors.\n\n"
+    text = (title if printed is None else "# Loading an optimizer fails\n\n") + (printed or "") + "\n" + cut
+    data = _drafted(text)
+    assert str(data["exception"]).startswith(MARK) and "AssertionError" in str(data["exception"])
+    assert re.search(str(data["signature"]), "If capturable=False, state_steps should not be CUDA tensors.")
+    with pytest.raises(UsageError, match="stops before its final exception line"):
+        parse_report("# Loading an optimizer fails\n\n" + cut)
+
+
+def test_a_release_newer_than_the_index_has_is_pinned_by_the_repositorys_commit() -> None:
+    """Class: fish-speech#180's title tags the run "v1.1.0", a GitHub release; PyPI's fish-speech ends at 0.1.0: both
+    variants pin commits of the report's repository; a release the index has stays; no answer is said, not guessed."""
+    text = ("# [BUG] v1.1.0 training with bf16-true fails\n\nhttps://github.com/someone/voice-kit/issues/180\n\n"
+            "RuntimeError: expected scalar type BFloat16 but found Float\n")
+    report = parse_report(text)
+    draft = draft_case("g9", report, versions=lambda dist: ("0.1.0",) if dist == "voice-kit" else None)
+    data = yaml.safe_load(draft.case_yaml)
+    assert "voice-kit @ git+https://github.com/someone/voice-kit@<commit>" in data["variants"]["buggy"]["requires"][0]
+    assert "git+https://github.com/someone/voice-kit@" in data["variants"]["fix"]["requires"][0]
+    kept = draft_case("g9", report, versions=lambda dist: ("0.1.0", "1.1.0"))
+    assert yaml.safe_load(kept.case_yaml)["variants"]["buggy"]["requires"] == ["voice-kit==1.1.0"]
+    unknown = draft_case("g9", report, versions=lambda dist: None)
+    assert yaml.safe_load(unknown.case_yaml)["variants"]["buggy"]["requires"] == ["voice-kit==1.1.0"]
+    assert any("not checked against the package index" in note for note in unknown.notes)
+
+
+def test_versions_printed_under_the_print_call_that_made_them_are_read_in_order() -> None:
+    """Class: tianshou#681's template prints ``print(x.__version__, ..., sys.version, sys.platform)`` and the next line
+    holds the values, sys.version with its spaces: each name gets its value, Python its release."""
+    env = parse_environment(["import rlkit, gym, torch, numpy, sys",
+                             "print(rlkit.__version__, gym.__version__, torch.__version__, numpy.__version__, "
+                             "sys.version, sys.platform)",
+                             "0.4.8 0.21.0 1.12.0+cu113 1.20.1 3.8.8 (default, Apr 13 2021, 15:08:03) [MSC v.1916 64 "
+                             "bit (AMD64)] win32"])
+    assert {name: pin.version for name, pin in env.pins.items()} == {
+        "rlkit": "0.4.8", "gym": "0.21.0", "torch": "1.12.0+cu113", "numpy": "1.20.1"}
+    assert env.python == "3.8.8"
+    assert not parse_environment(["print(torch.__version__, model)", "1.12.0 Net()"]).python
+
+
+def _assert_frameless_api(text: str, title: str, api: str) -> None:
+    """A report without frames: the title starts so, and the repro says the API it names."""
+    draft = draft_case("frameless", parse_report(text))
+    assert yaml.safe_load(draft.case_yaml)["title"].startswith(title), yaml.safe_load(draft.case_yaml)["title"]
+    assert f"# The report shows no frame; the API it names: {api}" in draft.repro_py
