@@ -84,11 +84,18 @@ def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_new(args: argparse.Namespace, console: Console) -> int:
-    from harness.authoring._new import create_case, default_cases_dir, index_project_urls, index_released
+    from harness.authoring._new import (
+        create_case,
+        default_cases_dir,
+        index_project_urls,
+        index_released,
+        index_versions,
+    )
 
     written = create_case(args.id, args.cases_dir or default_cases_dir(), args.report, force=args.force,
                           released=index_released() if args.report else None,
-                          project_urls=index_project_urls() if args.report else None)
+                          project_urls=index_project_urls() if args.report else None,
+                          versions=index_versions() if args.report else None)
     say = _plain_printer(console)
     for path in written.files:
         say(f"wrote {_shown(path)}")

@@ -77,6 +77,7 @@ FAULT_CATALOGUE = (
     "an image folder whose symlinks name host files",
     "a package build writes outside its environment",
     "a package build poisons uv's shared cache",
+    "a package build reads root-only host files (as root)",
     # sealed by construction (issue 19): a cell starts with nothing and gets an allow-list
     "a repro writes host kernel settings (/proc/sys)",
     "a repro opens host devices or the harness's terminal",

@@ -17,81 +17,34 @@ from packaging.version import InvalidVersion, Version
 
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
+from harness.authoring._expect import _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
+from harness.authoring._owners import (
+    DISTRIBUTIONS,
+    _checkout_frame,
+    _culprit,
+    _frame_module,
+    _importing_torch,
+    _imports,
+    _stdlib,
+    entry_frame,
+    frame_owner,
+    frame_packages,
+    innermost_library_frame,
+    own_code_names,
+    simulator_frame,
+)
+from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
+from harness.authoring._title import _title, _title_code_name, frameless_api, message_api, prose_api
 from harness.cases._placeholders import MARK
 
-# Module folder (site-packages/<folder>) -> the distributions that install it, usual one first; the report's
-# own listing picks among them (opencv-python-headless over opencv-python when that is what it lists).
-# Any other folder is taken as its own distribution name (huggingface_hub -> huggingface-hub).
-DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
-    "PIL": ("pillow", "pillow-simd"),
-    "sklearn": ("scikit-learn",),
-    "skimage": ("scikit-image",),
-    "yaml": ("pyyaml",),
-    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python", "opencv-contrib-python-headless"),
-    "bs4": ("beautifulsoup4",),
-    "attr": ("attrs",),
-    "dateutil": ("python-dateutil",),
-    "dotenv": ("python-dotenv",),
-    "git": ("gitpython",),
-    "jwt": ("pyjwt",),
-    "google": ("protobuf", "google-auth", "google-api-core"),  # a namespace: the listing decides
-    "lycoris": ("lycoris-lora",),
-    "open_clip": ("open-clip-torch",),
-    "pytorch_lightning": ("pytorch-lightning", "lightning"),
-    "lightning_fabric": ("lightning-fabric", "lightning"),
-    "faiss": ("faiss-cpu", "faiss-gpu"),
-    "onnxruntime": ("onnxruntime", "onnxruntime-gpu"),
-    "mmcv": ("mmcv", "mmcv-full"),
-    "_pytest": ("pytest",),
-    "pkg_resources": ("setuptools",),
-    "torchgen": ("torch",),
-    "mmseg": ("mmsegmentation",),
-    "mmcls": ("mmcls",),
-    "functorch": ("torch",),
-    "ignite": ("pytorch-ignite",),  # PyPI's "ignite" is another project (Apache Ignite's client)
-}
-# Import packages of ML projects often run from a source checkout whose folder is named otherwise
-# (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.
-_CHECKOUT_PACKAGES = frozenset({
-    "mmdet", "mmcv", "mmengine", "mmrotate", "mmseg", "mmpose", "mmocr", "mmdet3d", "mmpretrain", "mmcls", "mmyolo",
-    "mmagic", "mmaction", "detectron2", "ultralytics", "segment_anything", "timm", "open_clip", "transformers",
-    "diffusers", "accelerate", "peft", "trl", "deepspeed", "lightning", "pytorch_lightning", "torchvision",
-    "torchaudio", "fairseq", "xformers", "bitsandbytes", "einops", "vllm", "sentence_transformers", "k_diffusion",
-    "torchtune", "axolotl", "unsloth", "lycoris", "torchmetrics", "apex"})
+__all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
+           "device_check_signature", "draft_case", "entry_frame", "frame_owner", "frame_packages",
+           "innermost_library_frame", "make_signature", "message_api", "own_code_names", "prose_api",
+           "simulator_frame"]
+
 # Modules a report's code names that are never the bug's project: the standard library and the usual suspects.
 _NOT_PROJECTS = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "np", "pytest", "setuptools", "pip"}
-_NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
-_SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
-_NOT_PINS = frozenset({"torch", "python", "cuda", "version"})
-_HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
-# Repeated folder names that are not a project's checkout: /home/user/user/..., data/data, src/src
-_NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
-# cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
-# simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
-_SIMULATOR = re.compile(r"(?:^|/)(?:harness/sim|cuda_sim)/[^/]+\.py$")
-_DEVICE_ERROR = re.compile(
-    r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
-    r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
-    r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
-    r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend", re.IGNORECASE)
-_GPU_ONLY = re.compile(
-    r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
-    r"|illegal memory access|CUDA driver|no kernel image"
-    r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
-# A check of the GPU's generation ("FlashAttention only supports Ampere GPUs or newer", "compute capability 7.0"):
-# the result depends on which GPU runs it, and no lane here has an old one.
-_GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\bsm_?\d{2,3}\b", re.IGNORECASE)
-# A CUDA kernel failed: the message names the CUDA backend, or the innermost frame calls an extension's kernel
-# (flash_attn_cuda.fwd(...), flash_attn_gpu.varlen_fwd(...)): the cpu lane never reaches that call.
-# flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
-_CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
-_KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
-# A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
-# (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
-_STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
-_SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
-            "(cuda-sim computes on the CPU; see README.md)")
 
 
 @dataclass
@@ -110,10 +63,12 @@ class Draft:
 Released = Callable[[str], "bool | None"]
 # The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
 ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
+# The releases the package index has of a project; None: not known (not asked, offline, no answer in time).
+IndexVersions = Callable[[str], "tuple[str, ...] | None"]
 
 
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
-               project_urls: ProjectUrls | None = None) -> Draft:
+               project_urls: ProjectUrls | None = None, versions: IndexVersions | None = None) -> Draft:
     if report is None:
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
@@ -125,13 +80,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
-    if culprit != "torch" and culprit not in report.environment.pins and released and released(culprit) is False:
-        buggy, fix = _unreleased(culprit, report.url, buggy, notes)
-    elif culprit != "torch" and culprit not in report.environment.pins and project_urls and \
-            (repo := _own_repository(report.url, culprit)):
-        owner = _other_owner(culprit, repo, project_urls(culprit), notes)
-        if owner:
-            buggy, fix = _unreleased(culprit, report.url, buggy, notes, owner)
+    buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "")
@@ -168,6 +117,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
                             or prose_api(report, culprit, traceback.first_message_line)
+                            or frameless_api(report, traceback.first_message_line)
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
@@ -182,7 +132,8 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
     repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
-    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_")]
+    own = own_code_names(report.traceback.frames)
+    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
     if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
@@ -190,6 +141,20 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     notes.append(f"the link's repository is {match['repo']}, but the report's text imports or links the module "
                  f"{module!r}: drafted as the distribution {project} (check the name on the index)")
     return project
+
+
+# A dispatcher operator named in a message, "Could not run 'torchvision::roi_align' with arguments from the 'CUDA'
+# backend": the namespace is the library that registers it (aten, prim and c10 are torch's own).
+_OPERATOR = re.compile(r"'(?P<namespace>[A-Za-z_]\w{0,40})::\w{1,80}'")
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "c10", "c10d", "torch", "quantized", "_quantized", "cuda"})
+
+
+def _operator_library(message: str) -> str | None:
+    """The distribution whose operator the message names, when it is not torch's."""
+    match = _OPERATOR.search(message)
+    if match is None or match["namespace"] in _TORCH_NAMESPACES:
+        return None
+    return DISTRIBUTIONS.get(match["namespace"], (str(canonicalize_name(match["namespace"])),))[0]
 
 
 def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
@@ -205,6 +170,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
                      f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
                      "fixed it)")
+    elif culprit == "torch" and not traceback.frames and (project := _operator_library(traceback.message)):
+        culprit = project
+        notes.append(f"the report shows no frame, and its message names an operator of {project} ('{project}::...'): "
+                     f"drafted as {project}'s bug (the report's own link is {report.url or 'none'})")
     elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
         culprit = project
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
@@ -222,15 +191,6 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
     return culprit, culprit_frame
 
 
-def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
-    """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
-    project's own code, though no folder of it is an importable package."""
-    for frame in reversed(frames):
-        if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
-            return frame
-    return None
-
-
 def _named_imports(report: BugReport, culprit: str) -> list[str]:
     """With no frame to import from: the culprit's module when the report's own code imports it."""
     return sorted({m for m in report.modules if str(canonicalize_name(m)) == culprit and m.isidentifier()
@@ -241,121 +201,6 @@ def _upstream(url: str) -> dict[str, str]:
     if not url:
         return {}
     return {"pr" if "/pull/" in url else "issue": url}
-
-
-def frame_packages(frames: tuple[Frame, ...], environment: Environment) -> list[str]:
-    """Distributions whose files appear in the frames (any install kind), outermost first, torch first."""
-    found: list[str] = ["torch"]
-    for frame in frames:
-        owner = frame_owner(frame, environment)
-        if owner is not None and owner[1] not in found:
-            found.append(owner[1])
-    return found
-
-
-def simulator_frame(frame: Frame) -> bool:
-    return bool(_SIMULATOR.search(frame.posix))
-
-
-def _frame_module(frame: Frame) -> str | None:
-    """The import package a frame's file belongs to (site-/dist-packages or a source checkout), if any."""
-    owner = frame_owner(frame)
-    return owner[0] if owner else None
-
-
-def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[str, str] | None:
-    """(import package, distribution) of the project a frame's file belongs to, whatever the install kind:
-    site-/dist-packages (pip, conda, a venv), an editable or source checkout (``~/mmrotate/mmrotate/...``,
-    ``~/dev/segment-anything/segment_anything/...``), or torch.hub's cache (``hub/<owner>_<repo>_<ref>/...``,
-    where the package is the repository: its folders are not importable by name). None: the report's own
-    code, the standard library, cuda-sim's frames."""
-    posix = frame.posix
-    if simulator_frame(frame) or _stdlib(frame):
-        return None
-    if match := _SITE.search(posix):
-        module = _site_module(match["rest"])
-    elif match := _HUB.search(posix):
-        repo = match["folder"].partition("_")[2].rpartition("_")[0] or match["folder"]
-        return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
-    elif frame.cut and not posix.startswith("/") and "/" in posix:
-        top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
-        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) else None
-    else:
-        module = _checkout_module(posix, environment)
-    if module is None:
-        return None
-    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
-    pins = environment.pins if environment else {}
-    return module, next((c for c in candidates if c in pins), candidates[0])
-
-
-def _site_module(rest: str) -> str | None:
-    parts = [p for p in rest.split("/") if p]
-    while parts and (parts[0].endswith((".egg", ".egg-link")) or parts[0].startswith("__editable__")):
-        parts.pop(0)
-    if not parts:
-        return None
-    top = parts[0] if len(parts) > 1 else parts[0].partition(".")[0]
-    return top if _package_name(top) else None
-
-
-def _package_name(name: str) -> bool:
-    return name.isascii() and name.isidentifier() and name not in _NOT_PACKAGES and len(name) <= 60
-
-
-def _checkout_module(posix: str, environment: Environment | None) -> str | None:
-    """A source checkout's package: the folder that repeats its checkout's name (``mmrotate/mmrotate``,
-    ``segment-anything/segment_anything``, ``vllm/src/vllm``), or a folder named like a package the report
-    lists or a known ML project's package (``open-mmlab/mmdetection/mmdet``)."""
-    folders = [p for p in posix.split("/")[:-1] if p and p not in (".", "..")]
-    known = set(environment.pins) if environment else set()
-    for index in range(len(folders) - 1, 0, -1):
-        name = folders[index]
-        if not _package_name(name):
-            continue
-        above = [folders[index - 1]] + ([folders[index - 2]] if folders[index - 1] == "src" and index > 1 else [])
-        if canonicalize_name(above[-1]) == canonicalize_name(name) and not _NOT_CHECKOUTS.search(name):
-            return name
-    for name in folders[1:]:
-        if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
-            return name
-    return None
-
-
-def _culprit(frames: tuple[Frame, ...], environment: Environment) -> tuple[str, Frame | None]:
-    """The project of the innermost frame that is neither torch's nor the standard library's (torch when there is
-    none), and that frame."""
-    if frames and _importing_torch(frames[-1]):
-        return "torch", frames[-1]  # the library only imported torch: torch's install failed
-    for frame in reversed(frames):
-        owner = frame_owner(frame, environment)
-        if owner is not None and owner[1] != "torch":
-            return owner[1], frame
-    return "torch", innermost_library_frame(frames)
-
-
-def _importing_torch(frame: Frame) -> bool:
-    """The failure is torch's own import (its native libraries did not load), whoever imported it."""
-    return bool(re.search(r"(?:^|/)torch/__init__\.py$", frame.posix)) and frame.function in ("<module>",
-                                                                                             "_load_global_deps")
-
-
-def innermost_library_frame(frames: tuple[Frame, ...]) -> Frame | None:
-    return next((f for f in reversed(frames) if _frame_module(f) is not None), None)
-
-
-def entry_frame(frames: tuple[Frame, ...]) -> Frame | None:
-    """The report's own code calling into the libraries: the last frame outside site-packages before them."""
-    inner = innermost_library_frame(frames)
-    if inner is None:
-        return None
-    outside = [f for f in frames[: frames.index(inner)]
-               if _frame_module(f) is None and not _stdlib(f) and not simulator_frame(f)]
-    return outside[-1] if outside else None
-
-
-def _stdlib(frame: Frame) -> bool:
-    return bool(re.search(r"/lib/python\d[\d.]*/[^/]+\.py$|<frozen |^<string>$", frame.posix))
 
 
 def _requirements(packages: list[str], culprit: str, environment: Environment, notes: list[str],
@@ -374,7 +219,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     shared = [(TORCH_PIN, torch_comment)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
-        pinned = _pin(dist, environment, notes, dist in framed)
+        pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
@@ -416,8 +261,7 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
                 other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """A project the index does not have, or whose name there is another project's (``other``: that project's
     page): the report ran its repository's code, so both variants pin commits."""
-    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
-    source = f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+    source = _commit_source(url)
     absent = (f"the package index's {culprit} is another project ({other})" if other else
               f"the package index has no project named {culprit}")
     notes.append(f"{absent}: the report ran its repository's code, so the "
@@ -431,8 +275,71 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
     return pin, fix
 
 
-def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True) -> tuple[str, str]:
+def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The culprit's pins after what the package index says: no such project, another project of that name, or no
+    such release (each: commit pins of the report's repository)."""
+    released, project_urls, versions = index
+    if culprit == "torch":
+        return buggy, fix
+    if culprit not in report.environment.pins and released and released(culprit) is False:
+        return _unreleased(culprit, report.url, buggy, notes)
+    if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
+            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+        return _unreleased(culprit, report.url, buggy, notes, owner)
+    if (stated := _stated_version(culprit, buggy)) and versions is not None:
+        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
+    return buggy, fix
+
+
+def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:
+    return next((dist.partition("==")[2] for dist, _ in buggy if dist.startswith(f"{culprit}==")), "")
+
+
+def _release_on_index(culprit: str, stated: str, known: tuple[str, ...] | None, url: str,
+                      buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                      notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A release the report states that the index does not have (a GitHub-only tag, fish-speech's v1.1.0 where PyPI
+    has 0.1.0): the report ran the repository's code, so both variants pin commits; unknown: said, kept."""
+    if known is None:
+        notes.append(f"{culprit} {stated} was not checked against the package index (no answer): check it is there")
+        return buggy, fix
+    if not _beyond(stated, known):
+        return buggy, fix
+    source = _commit_source(url)
+    latest = f" (its releases there end at {known[-1]})"
+    notes.append(f"the package index has no {culprit} {stated}{latest}: the report ran a release of the repository "
+                 f"that is not on the index, so the variants pin commits ({culprit} @ {source}@COMMIT)")
+    tag = (f'{MARK}: the index has no {culprit} {stated}: pin the commit of its tag, '
+           f'e.g. "{culprit} @ {source}@<commit>"')
+    pin = [(tag, why) if dist == f"{culprit}=={stated}" else (dist, why) for dist, why in buggy]
+    return pin, [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+
+
+def _commit_source(url: str) -> str:
+    """The git URL of the report's repository, for a commit pin."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
+    return f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+
+
+def _beyond(stated: str, known: tuple[str, ...]) -> bool:
+    """Whether a stated release is newer than every release the index lists (the index lists only releases that
+    install on this Python, so an older release it omits may still exist: only a newer one is taken as missing)."""
+    try:
+        return bool(known) and Version(stated) > max(Version(version) for version in known)
+    except InvalidVersion:
+        return False
+
+
+def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,
+         reported: bool = False) -> tuple[str, str]:
+    """`reported`: the project the report is about, which a version stated without a package name belongs to."""
     pin = environment.pins.get(dist)
+    if pin is None and reported and environment.unnamed is not None:
+        pin = environment.unnamed
+        notes.append(f"{dist} {pin.version} is read from report line {pin.report_line}, which names no package: "
+                     f"check it is {dist}'s")
     if pin is None:
         notes.append(f"the report lists no version of {dist}" + (" (its files are in the traceback)" if framed else ""))
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
@@ -453,270 +360,3 @@ def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = T
         notes.append(f"{dist} {pin.version}: the local label +{version.local} is dropped (PyPI has {version.public})")
         return f"{dist}=={version.public}", f"{where}: {pin.version}"
     return f"{dist}=={pin.version}", where
-
-
-_TWO_GPUS = "a device error between two GPUs"
-_DEVICE_GUESS = "a device-placement error"
-_CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
-
-
-_GPU_MODEL_GUESS = "a check of the GPU's generation"
-_KERNEL_GUESS = "a CUDA kernel's error"
-_STR_DEVICE_GUESS = "a device given as a str"
-
-
-def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[str, str], str]:
-    """Per-lane expectations from the message (and the innermost frame's source line): a guess, said so."""
-    message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
-    if len(set(_CUDA_INDEX.findall(message))) >= 2:
-        gap = "unsupported: needs two GPUs (the message names {}); {}"
-        named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
-        return {"cpu": "passes", "cuda": gap.format(named, "the cuda lane has one"),
-                "cuda-sim": gap.format(named, "cuda-sim simulates one device")}, _TWO_GPUS
-    if _GPU_MODEL.search(message):
-        gap = "unsupported: the message is about the GPU's generation; {}"
-        return {"cpu": gap.format("the cpu lane has no GPU kernel to run"),
-                "cuda": gap.format("the cuda lane's GPU may be newer than the report's (say which GPU shows it)"),
-                "cuda-sim": gap.format("cuda-sim runs no GPU kernel")}, _GPU_MODEL_GUESS
-    if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
-    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
-        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
-                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
-    if _STR_DEVICE.search(message):
-        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
-    if _DEVICE_ERROR.search(message):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
-    return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
-
-
-# An absolute path's folders ("/home/u/.local/lib/x.so" -> "/home/u/.local/lib/"): the reporter's machine's.
-_FOLDERS = r"(?<![\w.:/])(?:/|~/|[A-Za-z]:\\)[^\s:'\"]*[/\\]"
-# Parts of a message that differ between the report's run and a tiny repro: (pattern, regex written for it).
-_VARIES = re.compile(
-    r"(?P<device>\b(?:cuda|xpu|npu|hpu|mps|meta|privateuseone):\d+)"
-    r"|(?P<gpu>\bGPU \d+)"
-    r"|(?P<address>\b0x[0-9a-fA-F]{4,})"
-    r"|(?P<size>torch\.Size\(\[[\d, ]*\]\))"
-    r"|(?P<ints>\[\d+(?:, ?\d+)+\]|\(\d+(?:, ?\d+)+,?\))"
-    r"|(?P<matmul>\b\d+x\d+\b)"
-    r"|(?P<memory>\b\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)\b)"
-    r"|(?P<paren>\(\d+\))")
-_GENERAL = {"gpu": r"GPU \d+", "address": r"0x[0-9a-fA-F]+", "size": r"torch\.Size\(\[[\d, ]*\]\)",
-            "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)"}
-MAX_SIGNATURE_SOURCE = 200
-MAX_SIGNATURE = 1000
-
-
-# torch words a failed wrapper device check two ways: "... found at least two devices, cuda:0 and cpu! (when checking
-# argument for argument ARG in method M)" (torch 2.7 and older) and "... got ARG is on cpu, different from other
-# tensors on cuda:0 (when checking argument in method M)" (newer, e.g. 2.13). A case pins torch 2.13 whatever the
-# report ran, so its signature must match the wording of either. torch 1.x spelt "arugment" and named the method
-# without its dispatch key ("wrapper_addmm" where 2.x says "wrapper_CUDA_addmm").
-_DEVICE_CHECK = (
-    re.compile(r"Expected all tensors to be on the same device, but found at least two devices, \S+ and \S+! "
-               r"\(when checking ar(?:gu|ug)ment for argument (?P<arg>\w+) in method (?P<method>\w+)\)"),
-    re.compile(r"Expected all tensors to be on the same device, but got (?P<arg>\w+) is on \S+, different from other "
-               r"tensors on \S+ \(when checking argument in method (?P<method>\w+)\)"))
-
-
-def device_check_signature(message: str) -> str | None:
-    """For torch's wrapper device-check message: a regex matching it in either torch's wording."""
-    match = next((m for pattern in _DEVICE_CHECK if (m := pattern.search(message))), None)
-    if match is None:
-        return None
-    arg, method = match["arg"], match["method"]
-    if method.startswith("wrapper_") and not method.startswith("wrapper_CUDA_"):
-        method = "wrapper_(?:CUDA_)?" + method.removeprefix("wrapper_")
-    return (r"Expected all tensors to be on the same device, but (?:found at least two devices, \S+ and \S+!"
-            rf"|got {arg} is on \S+, different from other tensors on \S+) \(when checking ar(?:gu|ug)ment "
-            rf"(?:for argument {arg} )?in method {method}\)")
-
-
-def make_signature(message: str, colours: tuple[tuple[int, int], ...] = ()) -> tuple[str, str]:
-    """A regex for the message's first line: literal text escaped, varying parts generalised. ``colours``: spans
-    where the report had terminal colour codes; the real message holds them, so the regex keeps clear of them."""
-    colour_note = ""
-    if colours:
-        message, colour_note = _colour_free(message, colours)
-    signature, note = _plain_signature(message)
-    return signature, "; ".join(n for n in (colour_note, note) if n)
-
-
-def _colour_free(message: str, colours: tuple[tuple[int, int], ...]) -> tuple[str, str]:
-    """The text before the first colour code, or the longest colour-free piece when that one is short."""
-    bounds = [0, *(edge for span in colours for edge in span), len(message)]
-    pieces = [message[start:stop].strip() for start, stop in zip(bounds[::2], bounds[1::2], strict=True)]
-    first = pieces[0]
-    chosen = first if len(first) >= 24 else max(pieces, key=len)
-    if not chosen:
-        return message, ""
-    where = "before the first one" if chosen is first else "of the longest piece without them"
-    return chosen, (f"the report's exception message has terminal colour codes ({len(colours)}; the raised message "
-                    f"holds them, the report's text not): the signature matches the text {where}")
-
-
-def _plain_signature(message: str) -> tuple[str, str]:
-    device_check = device_check_signature(message[:MAX_SIGNATURE_SOURCE * 2])
-    if device_check:
-        return device_check, ("the signature matches torch's device-check message as older (2.7) and newer (2.13) "
-                              "torch word it")
-    signature, note = _signature(message)
-    while len(signature) > MAX_SIGNATURE:  # the schema's bound; only a message dense with numbers gets here
-        message = message[: len(message) * 2 // 3]
-        signature, _ = _signature(message)
-        note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
-    return signature, note
-
-
-def _signature(message: str) -> tuple[str, str]:
-    note = ""
-    message = re.sub(_FOLDERS, "\x00", message)  # the reporter's folders: any folders match (\S*) in their place
-    if len(message) > MAX_SIGNATURE_SOURCE:
-        cut = max(message.rfind(mark, 0, MAX_SIGNATURE_SOURCE) for mark in (". ", "! ", "; ", ", ", " "))
-        message = message[: cut if cut > 40 else MAX_SIGNATURE_SOURCE]
-        note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
-    if not message:
-        return r"^$", "the report's exception has no message: the signature matches an empty one"
-    pieces, last = [], 0
-    for match in _VARIES.finditer(message):
-        pieces.append(_escape(message[last:match.start()]))
-        kind = match.lastgroup or ""
-        if kind == "device":
-            pieces.append(re.escape(match.group().partition(":")[0]) + r":\d+")
-        elif kind == "ints":
-            pieces.append(r"\[[\d, ]*\]" if match.group().startswith("[") else r"\([\d, ]*\)")
-        else:
-            pieces.append(_GENERAL[kind])
-        last = match.end()
-    pieces.append(_escape(message[last:]))
-    return "".join(pieces).replace("\x00", r"\S*"), note
-
-
-def _escape(text: str) -> str:
-    """Escape regex metacharacters only (re.escape also escapes spaces, which reads badly in YAML)."""
-    return re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text)
-
-
-def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
-    """Library, API and symptom: the API is the culprit's innermost function (the call a maintainer knows; dunders
-    and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
-    symptom is the message's first sentence (or, with no message, the issue title from the exception's name on)."""
-    traceback = report.traceback
-    message = _title_message(traceback.exception, traceback.first_message_line)
-    if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
-        message = named
-    owner = frame_owner(frame, report.environment) if frame else None
-    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
-    function = function or ("" if frame else _title_code_name(report.title, message)
-                            or prose_api(report, culprit, message))
-    library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
-    where = f"{library} {function}: " if function else f"{library}: "
-    title = where + message
-    return title if len(title) <= 200 else title[:196].rstrip() + " ..."
-
-
-def _import_name(distribution: str) -> str:
-    """The module a distribution is imported as, where the table says it differs (pytorch-ignite: ignite)."""
-    modules = [m for m, dists in DISTRIBUTIONS.items() if dists[0] == distribution and distribution != "torch"]
-    return modules[0] if len(modules) == 1 else distribution
-
-
-# Function names that say nothing of the API: autograd and nn.Module plumbing, decorators' wrappers.
-_PLUMBING = frozenset({"forward", "backward", "apply", "wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
-
-
-def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
-    """The innermost function of the culprit's frames that is neither a dunder (``__init__``) nor plumbing, walking
-    outward (else the innermost named one: a model's own forward). A private helper names the failing call."""
-    chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
-                       if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
-    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
-    return next((name for name in named if name not in _PLUMBING), named[0] if named else "")
-
-
-# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
-# keyword argument ("elementwise_affine=False") is what the API was given, not the API.
-_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
-                        r"\b(?!\s*=(?!=))")
-
-
-def _title_code_name(title: str, message: str) -> str:
-    """For a report without frames: the API the issue's title names (the last part of a dotted name)."""
-    for match in _CODE_NAME.finditer(title):
-        name = (match["tick"] or match["snake"]).replace("::", ".").rpartition(".")[2]
-        if name and name not in message and not name.endswith(("Error", "Exception")):
-            return name
-    return ""
-
-
-def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
-    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
-    name), neither a module nor the library's own name, an exception, a version nor a word of the message."""
-    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
-    for code in report.code_names:
-        root, _, rest = code.removesuffix("()").partition(".")
-        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
-        if rest and root in ("torch", "np", "numpy", *others):
-            continue  # another library's API (`torch.device`)
-        name = code.removesuffix("()").rpartition(".")[2]
-        if "." in code and name.lower() in _FILE_SUFFIXES:
-            continue  # a file name (`requirements.txt`), not an API
-        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
-                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
-                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
-            return name
-    return ""
-
-
-# A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.
-_MESSAGE_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
-
-
-def message_api(message: str) -> str:
-    """For a report without frames whose prose names no API: the callable its message names (its class, for a
-    dunder method), else nothing."""
-    match = _MESSAGE_CALL.search(message)
-    parts = [part for part in match["name"].split(".") if not part.startswith("__")] if match else []
-    return parts[-1] if parts else ""
-
-
-_FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
-                            "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
-_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
-
-
-def _title_from(title: str, exception: str) -> str:
-    """The issue title from the exception's name on ("NotImplementedError while trying to train YoloV8")."""
-    at = title.find(exception)
-    return " ".join(title[at:].split()).strip(" .") if at >= 0 else ""
-
-
-# What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
-# (bold, code) that wrapped an exception named in prose.
-_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
-_LONG_TITLE = 120
-
-
-def _title_message(exception: str, message: str) -> str:
-    """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
-    'best_loss') says its exception too."""
-    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
-    text = text.strip("_") if text.startswith("__") and text.endswith("__") else text.rstrip("_")  # bold, not dunder
-    if not text:
-        return exception.rpartition(".")[2]
-    if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
-        return f"{exception.rpartition('.')[2]} {text}"
-    if len(text) > _LONG_TITLE and (end := re.search(r"[.!?](?=\s+[A-Z'\"])", text)) and end.start() >= 20:
-        return text[: end.start() + 1]
-    return text
-
-
-def _imports(frames: tuple[Frame, ...]) -> list[str]:
-    modules: list[str] = []
-    for frame in frames:
-        module = None if _HUB.search(frame.posix) else _frame_module(frame)  # torch.hub.load imports those
-        if module and module not in modules and DISTRIBUTIONS.get(module) != ("torch",) and module != "torch" \
-                and not keyword.iskeyword(module) and len(module) <= 40:
-            modules.append(module)
-    return sorted(modules, key=str.lower)

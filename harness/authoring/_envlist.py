@@ -29,6 +29,8 @@ class Environment:
     pins: dict[str, Pin] = field(default_factory=dict)  # canonical distribution name -> listed version
     python: str | None = None
     conflicts: tuple[str, ...] = ()
+    # a version the prose states without naming its package ("on version 0.23"): the reported project's, if any
+    unnamed: Pin | None = None
 
 
 _VERSION = r"\d[\w.+!-]*+"
@@ -44,7 +46,7 @@ _CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:
 # "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
 _LISTED = re.compile(
     r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
-    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*(?P<ver>{_VERSION})", re.I)
+    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
 _COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
@@ -89,7 +91,28 @@ def parse_environment(lines: list[str]) -> Environment:
         elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
             conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
-    return Environment(pins, python, tuple(conflicts))
+    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines))
+
+
+# "I rerun it on version 0.23", "with v1.2.0 of the package": a release named in a sentence without its package.
+_UNNAMED = re.compile(rf"\b(?:on|with|using|in|from)\s+(?:the\s+)?(?:version\s+v?|v)(?P<ver>{_RELEASE})\b")
+
+
+# An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
+_TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
+# A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
+_WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
+                      r"|no (?:error|issue)s?)\b", re.IGNORECASE)
+
+
+def _unnamed_pin(lines: list[str]) -> Pin | None:
+    """The first release a sentence states without naming a package (exactly one distinct version, else none)."""
+    found = [(index, match["ver"]) for index, line in enumerate(lines)
+             if ("version" in line or " v" in line) and not _WORKING.search(line)
+             for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]
+    if len({version for _, version in found}) != 1:
+        return None
+    return Pin(found[0][1], "a sentence (no package named)", found[0][0] + 1)
 
 
 # Two-line shapes: an interpreter's ">>> flash_attn.__version__" (cleaning may take ">>>" for a quote's marks)
@@ -137,8 +160,59 @@ def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 _PAREN_PYTHON = re.compile(r"\((?:on |with |using )?[Pp]ython ?v?(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\)")
 
 
+# A setup written as one "+"-joined run: "win11+python3.11/3.10+cuda12.4/12.1+pytorch2.3.0+cu121" (a name glued to
+# its release, alternatives after "/", a local label such as "+cu121" after a release).
+_JOINED = re.compile(r"(?<![A-Za-z0-9_.+/-])(?P<run>[A-Za-z][\w.-]{0,30}(?:/[\w.]{1,20})*"
+                     r"(?:\+[A-Za-z][\w.-]{0,30}(?:/[\w.]{1,20})*){1,8})(?![A-Za-z0-9_.+/-])")
+_GLUED = re.compile(r"^(?P<name>[A-Za-z][A-Za-z_-]{0,30}?)[-_ ]?v?(?P<ver>\d+(?:\.\d+)+)(?:/[\w.]{1,20})*$")
+_LOCAL = re.compile(r"^(?:cu|rocm|cpu)\d*(?:\.\d+)*$")
+
+
+def _joined_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        for match in _JOINED.finditer(line) if "+" in line else ():
+            parts = match["run"].split("+")
+            for position, part in enumerate(parts):
+                glued = _GLUED.match(part)
+                if glued is None:
+                    continue
+                local = parts[position + 1] if position + 1 < len(parts) and _LOCAL.match(parts[position + 1]) else ""
+                name = _dist(glued["name"])
+                if name in ("cuda", "cudnn", "win", "windows", "ubuntu", "cu"):
+                    continue
+                yield name, Pin(glued["ver"] + (f"+{local}" if local else ""), "env listing", index + 1)
+
+
+# A bug template's version check: "print(tianshou.__version__, torch.__version__, sys.version, sys.platform)" and, on
+# the next line with text, what it printed ("0.4.8 1.12.0+cu113 3.8.8 (default, ...) [MSC ...] win32").
+_PRINT_CALL = re.compile(r"^\s*(?:>>>\s*)?print\((?P<args>[\w.,\s]{1,400})\)\s*$")
+_PRINTED_ARG = re.compile(r"^(?P<name>[A-Za-z_]\w{0,60})\.__version__$|^sys\.version$")
+_PRINTED_RELEASE = re.compile(rf"^{_RELEASE}$")
+
+
+def _printed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines[:-1]):
+        call = _PRINT_CALL.match(line) if "__version__" in line else None
+        if call is None:
+            continue
+        following = next((n for n in range(index + 1, min(index + 3, len(lines))) if lines[n].strip()), None)
+        if following is None:
+            continue
+        values = lines[following].split()
+        for arg, value in zip((a.strip() for a in call["args"].split(",")), values, strict=False):
+            named = _PRINTED_ARG.match(arg)
+            if named is None or not _PRINTED_RELEASE.match(value):
+                break  # a value that is no release (or an argument that is no version): the order is lost
+            yield ("python" if named["name"] is None else _dist(named["name"])), Pin(value, "env listing",
+                                                                                    following + 1)
+            if named["name"] is None:
+                break  # sys.version goes on with spaces: nothing after it can be matched up
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _printed_pins(lines)
+    yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw):  # every listing gives a version number

@@ -24,7 +24,7 @@ from harness._exceptions import UsageError
 from harness._io import for_terminal
 from harness._io import yaml_line as line_of
 from harness.authoring._bugreport import BugReport, parse_report
-from harness.authoring._draft import Draft, ProjectUrls, Released, draft_case
+from harness.authoring._draft import Draft, IndexVersions, ProjectUrls, Released, draft_case
 from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
@@ -96,7 +96,8 @@ class Written:
 
 
 def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, force: bool = False,
-                released: Released | None = None, project_urls: ProjectUrls | None = None) -> Written:
+                released: Released | None = None, project_urls: ProjectUrls | None = None,
+                versions: IndexVersions | None = None) -> Written:
     """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
     validate_id(case_id)
     if cases_dir.exists() and not cases_dir.is_dir():
@@ -106,7 +107,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
     _check_target(folder, files, force=force)
     report = _parse(report_path) if report_path is not None else None
     draft = draft_case(case_id, report, source=report_path.name if report_path else "", released=released,
-                       project_urls=project_urls)
+                       project_urls=project_urls, versions=versions)
     from harness.report._io import write_text_atomic  # here: the report package is not needed before
 
     created = not folder.exists()
@@ -175,6 +176,22 @@ def index_released(deadline_s: float = 10.0) -> Released:
             return False
         return None
     return released
+
+
+def index_versions(deadline_s: float = 10.0) -> IndexVersions:
+    """The releases the configured package index has of a project (one listing, bounded by ``deadline_s``); None
+    when a source did not answer (the draft then says the release was not checked)."""
+    from harness import uv_index_environment
+    from harness.environments._releases import list_releases
+
+    def versions(name: str) -> tuple[str, ...] | None:
+        environ = {**os.environ, **uv_index_environment()}
+        python = f"{sys.version_info.major}.{sys.version_info.minor}"
+        listing = list_releases(name, environ, python, timeout=deadline_s / 2, deadline=deadline_s)
+        if listing.errors and not all("404" in error for error in listing.errors):
+            return None
+        return tuple(listing.versions)
+    return versions
 
 
 def index_project_urls(deadline_s: float = 10.0) -> ProjectUrls:

@@ -62,12 +62,21 @@ class Confinement:
     # XDG_CACHE_HOME then points into the private /tmp for what a build backend caches.
     private_home: bool = True
     gpu: bool = False  # a GPU lane: sealed by bwrap, the cell gets the NVIDIA devices
+    # A build step that writes what the harness owns (uv's shared cache, the environment) and runs no code a
+    # package chose: as root it stays bwrap's uid 0 without capabilities. Every other sealed step, as root,
+    # runs as a private unprivileged uid, its writable folders given to that uid.
+    harness_uid: bool = False
 
     @property
     def build(self) -> bool:
-        """An environment build step: it keeps the host's network (the index) and, as root, bwrap's uid 0
-        with no capabilities (it writes uv's cache, which root owns), instead of a private uid."""
+        """An environment build step: it keeps the host's network (the index) and sees uv's settings."""
         return self.sealed and not self.private_home
+
+    def private_uid(self) -> bool:
+        """As root, does bwrap run this step as a private unprivileged uid? Cells always (by_bwrap says
+        otherwise where a folder is out of its reach); a build step unless it is ``harness_uid``, or a
+        folder it reads is out of that uid's reach (then it stays uid 0, and its log says why)."""
+        return not self.build or (not self.harness_uid and not _seal.unreachable(self.readonly))
 
     @property
     def by_bwrap(self) -> bool:
@@ -77,8 +86,13 @@ class Confinement:
 
     def not_sealed_because(self) -> list[str]:
         """Why a cell that bwrap would seal runs in the fallback layer (said in its log)."""
-        if not (self.sealed and not self.build and namespaces_wanted() and _seal.bwrap()[0]):
+        if not (self.sealed and namespaces_wanted() and _seal.bwrap()[0]):
             return []
+        if self.build:
+            if self.harness_uid:
+                return []
+            return [f"runs as uid 0 without capabilities, not a private uid: {folder} is not readable by other "
+                    f"users (chmod o+rx {folder})" for folder in _seal.unreachable(self.readonly)]
         return [f"NOT sealed by bwrap: {folder} is not readable by other users, and bwrap runs as a private "
                 f"uid (chmod o+rx {folder})" for folder in _seal.unreachable(self.readonly)]
 
@@ -131,6 +145,8 @@ class _Supervised:
             self.private_tmp = Path(tempfile.mkdtemp(prefix=f"{cwd.name or 'root'}-tmp-",
                                                      dir=confinement.scratch or cwd.parent))
             self._seal(config, confinement, cwd, memory_limit_bytes)
+            if confinement.build:  # what the build step could not get (a private uid), said in its log
+                config["notes"] = confinement.not_sealed_because()
         elif confinement is not None and confinement.sealed:
             # the fallback layers refuse what bwrap's outer filter refuses too (setuid files, keyrings...)
             config["seccomp"] = (_seal.seccomp_program(inner=False) or b"").hex()
@@ -165,16 +181,36 @@ class _Supervised:
         # Half the cell's memory at most: tmpfs pages count against the memory cgroup too.
         shm = min(_seal.SHM_BYTES, memory_limit // 2) if memory_limit else _seal.SHM_BYTES
         build = confinement.build
+        settings = _seal.build_settings(config["env"]) if build else []
         plan = _seal.plan(readonly=confinement.readonly, writable=confinement.writable, hide=confinement.hide,
                           tmp=self.private_tmp, cwd=cwd, gpu=confinement.gpu, shm_bytes=shm, network=build,
-                          files=_seal.build_settings(config["env"]) if build else ())
+                          files=settings, copies=self._settings_copies(settings, confinement))
         config.update(bwrap={"binary": _seal.bwrap()[0], **plan}, pids=_seal.cell_pids(), uid_base=_seal.UID_BASE,
                       chown=[str(self.private_tmp), *(str(w) for w in confinement.writable)], namespaces=False,
-                      build=build)
+                      build=build, private_uid=confinement.private_uid())
         if build:  # HOME stays for uv's settings (only those are bound); a build backend caches in /tmp
             config["env"].update(XDG_CACHE_HOME="/tmp/.cache", TMPDIR="/tmp")
         else:
             config["env"].update(HOME="/tmp", TMPDIR="/tmp")
+
+    def _settings_copies(self, settings: Sequence[Path], confinement: Confinement) -> dict[Path, Path]:
+        """As root, a build step's private uid cannot read root's 0600 ``~/.netrc`` or uv's credentials: it
+        gets copies in its private /tmp (given to it with the folder), bound at their places. Index
+        credentials reach the steps that resolve and build, as uv needs (docs/security.md)."""
+        if os.geteuid() != 0 or not confinement.private_uid():
+            return {}
+        assert self.private_tmp is not None
+        copies = {}
+        for index, place in enumerate(settings):
+            copy = self.private_tmp / f".settings-{index}"
+            if place.is_dir():
+                shutil.copytree(place, copy, symlinks=True, ignore=_special_files)
+            elif place.is_file():  # never a FIFO or a device: opening one could hang the harness
+                shutil.copy2(place, copy)
+            else:
+                continue
+            copies[place] = copy
+        return copies
 
     def interrupt(self) -> None:
         self._interrupted.set()
@@ -206,6 +242,13 @@ class _Supervised:
     def remove_private_tmp(self) -> None:
         if self.private_tmp is not None:
             shutil.rmtree(self.private_tmp, ignore_errors=True)  # never follows a symlink left there
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    """What a copy of a settings folder leaves out: anything but folders, regular files and symlinks."""
+    return {name for name in names if not (os.path.islink(os.path.join(folder, name))
+                                           or os.path.isdir(os.path.join(folder, name))
+                                           or os.path.isfile(os.path.join(folder, name)))}
 
 
 def _returncode(status: dict[str, Any]) -> int | None:

@@ -20,7 +20,10 @@ _supervise.py), it sees the whole filesystem read-only, the run's output hidden,
 * the site-packages query, the freeze and the module-owner map: nothing;
 * the CUDA probe: its own bytecode cache in the environment.
 
-HOME stays, read-only, so uv finds its configuration and credentials; TMPDIR and XDG_CACHE_HOME point into
+As root, every step but ``uv venv`` of the environment, the install of wheels, ``patch`` and the bytecode
+compilation (no package code runs in those: ``seal(harness_uid=True)``) runs as a private unprivileged uid that
+owns its writable folders, as a cell does. HOME stays, read-only, so uv finds its configuration and credentials
+(as root, copies for a private uid); TMPDIR and XDG_CACHE_HOME point into
 the private /tmp. The network stays (uv needs the index). Without namespaces the steps run as before,
 contained by the subreaper only.
 """
@@ -72,11 +75,14 @@ class BuildSandbox:
         self.readonly = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in seen if p.exists()))
         self.private = tuple(private)
 
-    def seal(self, *writable: Path, gpu: bool = False) -> Confinement:
+    def seal(self, *writable: Path, gpu: bool = False, harness_uid: bool = False) -> Confinement:
         """The confinement of one step that may write ``writable`` (and its private /tmp) only; ``gpu``: it
-        sees the NVIDIA devices (the CUDA probe)."""
+        sees the NVIDIA devices (the CUDA probe). As root the step runs as a private uid that owns
+        ``writable`` (given to it), unless ``harness_uid``: a step that runs no package code and writes what
+        root owns (uv's shared cache, the environment)."""
         return Confinement(hide=self.private, readonly=self.readonly, writable=writable, sealed=True,
-                           scratch=self.scratch, private_home=False, gpu=gpu).usable([*self.readonly, *writable])
+                           scratch=self.scratch, private_home=False, gpu=gpu,
+                           harness_uid=harness_uid).usable([*self.readonly, *writable])
 
     def local_copies(self, requires: Sequence[str]) -> list[str]:
         """``requires`` with each local folder replaced by a copy in the scratch folder: an in-tree build

@@ -7,8 +7,10 @@ sized /dev/shm, and a filesystem of read-only binds of what the cell needs (the 
 interpreter, its environment, the case folders, the harness package) plus its own folder and a private
 /tmp, writable. When the harness runs as root, bwrap runs as a private unprivileged uid per cell (the
 supervisor switches to it before exec), so nothing inside is root on the host. Environment build steps get
-the same, but keep the host's network (the index), see uv's and pip's settings, and as root run as uid 0
-without capabilities (they write uv's cache). docs/security.md says what each mode guarantees. The harness
+the same, but keep the host's network (the index) and see uv's and pip's settings; as root, the two that
+write uv's shared cache and run no package code (``uv venv``, the install of wheels) and those that write the
+environment (``patch``, the bytecode compilation) run as uid 0 without capabilities, every other one as a
+private uid. docs/security.md says what each mode guarantees. The harness
 decides here which mode a cell or build step gets; ``_supervise.py`` carries it out.
 """
 
@@ -144,11 +146,13 @@ def sandbox_mode(namespaces: bool = True) -> str:
 
 
 def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[Path], tmp: Path, cwd: Path,
-         gpu: bool, shm_bytes: int, network: bool = False, files: Sequence[Path] = ()) -> dict[str, Any]:
+         gpu: bool, shm_bytes: int, network: bool = False, files: Sequence[Path] = (),
+         copies: Mapping[Path, Path] | None = None) -> dict[str, Any]:
     """The bwrap command line before the command, as (option, arguments...) steps. ``system``: sources
     every uid can reach (as root, the supervisor stages the others where bwrap's private uid can).
     ``network``: the host's network stays (an environment build: uv needs the index); ``files``: single
-    files or folders bound read-only (a build's uv and pip settings)."""
+    files or folders bound read-only (a build's uv and pip settings); ``copies``: what to bind at one of
+    those places instead (a copy its private uid may read)."""
     steps: list[list[str]] = []
     for folder in _SYSTEM:
         if os.path.islink(folder):
@@ -167,7 +171,7 @@ def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[P
     for place in hide:  # only what lies inside a read-only bind is there to hide
         if any(b in place.parents for b in bound) and place.is_dir():
             steps += [["--tmpfs", str(place)], ["--remount-ro", str(place)]]
-    steps += [["--ro-bind", str(place), str(place)] for place in files if place.exists()]
+    steps += [["--ro-bind", str((copies or {}).get(place, place)), str(place)] for place in files if place.exists()]
     steps += _host_views(gpu) + (_resolver() if network else [])
     steps += [["--bind", str(folder), str(folder)] for folder in dict.fromkeys(writable) if folder.is_dir()]
     # bwrap's root is a tmpfs holding the mount points it made (/root for a bind of /root/.cache/uv): read-only,
@@ -193,9 +197,9 @@ def plan(*, readonly: Sequence[Path], writable: Sequence[Path], hide: Sequence[P
 # The inner program (bwrap's --seccomp, the command only) also refuses namespaces and mounts; the outer one is
 # installed by the supervisor before bwrap starts (bwrap needs those), so it holds for bwrap's init as well.
 _SUID, _SGID = 0o4000, 0o2000
-# Creating or marking a file setuid or setgid fails too (a file mode argument with those bits): a build runs as
-# uid 0 when the harness is root, and a setuid file it left in an environment would give root to any user who
-# runs it. (syscall, argument holding the mode, refused bits); setgid stays allowed on new folders.
+# Creating or marking a file setuid or setgid fails too (a file mode argument with those bits): some build steps
+# run as uid 0 when the harness is root, and a setuid file one left in an environment would give root to any user
+# who runs it. (syscall, argument holding the mode, refused bits); setgid stays allowed on new folders.
 _MODE_CALLS = {
     "x86_64": ((90, 1, _SUID | _SGID), (91, 1, _SUID | _SGID), (268, 2, _SUID | _SGID), (452, 2, _SUID | _SGID),
                (2, 2, _SUID | _SGID), (257, 3, _SUID | _SGID), (85, 1, _SUID | _SGID), (133, 1, _SUID | _SGID),

@@ -420,7 +420,10 @@ def _stage(config: dict[str, Any]) -> None:
     for index, step in enumerate(config["bwrap"]["steps"]):
         if step[0] in ("--ro-bind", "--bind") and step[1] not in config["bwrap"]["system"]:
             target = f"{base}/{index}"
-            os.mkdir(target)
+            if os.path.isdir(step[1]):
+                os.mkdir(target)
+            else:  # a single file (a build's uv or pip settings): bound onto a file
+                os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             _mount(step[1], target, None, MS_BIND | MS_REC)
             step[1] = target
 
@@ -572,13 +575,14 @@ def _supervise(config: dict[str, Any]) -> dict[str, Any]:
     namespaced = not sealed and config.get("namespaces") and _enter_namespaces(notes)
     if namespaced:
         _confine(config, notes)
-    # As root, a cell's bwrap runs as a private uid (the folders it writes become its own); a build's stays
-    # uid 0 with no capabilities, since it writes uv's cache, which root owns (see docs/security.md).
-    if sealed and os.geteuid() == 0 and not config.get("build"):
+    # As root, bwrap runs as a private uid (the folders it writes become its own): every cell, and every build
+    # step but those that write what root owns and run no package code (uv's shared cache: docs/security.md).
+    if sealed and os.geteuid() == 0 and config.get("private_uid", not config.get("build")):
         config["uid"] = config["uid_base"] + os.getpid()
         for path in config.get("chown", ()):
             _chown_tree(path, config["uid"])
-        notes.append(f"runs as uid {config['uid']} (private to this cell)")
+        if not config.get("build"):  # a build's log names only what it could not do
+            notes.append(f"runs as uid {config['uid']} (private to this cell)")
         _stage(config)
     cgroups = _make_cgroups(config, notes) if sealed else {}
     config["cgroups"], config["memory_cgroup"] = list(cgroups.values()), "memory" in cgroups

@@ -29,9 +29,10 @@ class Locked:
 
 def read_lock(path: Path) -> list[Locked]:
     """The packages of uv's ``pylock.toml``; one without wheels (an sdist, a folder, an archive, a VCS
-    checkout) has to be built."""
+    checkout) has to be built. Written by a build step (as root, a private uid): never read through a link."""
     try:
-        data = tomllib.loads(path.read_text())
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)) as handle:
+            data = tomllib.loads(handle.read())
         return [Locked(requirement_name(str(p["name"])), str(p.get("version", "")), _wheel(p))
                 for p in data.get("packages", [])]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as error:
@@ -67,7 +68,8 @@ def snapshot(root: Path) -> set[Path]:
 
 def move_added(source: Path, target: Path, before: set[Path]) -> None:
     """Move what was added under ``source`` since ``before`` to the same place under ``target`` (folders
-    merged, never a file replaced). Symlinks move as links."""
+    merged, never a file replaced). Symlinks move as links. As root, what moves becomes root's: a build from
+    source ran as a private uid, which must own nothing in the environment."""
     for folder, dirs, files in os.walk(source):
         here = Path(folder).relative_to(source)
         kept = []
@@ -89,7 +91,20 @@ def move_added(source: Path, target: Path, before: set[Path]) -> None:
                                     "of the environment installs too")
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(source / relative, destination)  # a copy where /tmp is another filesystem
+            _adopt(destination)
         dirs[:] = [d for d in dirs if d in kept]
+
+
+def _adopt(path: Path) -> None:
+    """As root: ``path`` and what it holds become the harness's (links themselves, never their targets)."""
+    if os.geteuid() != 0:
+        return
+    uid, gid = os.geteuid(), os.getegid()
+    os.chown(path, uid, gid, follow_symlinks=False)
+    if path.is_dir() and not path.is_symlink():
+        for folder, dirs, files in os.walk(path):
+            for name in (*dirs, *files):
+                os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
 
 
 def _merge(source: Path, target: Path) -> None:

@@ -186,7 +186,7 @@ class EnvBuilder:
         for patch in spec.patches:
             site = self._site_packages(python, log, env, sandbox)
             self._step(log, ["patch", "--forward", "--batch", "-p1", "-d", site, "-i", str(patch.path)], env,
-                       sandbox.seal(folder))
+                       sandbox.seal(folder, harness_uid=True))
         compat = self._apply_compat(python, log, env, sandbox, folder)
         # -I: without the harness's cwd on sys.path (a stray *.dist-info there would count as installed)
         installed = json.loads(self._step(log, [python, "-I", "-B", "-c", _FREEZE], env, sandbox.seal()))
@@ -219,11 +219,13 @@ class EnvBuilder:
         return [f"{COMPAT_NAME}: {reason}"]
 
     def _new_venv(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
-                  sandbox: BuildSandbox, writes: tuple[Path, ...]) -> str:
+                  sandbox: BuildSandbox, writes: tuple[Path, ...], *, harness_uid: bool = True) -> str:
+        """``harness_uid``: the environment's own venv, in uv's shared cache (as root, owned by root); a
+        source build's venv of its own is its private uid's."""
         # --relocatable: entry points and activation scripts keep working after the rename into place.
         base = spec.host.executable if spec.host else sys.executable
         self._step(log, [uv, "venv", "--quiet", "--relocatable", "--python", base, str(folder)], env,
-                   sandbox.seal(*writes))
+                   sandbox.seal(*writes, harness_uid=harness_uid))
         return str(folder / "bin" / "python")
 
     def _install(self, spec: EnvSpec, uv: str, folder: Path, log: Path, env: dict[str, str],
@@ -236,7 +238,9 @@ class EnvBuilder:
         3. What must be built from source: with the build's own cache, in a venv of its own, then moved into
            the environment by the harness. The build sees the shared cache read-only, and never a writable
            file of the environment (those are hardlinks of the shared cache's: a write would change both).
-        The build's own cache is removed with it."""
+        As root, steps 1 and 3 run as a private unprivileged uid (a build backend reads no root-only file and
+        owns nothing but its own folders); the harness writes their inputs afresh and adopts what step 3
+        installed. The build's own cache is removed with it."""
         python = str(folder / "bin" / "python")
         offline = ["--no-index", "--offline"] if self.offline else []
         # A local wheel can change without its path changing: uv must read it afresh from the shared cache (its
@@ -245,21 +249,21 @@ class EnvBuilder:
         refresh = [] if self.offline else [a for n in spec.local_requirements() for a in ("--refresh-package", n)]
         own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache), "UV_LINK_MODE": "copy"}
         listed, lock = sandbox.sources / "requirements.in", sandbox.sources / "pylock.toml"
-        listed.write_text("".join(f"{line}\n" for line in requires))
+        _write_fresh(listed, "".join(f"{line}\n" for line in requires))
         self._run_uv(log, [uv, "pip", "compile", "--quiet", "--format", "pylock.toml", "--output-file", str(lock),
                            "--python", python, *offline, *overrides, str(listed)], own,
                      sandbox.seal(sandbox.own_cache, sandbox.sources))
         locked = read_lock(lock)
         constraints = sandbox.sources / "resolved.txt"
-        constraints.write_text(pins(locked))
+        _write_fresh(constraints, pins(locked))
         install = [uv, "pip", "install", *offline, "-c", str(constraints)]
         wheels, built = [p for p in locked if p.wheel], [p for p in locked if not p.wheel]
         if wheels:
-            listed.write_text(requirement_lines(requires, wheels))
+            _write_fresh(listed, requirement_lines(requires, wheels))
             no_deps = ["--no-deps"] if built else []  # a wheel's dependency may be one of those built
             self._run_uv(log, [*install, "--python", python, *overrides, *refresh, "--no-build", *no_deps, "-r",
                                str(listed)],
-                         env, sandbox.seal(*writes, sandbox.sources))
+                         env, sandbox.seal(*writes, sandbox.sources, harness_uid=True))
         if not built:
             return
         with log.open("a") as handle:
@@ -267,9 +271,9 @@ class EnvBuilder:
                          f"{', '.join(p.name for p in built)}]\n")
         aside = sandbox.scratch / "built"
         aside.mkdir()
-        self._new_venv(spec, uv, aside, log, own, sandbox, (aside, sandbox.own_cache))
+        self._new_venv(spec, uv, aside, log, own, sandbox, (aside, sandbox.own_cache), harness_uid=False)
         before = snapshot(aside)
-        listed.write_text(requirement_lines(requires, built))
+        _write_fresh(listed, requirement_lines(requires, built))
         self._run_uv(log, [*install, "--python", str(aside / "bin" / "python"), "--no-deps", "-r", str(listed)],
                      own, sandbox.seal(aside, sandbox.own_cache, sandbox.sources))
         move_added(aside, folder, before)
@@ -316,7 +320,8 @@ class EnvBuilder:
         # -S: no site, so no .pth file of an installed package runs here, where the environment is writable
         # (its files are hardlinks of uv's shared cache: a write into one would change the cache's copy).
         with BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
-            self._step(log, [python, "-I", "-S", "-c", _COMPILE, str(folder / "lib")], env, sandbox.seal(folder))
+            self._step(log, [python, "-I", "-S", "-c", _COMPILE, str(folder / "lib")], env,
+                       sandbox.seal(folder, harness_uid=True))
         (folder / _BYTECODE).write_text("")
 
     def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:
@@ -340,6 +345,14 @@ class EnvBuilder:
             raise EnvBuildError(f"'{Path(argv[0]).name} {' '.join(argv[1:3])}' failed "
                                 f"(exit {proc.returncode}):\n{tail}", log)
         return proc.stdout
+
+
+def _write_fresh(path: Path, text: str) -> None:
+    """Write a file in a folder a build step's private uid owned: whatever it left at that name (a symlink to
+    a host file) is removed first, never written through. Its processes are gone by now."""
+    path.unlink(missing_ok=True)
+    with path.open("x") as handle:
+        handle.write(text)
 
 
 def _host_uses(host: HostTorch | None) -> tuple[Path, ...]:

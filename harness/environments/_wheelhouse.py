@@ -46,7 +46,8 @@ def pip_wheel(python: str, requirements: Sequence[str], wheels: Path, log_path: 
         with log_path.open("a") as log:
             log.write(f"$ {' '.join(argv)}\n")
         proc = run_helper(argv, env=os.environ, timeout=WHEEL_TIMEOUT_S,
-                          confinement=sandbox.seal(wheels, sandbox.sources))
+                          # uid 0 as root: it writes the wheel folder the user named (a private uid would own it)
+                          confinement=sandbox.seal(wheels, sandbox.sources, harness_uid=True))
     with log_path.open("a") as log:
         log.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
         if proc.notes:

@@ -8,6 +8,7 @@ pinned by the case's buggy variant: the fields a maintainer kept unedited stay r
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,20 @@ def test_the_index_lookup_tells_a_released_project_from_a_missing_one():
     assert released("repro-matrix-no-such-project-4f1c2") is False
 
 
+def test_the_index_release_listing_gives_a_projects_releases_and_none_without_an_answer(monkeypatch):
+    """`new`'s check of a stated release: the releases the configured index lists; an index that does not answer
+    is None ("not checked"), never an empty listing that would make every release look missing."""
+    from harness.authoring._new import index_versions
+
+    listed = index_versions(deadline_s=20)("timm")
+    if listed is None:
+        pytest.skip("the configured package index did not answer (an offline host)")
+    assert listed and all(isinstance(version, str) for version in listed)
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple")  # nothing listens on the discard port
+    monkeypatch.setattr("harness.uv_index_environment", lambda: {})
+    assert index_versions(deadline_s=2.0)("timm") is None
+
+
 def test_the_index_metadata_lookup_reads_a_projects_urls():
     """`new`'s second question, for the issue's own project: the URLs the index's metadata gives (PyPI's peft
     names huggingface/peft); no answer is "not known"."""
@@ -179,7 +194,7 @@ HELD_OUT_4 = {
     "xformers-489": ("NotImplementedError", "Could not run 'xformers::efficient_attention_forward_cutlass' with "
                      "arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or "
                      "was omitted during the selective/custom build process", "xformers",
-                     "xformers: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
+                     "xformers efficient_attention_forward_cutlass: Could not run 'xformers::efficient_attention_forward_cutlass' with arguments from the "
                      "'CUDA' backend.", KERNEL, False, "xformers==X.Y.Z", 0),
     # a frame in a checkout named as the issue's repository: the project's own code, pinned by commit
     "crat-pred-2": ("AttributeError", "'Trainer' object has no attribute 'accelerator_backend'", "crat-pred",
@@ -291,21 +306,100 @@ HELD_OUT_7 = {
     "videosys-113": ("RuntimeError", "memory format option is only supported by strided tensors", "apex",
                      "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 1),
 }
+# The eighth set (tests/fixtures/graded8, expectations in its EXPECTED.md), graded held out at 53/64 on heldout4's code
+# (/work/notes/heldout4.md); these rows are the drafts after graded8fix's fixes by class.
+GRADED8 = ROOT / "tests" / "fixtures" / "graded8"
+SEEDABLE = "Accelerator.__init__() got an unexpected keyword argument 'use_seedable_sampler'"
+HELD_OUT_8 = {
+    # the exception written as its repr in prose (error:TypeError("...")): class and message read
+    "deepspeech-697": ("TypeError", "Trainer.__init__() got an unexpected keyword argument 'num_processes'",
+                       "deepspeech-pytorch", "deepspeech-pytorch: Trainer.__init__() got", ALL, False,
+                       "deepspeech-pytorch @ git+https://github.com/SeanNaren/deepspeech.pytorch@<commit>", 0),
+    # the API named in prose and called in an unfenced code line, never as inline code
+    "diffusers-3630": ("RuntimeError", "Sizes of tensors must match except in dimension 1. Expected size 8 but got size "
+                       "7 for tensor number 1", "diffusers", "diffusers UNet2DModel: Sizes of tensors", ALL, False,
+                       "diffusers==0.16.1", 0),
+    # the only library frame is a decorator's wrapper: the title names what the caller's line calls
+    "dsi-1": ("TypeError", "__init__() got an unexpected keyword argument 'checkpoint_callback'", "pytorch-lightning",
+              "pytorch_lightning Trainer: __init__() got", ALL, False, "pytorch-lightning==X.Y.Z", 2),
+    # IPython's header names the class, the paste is cut before the message: the message is the issue title's
+    "granite-tsfm-22": ("TypeError", SEEDABLE, "transformers",
+                        f"transformers Trainer.create_accelerator_and_postprocess: {SEEDABLE}", ALL, False,
+                        "transformers==X.Y.Z", 2),
+    "instructlab-2542": ("TypeError", "__init__() got an unexpected keyword argument 'dispatch_batches'",
+                         "transformers", "transformers create_accelerator_and_postprocess: __init__() got", ALL, False,
+                         "transformers==X.Y.Z", 1),
+    "llava-llama3-5": ("TypeError", SEEDABLE, "transformers",
+                       f"transformers create_accelerator_and_postprocess: {SEEDABLE}", ALL, False,
+                       "transformers==X.Y.Z", 2),
+    "mmaudio-6": ("ModuleNotFoundError", "No module named 'timm.layers'", "timm", "timm: No module named 'timm.layers'",
+                  ALL, False, "timm==X.Y.Z", 1),
+    # the repository's own module file (from slip import ...; /src/slip.py) is not a distribution "slip"
+    "pixray-95": ("AttributeError", "module 'timm.models' has no attribute 'registry'", "pixray",
+                  "pixray: module 'timm.models' has no attribute 'registry'", ALL, False,
+                  "pixray @ git+https://github.com/pixray/pixray@<commit>", 1),
+}
+# The ninth set (tests/fixtures/graded9, expectations in its EXPECTED.md), graded held out at 59/80 on main 4dbda18
+# (/work/notes/graded9.md); these rows are the drafts after graded9fix's fixes by class.
+GRADED9 = ROOT / "tests" / "fixtures" / "graded9"
+PLACEMENT = "Expected all tensors to be on the same device, but found at least two devices"
+ROI_ALIGN = ("Could not run 'torchvision::roi_align' with arguments from the 'CUDA' backend. 'torchvision::roi_align' is "
+             "only available for these backends: [CPU, BackendSelect, Named, AutogradOther, AutogradCPU, AutogradCUDA, "
+             "AutogradXLA, AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, Tracer, Autocast, Batched, "
+             "VmapMode].")
+HELD_OUT_9 = {
+    # a frameless reply: the class-level call its code makes names the API; "on version 0.23" is darts' release
+    "darts-1446": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "darts",
+                   "darts TFTModel.load_from_checkpoint: Expected all tensors", DEVICE, True, "darts==0.23", 0),
+    # the title's v1.1.0 is a GitHub-only release (PyPI's newest is 0.1.0): commit pins of the repository
+    "fish-speech-180": ("RuntimeError", "expected scalar type BFloat16 but found Float", "fish-speech",
+                        "fish_speech apply_mel_scale: expected scalar type", ALL, False,
+                        "the index has no fish-speech 1.1.0: pin the commit of its tag, e.g. \"fish-speech @ "
+                        "git+https://github.com/fishaudio/fish-speech@<commit>\"", 1),
+    "flair-1564": ("ValueError", "invalid literal for int() with base 10: '0+cu101'", "flair",
+                   "flair load_language_model: invalid literal for int()", ALL, False, "flair==X.Y.Z", 2),
+    # no frame; the message names torchvision's operator: torchvision's bug, roi_align its API
+    "gfpgan-6": ("RuntimeError", ROI_ALIGN, "torchvision", "torchvision roi_align: Could not run", KERNEL, False,
+                 "torchvision==X.Y.Z", 0),
+    "imitation-870": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "imitation", "imitation train: Expected all",
+                      DEVICE, True, "imitation==1.0.1", 1),
+    "llama-cookbook-284": ("RuntimeError", "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half",
+                           "llama-recipes", "llama_recipes train: expected mat1", ALL, False, "llama-recipes==X.Y.Z", 3),
+    "pytorch-forecasting-247": ("AttributeError", "'list' object has no attribute 'device'", "pytorch-forecasting",
+                                "pytorch_forecasting step: 'list' object", ALL, False, "pytorch-forecasting==0.8.0", 3),
+    "speechbrain-2576": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument mat1 in "
+                         "method wrapper_CUDA_addmm)", "speechbrain",
+                         "speechbrain reset: Expected all", DEVICE, True, "speechbrain==X.Y.Z", 1),
+    # no class anywhere (an args tuple above a cut traceback): drafted with the class to fill in (it was refused);
+    # its printed versions line is read; the blame (torch's Adam, not tianshou) is a miss kept visible
+    "tianshou-681": (MARK, "If capturable=False, state_steps should not be CUDA tensors.", "tianshou",
+                     "tianshou: If capturable=False", ALL, False, "tianshou==0.4.8", 1),
+    "torchaudio-2795": ("RuntimeError", "expected scalar type ComplexFloat but found Float", "torchaudio",
+                        "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 2),
+}
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
-NOT_RELEASED = {"medicalgpt", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+# Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
+# packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
+NOT_RELEASED = {"medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
+# The releases the index has, where a draft's stated release is checked: fish-speech's newest on PyPI is 0.1.0 (this
+# workplace's list of PyPI's packages, /work/.library/env/packages/pypi.tsv, which gives only the newest).
+INDEX_VERSIONS = {"fish-speech": ("0.1.0",)}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
             **{(GRADED6, name): row for name, row in HELD_OUT_6.items()},
-            **{(GRADED7, name): row for name, row in HELD_OUT_7.items()}}
+            **{(GRADED7, name): row for name, row in HELD_OUT_7.items()},
+            **{(GRADED8, name): row for name, row in HELD_OUT_8.items()},
+            **{(GRADED9, name): row for name, row in HELD_OUT_9.items()}}
 
 
 def _graded(folder: Path, name: str):
     report = parse_report((folder / f"{name}.txt").read_text())
     draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED,
-                       project_urls=lambda dist: INDEX_URLS.get(dist, ()))
+                       project_urls=lambda dist: INDEX_URLS.get(dist, ()),
+                       versions=lambda dist: INDEX_VERSIONS.get(dist))
     return draft, yaml.safe_load(draft.case_yaml)
 
 
@@ -314,6 +408,8 @@ def test_the_fourth_and_fifth_held_out_sets_are_complete():
     assert sorted(p.stem for p in GRADED5.glob("*.txt")) == sorted(HELD_OUT_5)
     assert sorted(p.stem for p in GRADED6.glob("*.txt")) == sorted(HELD_OUT_6)
     assert sorted(p.stem for p in GRADED7.glob("*.txt")) == sorted(HELD_OUT_7)
+    assert sorted(p.stem for p in GRADED8.glob("*.txt")) == sorted(HELD_OUT_8)
+    assert sorted(p.stem for p in GRADED9.glob("*.txt")) == sorted(HELD_OUT_9)
 
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
@@ -381,3 +477,147 @@ def test_validate_refuses_a_filled_draft_that_still_cannot_run(name: str, tmp_pa
     case_file.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(CaseFileError, match=r"variant 'buggy' does not pin [\w-]+, yet repro\.py imports"):
         load_case(written.folder)
+
+
+# graded8 scored against what a maintainer keeps (its EXPECTED.md, accepted alternatives included), not against what
+# `new` drafts: per report, (title regex, exception, message, accepted blamed distributions, buggy pin text, fix
+# text (None: the blamed one's placeholder or commit pin), python the report ran (None: none read)). The 8 fields of
+# the rubric T E M B P F L V; the floor is the count measured after graded8fix (53 held out, before the fixes).
+MAINTAINER_8 = {
+    "deepspeech-697": (r"^deepspeech[.-]pytorch(?: Trainer)?: Trainer\.__init__\(\) got an unexpected keyword argument "
+                       r"'num_processes'$", "TypeError", "Trainer.__init__() got an unexpected keyword argument "
+                       "'num_processes'", {"deepspeech-pytorch"}, "git+https://github.com/SeanNaren/deepspeech.pytorch@",
+                       None, None),
+    "diffusers-3630": (r"^diffusers (?:UNet2DModel|forward): Sizes of tensors must match except in dimension 1\b",
+                       "RuntimeError", "Sizes of tensors must match except in dimension 1. Expected size 8 but got size 7"
+                       " for tensor number 1", {"diffusers"}, "diffusers==0.16.1", None, None),
+    "dsi-1": (r"^(?:pytorch_lightning|pytorch-lightning|transformer-memory-as-a-differentiable-search-index)"
+              r"(?: Trainer)?: __init__\(\) got an unexpected keyword argument 'checkpoint_callback'$", "TypeError",
+              "__init__() got an unexpected keyword argument 'checkpoint_callback'",
+              {"pytorch-lightning", "transformer-memory-as-a-differentiable-search-index"}, "", None, "3.8"),
+    "granite-tsfm-22": (rf"^(?:transformers|accelerate)(?: [\w.]+)?: {re.escape(SEEDABLE)}$", "TypeError", SEEDABLE,
+                        {"transformers", "accelerate"}, "", None, None),
+    "instructlab-2542": (r"^(?:transformers|instructlab)(?: [\w.]+)?: __init__\(\) got an unexpected keyword argument "
+                         r"'dispatch_batches'$", "TypeError",
+                         "__init__() got an unexpected keyword argument 'dispatch_batches'",
+                         {"transformers", "instructlab"}, "", None, "3.9"),
+    "llava-llama3-5": (rf"^(?:transformers|accelerate)(?: [\w.]+)?: {re.escape(SEEDABLE)}$", "TypeError", SEEDABLE,
+                       {"transformers", "accelerate"}, "", None, "3.10"),
+    "mmaudio-6": (r"^(?:ComfyUI-MMAudio|comfyui-mmaudio|timm)(?: \w+)?: No module named 'timm\.layers'$",
+                  "ModuleNotFoundError", "No module named 'timm.layers'", {"comfyui-mmaudio", "timm"}, "", None, None),
+    "pixray-95": (r"^pixray(?: \w+)?: module 'timm\.models' has no attribute 'registry'$", "AttributeError",
+                  "module 'timm.models' has no attribute 'registry'", {"pixray"},
+                  "git+https://github.com/pixray/pixray@", "git+https://github.com/pixray/pixray", None),
+}
+GRADED8_FLOOR = 64  # of 64: 53 held out (heldout4's code); 62 after graded8fix's four classes, 64 with the fifth
+
+
+def _maintainer_fields(name: str) -> dict[str, bool]:
+    title, exception, message, blamed, pin, fix, python = MAINTAINER_8[name]
+    draft, data = _graded(GRADED8, name)
+    buggy = " ".join(data["variants"]["buggy"]["requires"])
+    fixed = " ".join(data["variants"]["fix"]["requires"])
+    notes = " ".join(draft.notes)
+    mine = draft.culprit in blamed
+    return {
+        "T": bool(re.search(title, data["title"])),
+        "E": data["exception"] == exception,
+        "M": not data["signature"].startswith(MARK) and bool(re.search(data["signature"], message)),
+        "B": mine,
+        "P": mine and (pin in buggy if pin else re.search(rf"{draft.culprit}(?:==| @ git\+)", buggy) is not None),
+        "F": mine and (fix in fixed if fix else re.search(rf"{draft.culprit}(?:==| @ git\+)", fixed) is not None),
+        "L": all(kind.split(":")[0] == "reproduces" for kind in data["variants"]["buggy"]["expect"].values()),
+        # the path's pythonX.Y is optional (the rubric's V): wrong only when a version is read that the run did not have
+        "V": "the report ran torch" not in notes and ("the report ran Python" not in notes
+                                                      or f"the report ran Python {python}" in notes),
+    }
+
+
+def _scored(rows: dict[str, dict[str, bool]]) -> tuple[int, str]:
+    """Fields right and the printed table (one row per report, + or - per field)."""
+    right = sum(sum(row.values()) for row in rows.values())
+    width = max(map(len, rows)) + 1
+    table = "\n".join(f"{name:{width}}" + " ".join("+" if ok else "-" for ok in row.values()) for name, row in rows.items())
+    print(f"\n{'report':{width}}T E M B P F L V\n{table}\n{right}/{len(rows) * 8} fields right")
+    return right, table
+
+
+def test_the_eighth_held_out_set_scores_at_least_its_measured_fields():
+    right, table = _scored({name: _maintainer_fields(name) for name in sorted(MAINTAINER_8)})
+    assert sorted(MAINTAINER_8) == sorted(HELD_OUT_8)
+    assert right >= GRADED8_FLOOR, table
+
+
+# graded9/EXPECTED.md's accepted values: title, exception, message, blamed projects, buggy pin (None: a placeholder
+# naming the project, or its commit pin), fix pin (None: likewise), lanes (cpu and cuda: the kinds accepted), the
+# torch version the report states (None: none may be read), the Python versions accepted and whether one is required.
+DEV_LANES = {"cpu": {"passes"}, "cuda": {"reproduces"}}
+ALL_LANES = {"cpu": {"reproduces"}, "cuda": {"reproduces"}}
+GPU_LANES = {"cpu": {"reproduces", "unsupported"}, "cuda": {"reproduces"}}
+MAINTAINER_9 = {
+    "darts-1446": (rf"^darts (?:TFTModel(?:\.load_from_checkpoint)?|fit): {PLACEMENT}, cuda:0 and cpu!$", "RuntimeError",
+                   f"{PLACEMENT}, cuda:0 and cpu!", {"darts"}, "darts==0.23", None, DEV_LANES, None, (), False),
+    "fish-speech-180": (r"^(?:fish-speech|fish_speech) apply_mel_scale: expected scalar type BFloat16 but found Float$",
+                        "RuntimeError", "expected scalar type BFloat16 but found Float", {"fish-speech"},
+                        "git+https://github.com/fishaudio/fish-speech@", "git+https://github.com/fishaudio/fish-speech",
+                        GPU_LANES, "2.3.0", ("3.11", "3.10"), False),
+    "flair-1564": (r"^flair (?:FlairEmbeddings|load_language_model|__init__): invalid literal for int\(\) with base 10: "
+                   r"'0\+cu101'$", "ValueError", "invalid literal for int() with base 10: '0+cu101'", {"flair"}, None,
+                   None, ALL_LANES, None, (), False),
+    "gfpgan-6": (r"^torchvision roi_align: Could not run 'torchvision::roi_align' with arguments from the 'CUDA' "
+                 r"backend\.", "RuntimeError", ROI_ALIGN, {"torchvision"}, None, None, DEV_LANES, None, (), False),
+    "imitation-870": (rf"^imitation (?:BC|train|__call__|loss)[\w. ]*: {PLACEMENT}, cuda:0 and cpu!$", "RuntimeError",
+                      f"{PLACEMENT}, cuda:0 and cpu!", {"imitation"}, "imitation==1.0.1", None, DEV_LANES, None,
+                      ("3.9",), True),
+    "llama-cookbook-284": (r"^(?:llama-recipes|llama_recipes) (?:train|main|finetuning): expected mat1 and mat2 to have "
+                           r"the same dtype, but got: float != c10::Half$", "RuntimeError",
+                           "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half", {"llama-recipes"},
+                           None, None, GPU_LANES, None, (), False),
+    "pytorch-forecasting-247": (r"^(?:pytorch-forecasting|pytorch_forecasting) (?:step|TemporalFusionTransformer|"
+                                r"pack_padded_sequence): 'list' object has no attribute 'device'$", "AttributeError",
+                                "'list' object has no attribute 'device'", {"pytorch-forecasting"},
+                                "pytorch-forecasting==0.8.0", None, ALL_LANES, "1.7.1", ("3.8.3", "3.8"), True),
+    "speechbrain-2576": (rf"^speechbrain (?:transcribe_file|reset_scorer_mem|reset|transcribe_batch): {PLACEMENT}, cpu "
+                         r"and cuda:0! \(when checking argument for argument mat1 in method wrapper_CUDA_addmm\)$",
+                         "RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument mat1 in "
+                         "method wrapper_CUDA_addmm)", {"speechbrain"}, None, None, DEV_LANES, None, (), False),
+    "tianshou-681": (r"^torch (?:Adam(?:\.step)?|step): If capturable=False, state_steps should not be CUDA tensors\.?$",
+                     "AssertionError", "If capturable=False, state_steps should not be CUDA tensors.", {"torch"},
+                     "torch==1.12.0", "torch==1.12.1", DEV_LANES, "1.12.0", ("3.8.8", "3.8"), True),
+    "torchaudio-2795": (r"^torchaudio (?:MelSpectrogram|MelScale|forward): expected scalar type ComplexFloat but found "
+                        r"Float$", "RuntimeError", "expected scalar type ComplexFloat but found Float", {"torchaudio"},
+                        None, None, ALL_LANES, None, (), False),
+}
+HERE_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"  # a Python read equal to it is noted nowhere
+GRADED9_FLOOR = 73  # of 80: 59 held out (main 4dbda18), 61 on main 6847807; 73 after graded9fix (not held out)
+
+
+def _maintainer_fields_9(name: str) -> dict[str, bool]:
+    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = MAINTAINER_9[name]
+    draft, data = _graded(GRADED9, name)
+    buggy = " ".join(data["variants"]["buggy"]["requires"])
+    fixed = " ".join(data["variants"]["fix"]["requires"])
+    notes = " ".join(draft.notes)
+    mine = draft.culprit in blamed
+    placeholder = rf"{draft.culprit}(?:==| @ git\+)"
+    expect = data["variants"]["buggy"]["expect"]
+    # notes name a Python only when it differs from this machine's; a version read equal to it is written nowhere
+    python_read = re.search(r"the report ran Python (\S+);", notes)
+    return {
+        "T": bool(re.search(title, data["title"])),
+        "E": data["exception"] == exception,
+        "M": not data["signature"].startswith(MARK) and bool(re.search(data["signature"], message)),
+        "B": mine,
+        "P": mine and (pin in buggy if pin else re.search(placeholder, buggy) is not None),
+        "F": mine and (fix in fixed if fix else re.search(placeholder, fixed) is not None),
+        "L": all(expect[lane].split(":")[0] in kinds for lane, kinds in lanes.items()),
+        "V": (f"the report ran torch {torch}" in notes if torch else "the report ran torch" not in notes)
+        and ((python_read is None and (not python_required or HERE_PYTHON in pythons))
+             or (python_read is not None and python_read[1] in pythons)),
+    }
+
+
+def test_the_ninth_held_out_set_scores_at_least_its_measured_fields():
+    right, table = _scored({name: _maintainer_fields_9(name) for name in sorted(MAINTAINER_9)})
+    assert sorted(MAINTAINER_9) == sorted(HELD_OUT_9)
+    assert right >= GRADED9_FLOOR, table

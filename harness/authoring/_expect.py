@@ -1,0 +1,66 @@
+"""Per-lane expectations (cpu, cuda, cuda-sim) guessed from the exception's message: a device error, a GPU-only
+runtime error, a CUDA kernel's, two GPUs, the GPU's generation."""
+
+from __future__ import annotations
+
+import re
+
+from harness.authoring._signature import MAX_SIGNATURE_SOURCE
+
+_DEVICE_ERROR = re.compile(
+    r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
+    r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
+    r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
+    r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend", re.IGNORECASE)
+_GPU_ONLY = re.compile(
+    r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
+    r"|illegal memory access|CUDA driver|no kernel image"
+    r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
+# A check of the GPU's generation ("FlashAttention only supports Ampere GPUs or newer", "compute capability 7.0"):
+# the result depends on which GPU runs it, and no lane here has an old one.
+_GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\bsm_?\d{2,3}\b", re.IGNORECASE)
+# A CUDA kernel failed: the message names the CUDA backend, or the innermost frame calls an extension's kernel
+# (flash_attn_cuda.fwd(...), flash_attn_gpu.varlen_fwd(...)): the cpu lane never reaches that call.
+# flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
+_CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
+_KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
+# A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
+# (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
+_STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
+_SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
+            "(cuda-sim computes on the CPU; see README.md)")
+
+
+_TWO_GPUS = "a device error between two GPUs"
+_DEVICE_GUESS = "a device-placement error"
+_CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
+
+
+_GPU_MODEL_GUESS = "a check of the GPU's generation"
+_KERNEL_GUESS = "a CUDA kernel's error"
+_STR_DEVICE_GUESS = "a device given as a str"
+
+
+def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[str, str], str]:
+    """Per-lane expectations from the message (and the innermost frame's source line): a guess, said so."""
+    message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
+    if len(set(_CUDA_INDEX.findall(message))) >= 2:
+        gap = "unsupported: needs two GPUs (the message names {}); {}"
+        named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
+        return {"cpu": "passes", "cuda": gap.format(named, "the cuda lane has one"),
+                "cuda-sim": gap.format(named, "cuda-sim simulates one device")}, _TWO_GPUS
+    if _GPU_MODEL.search(message):
+        gap = "unsupported: the message is about the GPU's generation; {}"
+        return {"cpu": gap.format("the cpu lane has no GPU kernel to run"),
+                "cuda": gap.format("the cuda lane's GPU may be newer than the report's (say which GPU shows it)"),
+                "cuda-sim": gap.format("cuda-sim runs no GPU kernel")}, _GPU_MODEL_GUESS
+    if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
+    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
+        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
+                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if _STR_DEVICE.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
+    if _DEVICE_ERROR.search(message):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
+    return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"

@@ -1,0 +1,84 @@
+"""A report's text as lines the readers can use: colours, launcher prefixes, HTML and console wraps undone."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from harness.authoring._traceback import Traceback
+
+MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a frame)
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_BARE_SGR = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")  # a colour code whose ESC the paste lost ("[1m")
+# Prefixes put before every line: torchrun's "[rank0]: ", Ray's "(Actor pid=1) ", a quote's "> ".
+_LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:, ip=[\d.]+)?\)\s|(?:>\s?)+(?!>))")
+
+
+def clean_lines(text: str) -> list[str]:
+    """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
+    paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+
+
+def _straight_quotes(line: str) -> str:
+    """A frame line an editor or chat gave typographic quotes (File “/x/y.py”, line 3): Python's own quotes."""
+    return line.replace("“", '"').replace("”", '"') if "File “" in line else line
+
+
+# A frame line a console cut at its width ('File "C:\\...\\model', no closing quote): the rest is on the next line.
+_CUT_FILE = re.compile(r'^\s*File "[^"]{8,}$')
+_MIN_WRAP = 60
+
+
+def unwrap_console(lines: list[str]) -> list[str]:
+    """Join the lines a console hard-wrapped at a fixed width (Windows' cmd: 80 columns): the width is read from
+    a frame line cut before its closing quote, and every line exactly that wide continues on the next one. The
+    lines joined away stay as blank lines, so report line numbers hold."""
+    widths = {len(line) for line in lines if 'File "' in line and _CUT_FILE.match(line)}
+    if len(widths) != 1 or (width := widths.pop()) < _MIN_WRAP:
+        return lines
+    out = list(lines)
+    index = 0
+    while index < len(out) - 1:
+        head = index
+        while len(lines[index]) == width and index + 1 < len(out) and lines[index + 1].strip():
+            out[head] += lines[index + 1]
+            out[index + 1] = ""
+            index += 1
+        index += 1
+    return out
+
+
+# The tags GitHub's markdown lets through around pasted errors; any other "<...>" is left (it may be Python's).
+_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|details|summary|b|i|em|strong|kbd|samp|tt|sub|sup)"
+                  r"(?:\s[^<>]{0,200})?/?>", re.IGNORECASE)
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#x[0-9A-Fa-f]{1,6});")
+
+
+def _unhtml(line: str) -> str:
+    if "<" in line:
+        line = _TAG.sub("", line)
+    return html.unescape(line) if "&" in line and _ENTITY.search(line) else line
+
+
+def _colours(text: str, traceback: Traceback) -> tuple[tuple[int, int], ...]:
+    """Where the first message line had colour codes (torch bolds part of some messages): cleaning drops them."""
+    first = traceback.first_message_line
+    if not first:
+        return ()
+    spans = {(m.start(), m.end()) for m in _BARE_SGR.finditer(first)}
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for line in raw[traceback.exception_line - 1: traceback.exception_line + 40]:
+        pieces = _ANSI.split(line[:MAX_LINE * 2])
+        at = "".join(pieces).find(first)
+        if at < 0:
+            continue
+        offset = 0
+        for piece in pieces[:-1]:
+            offset += len(piece)
+            if 0 < offset - at < len(first):
+                spans.add((offset - at, offset - at))
+        break
+    return tuple(sorted(spans))
+

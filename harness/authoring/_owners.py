@@ -1,0 +1,217 @@
+"""Which project a traceback frame's file belongs to (site-packages, a source checkout, torch.hub's cache, a
+vendored copy), the project a draft blames, and the modules its repro imports."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from packaging.utils import canonicalize_name
+
+from harness.authoring._bugreport import Environment, Frame
+
+# Module folder (site-packages/<folder>) -> the distributions that install it, usual one first; the report's
+# own listing picks among them (opencv-python-headless over opencv-python when that is what it lists).
+# Any other folder is taken as its own distribution name (huggingface_hub -> huggingface-hub).
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "PIL": ("pillow", "pillow-simd"),
+    "sklearn": ("scikit-learn",),
+    "skimage": ("scikit-image",),
+    "yaml": ("pyyaml",),
+    "cv2": ("opencv-python", "opencv-python-headless", "opencv-contrib-python", "opencv-contrib-python-headless"),
+    "bs4": ("beautifulsoup4",),
+    "attr": ("attrs",),
+    "dateutil": ("python-dateutil",),
+    "dotenv": ("python-dotenv",),
+    "git": ("gitpython",),
+    "jwt": ("pyjwt",),
+    "google": ("protobuf", "google-auth", "google-api-core"),  # a namespace: the listing decides
+    "lycoris": ("lycoris-lora",),
+    "open_clip": ("open-clip-torch",),
+    "pytorch_lightning": ("pytorch-lightning", "lightning"),
+    "lightning_fabric": ("lightning-fabric", "lightning"),
+    "faiss": ("faiss-cpu", "faiss-gpu"),
+    "onnxruntime": ("onnxruntime", "onnxruntime-gpu"),
+    "mmcv": ("mmcv", "mmcv-full"),
+    "_pytest": ("pytest",),
+    "pkg_resources": ("setuptools",),
+    "torchgen": ("torch",),
+    "mmseg": ("mmsegmentation",),
+    "mmcls": ("mmcls",),
+    "functorch": ("torch",),
+    "ignite": ("pytorch-ignite",),  # PyPI's "ignite" is another project (Apache Ignite's client)
+}
+# Import packages of ML projects often run from a source checkout whose folder is named otherwise
+# (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.
+_CHECKOUT_PACKAGES = frozenset({
+    "mmdet", "mmcv", "mmengine", "mmrotate", "mmseg", "mmpose", "mmocr", "mmdet3d", "mmpretrain", "mmcls", "mmyolo",
+    "mmagic", "mmaction", "detectron2", "ultralytics", "segment_anything", "timm", "open_clip", "transformers",
+    "diffusers", "accelerate", "peft", "trl", "deepspeed", "lightning", "pytorch_lightning", "torchvision",
+    "torchaudio", "fairseq", "xformers", "bitsandbytes", "einops", "vllm", "sentence_transformers", "k_diffusion",
+    "torchtune", "axolotl", "unsloth", "lycoris", "torchmetrics", "apex"})
+_NOT_PACKAGES = frozenset({"_distutils_hack", "__pycache__", "nvidia", "_virtualenv"})
+_SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/(?P<rest>.+)$", re.IGNORECASE)
+_NOT_PINS = frozenset({"torch", "python", "cuda", "version"})
+_HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
+# Folders that hold a project's copy of another library (``<proj>/third_party/timm/...``, ``<proj>/_vendor/x``):
+# the code below them is the project's, whatever library it was copied from.
+_VENDORED = re.compile(r"^(?:_?vendor(?:ed|s)?|third[_-]?party|3rd[_-]?party|3rdparty|externals?|extern)$", re.I)
+# Repeated folder names that are not a project's checkout: /home/user/user/..., data/data, src/src
+_NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
+# cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
+# simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
+_SIMULATOR = re.compile(r"(?:^|/)(?:harness/sim|cuda_sim)/[^/]+\.py$")
+
+
+def own_code_names(frames: tuple[Frame, ...]) -> set[str]:
+    """Lower-cased names of the module files of the report's own code that its frames show (no installed project's,
+    not the standard library's): a module the text imports by such a name (``from slip import ...`` with
+    ``/src/slip.py`` in the frames) is a file of the repository's own tree, not a distribution (a distribution is a
+    package folder: a checkout's ``mamba_ssm/`` stays the project's)."""
+    return {frame.posix.rpartition("/")[2].rpartition(".")[0].lower() for frame in frames
+            if frame_owner(frame) is None and not _stdlib(frame) and not simulator_frame(frame)}
+
+
+def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
+    """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
+    project's own code, though no folder of it is an importable package."""
+    for frame in reversed(frames):
+        if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
+            return frame
+    return None
+
+
+def frame_packages(frames: tuple[Frame, ...], environment: Environment) -> list[str]:
+    """Distributions whose files appear in the frames (any install kind), outermost first, torch first."""
+    found: list[str] = ["torch"]
+    for frame in frames:
+        owner = frame_owner(frame, environment)
+        if owner is not None and owner[1] not in found:
+            found.append(owner[1])
+    return found
+
+
+def simulator_frame(frame: Frame) -> bool:
+    return bool(_SIMULATOR.search(frame.posix))
+
+
+def _frame_module(frame: Frame) -> str | None:
+    """The import package a frame's file belongs to (site-/dist-packages or a source checkout), if any."""
+    owner = frame_owner(frame)
+    return owner[0] if owner else None
+
+
+def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[str, str] | None:
+    """(import package, distribution) of the project a frame's file belongs to, whatever the install kind:
+    site-/dist-packages (pip, conda, a venv), an editable or source checkout (``~/mmrotate/mmrotate/...``,
+    ``~/dev/segment-anything/segment_anything/...``), or torch.hub's cache (``hub/<owner>_<repo>_<ref>/...``,
+    where the package is the repository: its folders are not importable by name). None: the report's own
+    code, the standard library, cuda-sim's frames."""
+    posix = frame.posix
+    if simulator_frame(frame) or _stdlib(frame):
+        return None
+    if match := _SITE.search(posix):
+        module = _site_module(match["rest"])
+    elif match := _HUB.search(posix):
+        repo = match["folder"].partition("_")[2].rpartition("_")[0] or match["folder"]
+        return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
+    elif frame.cut and not posix.startswith("/") and "/" in posix:
+        top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
+        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) else None
+    else:
+        module = _checkout_module(posix, environment)
+    if module is None:
+        return None
+    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
+    pins = environment.pins if environment else {}
+    return module, next((c for c in candidates if c in pins), candidates[0])
+
+
+def _site_module(rest: str) -> str | None:
+    parts = [p for p in rest.split("/") if p]
+    while parts and (parts[0].endswith((".egg", ".egg-link")) or parts[0].startswith("__editable__")):
+        parts.pop(0)
+    if not parts:
+        return None
+    top = parts[0] if len(parts) > 1 else parts[0].partition(".")[0]
+    return top if _package_name(top) else None
+
+
+def _package_name(name: str) -> bool:
+    return name.isascii() and name.isidentifier() and name not in _NOT_PACKAGES and len(name) <= 60
+
+
+def _checkout_module(posix: str, environment: Environment | None) -> str | None:
+    """A source checkout's package: the folder that repeats its checkout's name (``mmrotate/mmrotate``,
+    ``segment-anything/segment_anything``, ``vllm/src/vllm``), or a folder named like a package the report
+    lists or a known ML project's package (``open-mmlab/mmdetection/mmdet``)."""
+    folders = [p for p in posix.split("/")[:-1] if p and p not in (".", "..")]
+    vendored = next((index for index, folder in enumerate(folders) if _VENDORED.match(folder)), None)
+    if vendored is not None:
+        return _vendoring_project(folders[:vendored], environment)
+    known = set(environment.pins) if environment else set()
+    for index in range(len(folders) - 1, 0, -1):
+        name = folders[index]
+        if not _package_name(name):
+            continue
+        above = [folders[index - 1]] + ([folders[index - 2]] if folders[index - 1] == "src" and index > 1 else [])
+        if canonicalize_name(above[-1]) == canonicalize_name(name) and not _NOT_CHECKOUTS.search(name):
+            return name
+    for name in folders[1:]:
+        if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
+            return name
+    return None
+
+
+def _vendoring_project(folders: list[str], environment: Environment | None) -> str | None:
+    """The project whose tree holds a vendored copy (``folders``: those above the vendoring folder): its package, as a
+    checkout's would be found, else the folder that holds the vendoring one; None: the report's own code."""
+    holder = folders[-1] if folders else ""
+    return _checkout_module("/".join([*folders, "x.py"]), environment) or (
+        holder if _package_name(holder) and not _NOT_CHECKOUTS.search(holder) else None)
+
+
+def _culprit(frames: tuple[Frame, ...], environment: Environment) -> tuple[str, Frame | None]:
+    """The project of the innermost frame that is neither torch's nor the standard library's (torch when there is
+    none), and that frame."""
+    if frames and _importing_torch(frames[-1]):
+        return "torch", frames[-1]  # the library only imported torch: torch's install failed
+    for frame in reversed(frames):
+        owner = frame_owner(frame, environment)
+        if owner is not None and owner[1] != "torch":
+            return owner[1], frame
+    return "torch", innermost_library_frame(frames)
+
+
+def _importing_torch(frame: Frame) -> bool:
+    """The failure is torch's own import (its native libraries did not load), whoever imported it."""
+    return bool(re.search(r"(?:^|/)torch/__init__\.py$", frame.posix)) and frame.function in ("<module>",
+                                                                                             "_load_global_deps")
+
+
+def innermost_library_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    return next((f for f in reversed(frames) if _frame_module(f) is not None), None)
+
+
+def entry_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The report's own code calling into the libraries: the last frame outside site-packages before them."""
+    inner = innermost_library_frame(frames)
+    if inner is None:
+        return None
+    outside = [f for f in frames[: frames.index(inner)]
+               if _frame_module(f) is None and not _stdlib(f) and not simulator_frame(f)]
+    return outside[-1] if outside else None
+
+
+def _stdlib(frame: Frame) -> bool:
+    return bool(re.search(r"/lib/python\d[\d.]*/[^/]+\.py$|<frozen |^<string>$", frame.posix))
+
+
+def _imports(frames: tuple[Frame, ...]) -> list[str]:
+    modules: list[str] = []
+    for frame in frames:
+        module = None if _HUB.search(frame.posix) else _frame_module(frame)  # torch.hub.load imports those
+        if module and module not in modules and DISTRIBUTIONS.get(module) != ("torch",) and module != "torch" \
+                and not keyword.iskeyword(module) and len(module) <= 40:
+            modules.append(module)
+    return sorted(modules, key=str.lower)

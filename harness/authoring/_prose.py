@@ -1,0 +1,107 @@
+"""What a report's prose names: the modules it imports or links, source paths, inline code, called names, the
+issue it links and other repositories' issues it cites."""
+
+from __future__ import annotations
+
+import re
+
+# How a report's text names a module: an import statement, a source link into a repository
+# (github.com/o/r/blob/<ref>/timm/utils/x.py), or a dotted path of three or more names (timm.layers.patch_embed).
+_IMPORT = re.compile(r"^\s*(?:>>>\s*)?(?:from|import)\s+(?P<module>[A-Za-z_]\w{0,60})\b")
+_BLOB = re.compile(r"github\.com/[\w.-]{1,100}/[\w.-]{1,100}/blob/[\w.-]{1,100}/(?:(?:src|lib|python)/)?"
+                   r"(?P<module>[A-Za-z_]\w{0,60})/")
+# A source file named in prose by its path inside the package: "at line 333 of ffcv/pipeline/graph.py".
+_PATH = re.compile(r"(?<![\w/.\\-])(?P<module>[A-Za-z_]\w{0,60})/(?:\w{1,60}/){0,8}\w{1,60}\.py\b")
+_DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
+
+
+# Folders of a repository that hold scripts, not an importable package (a link into recipes/ names no module).
+_NOT_MODULES = frozenset({"self", "cls", "super", "recipes", "scripts", "examples", "example", "tools", "tests",
+                          "test", "docs", "configs", "config", "benchmarks", "notebooks", "projects", "demo", "demos",
+                          "apps", "tutorials", "experiments", "data", "assets", "models", "utils"})
+
+
+def _modules(lines: list[str]) -> tuple[str, ...]:
+    """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
+    found: list[str] = []
+    for line in lines:
+        patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
+        found += [m["module"] for pattern in patterns for m in pattern.finditer(line)]
+    return tuple(m for m in found if m not in _NOT_MODULES)
+
+
+def _path_tops(lines: list[str]) -> tuple[str, ...]:
+    """The first folder of each source path named in prose (``ffcv/pipeline/graph.py``): a package only when it is
+    also the link's repository (a log's cut path "ta/coding/x.py" is none)."""
+    return tuple(m["module"] for line in lines if ".py" in line and not line[:1].isspace() and "File " not in line
+                 for m in _PATH.finditer(line))
+
+
+# Inline code in prose naming an API: `Linear8bitLt`, `flash_attn_func(q, k, v)`, `model.norm1` (no paths, no
+# shell commands: a space or slash before the closing backtick is none).
+_INLINE_CODE = re.compile(r"`(?P<name>[A-Za-z_][\w.]{2,80})(?:\([^`]{0,200}\))?`")
+
+
+def _code_names(lines: list[str]) -> tuple[str, ...]:
+    """Names the prose writes as inline code, once each, in order (code blocks and frames are not prose)."""
+    prose = [line for line in lines if "`" in line and not line[:1].isspace() and "File " not in line]
+    found = [m["name"] + ("()" if m.group().endswith(")`") else "") for line in prose
+             for m in _INLINE_CODE.finditer(line)]
+    return tuple(dict.fromkeys(found))
+
+
+# A name called in the text (``UNet2DModel(``), and a name written as a word in a sentence (not a call, a path, a
+# dotted attribute or inline code). Shaped like code: a class (capitalised), a snake_case or a camelCase name.
+_CALLED = re.compile(r"(?<![\w])(?<!class )(?<!def )(?P<name>[A-Za-z_]\w{2,80})\(")  # a definition is no call
+_WORD = re.compile(r"(?<![\w./\\-])(?P<name>[A-Za-z_]\w{2,80})(?![\w/\\(-]|\.\w)")
+_NOT_PROSE = re.compile(r"`[^`]*`|\S*(?:/|\\|://)\S*")
+
+
+def _called_names(lines: list[str]) -> tuple[str, ...]:
+    """Names a sentence writes as a plain word that the report's code also calls, once each, in order (frames and
+    indented code are not prose; a capitalised sentence word is never called, so it is not taken)."""
+    called = {m["name"] for line in lines if "(" in line and "File " not in line for m in _CALLED.finditer(line)}
+    if not called:
+        return ()
+    prose = [_NOT_PROSE.sub(" ", line) for line in lines if not line[:1].isspace() and "File " not in line]
+    found = [m["name"] for line in prose for m in _WORD.finditer(line) if m["name"] in called
+             and (m["name"][:1].isupper() or "_" in m["name"].strip("_") or re.search(r"[a-z][A-Z0-9]", m["name"]))]
+    return tuple(dict.fromkeys(found))
+
+
+# A class's own method called in the report's code (``TFTModel.load_from_checkpoint(``): a library's API by its
+# shape (a class called on, not an instance); standard-library and imaging classes are no case's API.
+_CLASS_CALL = re.compile(r"(?<![\w.])(?P<call>[A-Z][A-Za-z0-9]{2,60}\.[a-z][a-z0-9_]{2,60})\(")
+_COMMON_CLASSES = frozenset({"Path", "Image", "DataFrame", "Series", "Counter", "OrderedDict", "Thread", "Process",
+                             "Queue", "Pool", "Enum", "datetime", "ArgumentParser"})
+
+
+def _class_calls(lines: list[str]) -> tuple[str, ...]:
+    """Class-level calls the report's code makes (not in frames), once each, in order."""
+    found = [m["call"] for line in lines if "(" in line and "File " not in line for m in _CLASS_CALL.finditer(line)
+             if m["call"].partition(".")[0] not in _COMMON_CLASSES]
+    return tuple(dict.fromkeys(found))
+
+
+_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?P<kind>issues|pull)/(?P<number>\d{1,9})\b")
+
+
+def _issue_url(lines: list[str]) -> str:
+    for line in lines:
+        if "github.com/" in line and (match := _URL.search(line)):
+            return match.group()
+    return ""
+
+
+def _cited(lines: list[str], url: str) -> tuple[str, ...]:
+    """Repositories (other than the report's own) whose issue or pull request the text links and whose name it
+    also writes as a word outside the link."""
+    own = _URL.match(url)
+    own_repo = own["repo"].rpartition("/")[2].lower() if own else ""
+    linked = [m["repo"].rpartition("/")[2] for line in lines if "github.com/" in line for m in _URL.finditer(line)]
+    linked = [repo for repo in dict.fromkeys(linked) if repo.lower() != own_repo]
+    if not linked:
+        return ()
+    words = re.sub(r"\S*github\.com/\S*", " ", "\n".join(lines))
+    return tuple(repo for repo in linked
+                 if re.search(rf"(?<![\w/.-]){re.escape(repo)}(?![\w/-])", words, re.IGNORECASE))

@@ -1,0 +1,156 @@
+"""A draft's title (library, API and symptom) and the API a frame-less report names."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from packaging.utils import canonicalize_name
+
+from harness.authoring._bugreport import BugReport, Frame
+from harness.authoring._owners import DISTRIBUTIONS, frame_owner
+from harness.authoring._signature import _FOLDERS
+
+
+def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
+    """Library, API and symptom: the API is the culprit's innermost function (the call a maintainer knows; dunders
+    and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
+    symptom is the message's first sentence (or, with no message, the issue title from the exception's name on)."""
+    traceback = report.traceback
+    message = _title_message(traceback.exception, traceback.first_message_line)
+    if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
+        message = named
+    owner = frame_owner(frame, report.environment) if frame else None
+    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
+    function = function or ("" if frame else _title_code_name(report.title, message)
+                            or prose_api(report, culprit, message) or frameless_api(report, message))
+    library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
+    where = f"{library} {function}: " if function else f"{library}: "
+    title = where + message
+    return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+
+
+def _import_name(distribution: str) -> str:
+    """The module a distribution is imported as, where the table says it differs (pytorch-ignite: ignite)."""
+    modules = [m for m, dists in DISTRIBUTIONS.items() if dists[0] == distribution and distribution != "torch"]
+    return modules[0] if len(modules) == 1 else distribution
+
+
+# Function names that say nothing of the API: autograd and nn.Module plumbing, and decorators' wrappers (a function
+# defined in another, ``_defaults_from_env_vars.<locals>.insert_env_defaults``, is one too).
+_PLUMBING = frozenset({"forward", "backward", "apply"})
+_WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
+# The callable a source line calls first (``trainer = pl.Trainer(**params)`` -> Trainer).
+_SOURCE_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\(")
+
+
+def _wrapper(function: str) -> bool:
+    return "<locals>" in function or function in _WRAPPERS
+
+
+def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
+    """The innermost function of the culprit's frames that is neither a dunder (``__init__``), plumbing nor a
+    decorator's wrapper, walking outward (else the innermost named one: a model's own forward). A private helper names
+    the failing call. When the culprit's frames are only wrappers, the API is what its caller's line calls (the
+    decorated callable: ``pl.Trainer(...)`` -> Trainer)."""
+    chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
+                       if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
+    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
+    unwrapped = [name for name in named if not _wrapper(name)]
+    found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
+    if found or not named or chain[-1] not in frames:
+        return found
+    outermost = frames.index(chain[-1])
+    call = _SOURCE_CALL.search(frames[outermost - 1].source) if outermost else None
+    return call["name"] if call and not call["name"].startswith("__") else ""
+
+
+# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
+# keyword argument ("elementwise_affine=False") is what the API was given, not the API.
+_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
+                        r"\b(?!\s*=(?!=))")
+
+
+def _title_code_name(title: str, message: str) -> str:
+    """For a report without frames: the API the issue's title names (the last part of a dotted name)."""
+    for match in _CODE_NAME.finditer(title):
+        name = (match["tick"] or match["snake"]).replace("::", ".").rpartition(".")[2]
+        if name and name not in message and not name.endswith(("Error", "Exception")):
+            return name
+    return ""
+
+
+def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
+    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
+    name), else as a plain word the report's code calls; neither a module nor the library's own name, an exception,
+    a version nor a word of the message."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
+        root, _, rest = code.removesuffix("()").partition(".")
+        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
+        if rest and root in ("torch", "np", "numpy", *others):
+            continue  # another library's API (`torch.device`)
+        name = code.removesuffix("()").rpartition(".")[2]
+        if "." in code and name.lower() in _FILE_SUFFIXES:
+            continue  # a file name (`requirements.txt`), not an API
+        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
+                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
+            return name
+    return ""
+
+
+# A dispatcher operator the message names: "Could not run 'torchvision::roi_align' ..." -> roi_align.
+_OPERATOR_NAME = re.compile(r"'[A-Za-z_]\w{0,40}::(?P<name>[A-Za-z_]\w{0,80})'")
+
+
+def frameless_api(report: BugReport, message: str) -> str:
+    """For a report without frames whose title and prose name no API: a class-level call its code makes
+    (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
+    if report.class_calls:
+        return report.class_calls[0]
+    match = _OPERATOR_NAME.search(message)
+    return match["name"] if match else ""
+
+
+# A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.
+_MESSAGE_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
+
+
+def message_api(message: str) -> str:
+    """For a report without frames whose prose names no API: the callable its message names (its class, for a
+    dunder method), else nothing."""
+    match = _MESSAGE_CALL.search(message)
+    parts = [part for part in match["name"].split(".") if not part.startswith("__")] if match else []
+    return parts[-1] if parts else ""
+
+
+_FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
+                            "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
+_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
+
+
+def _title_from(title: str, exception: str) -> str:
+    """The issue title from the exception's name on ("NotImplementedError while trying to train YoloV8")."""
+    at = title.find(exception)
+    return " ".join(title[at:].split()).strip(" .") if at >= 0 else ""
+
+
+# What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
+# (bold, code) that wrapped an exception named in prose.
+_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+_LONG_TITLE = 120
+
+
+def _title_message(exception: str, message: str) -> str:
+    """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
+    'best_loss') says its exception too."""
+    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
+    text = text.strip("_") if text.startswith("__") and text.endswith("__") else text.rstrip("_")  # bold, not dunder
+    if not text:
+        return exception.rpartition(".")[2]
+    if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
+        return f"{exception.rpartition('.')[2]} {text}"
+    if len(text) > _LONG_TITLE and (end := re.search(r"[.!?](?=\s+[A-Z'\"])", text)) and end.start() >= 20:
+        return text[: end.start() + 1]
+    return text

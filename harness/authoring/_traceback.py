@@ -1,0 +1,330 @@
+"""A pasted traceback read into frames and its final exception: plain or chained, with log prefixes, IPython/Colab
+or rich-boxed frames, cut or wrapped lines. The rest of a report is read in ``_bugreport``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from harness._exceptions import UsageError
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str  # as printed
+    line: int | None
+    function: str
+    source: str
+    report_line: int  # 1-based line of the report
+    cut: bool = False  # the paste starts inside it ('pkg/mod.py", line 170, in f'): its path is relative to a root
+
+    @property
+    def posix(self) -> str:
+        return self.path.replace("\\", "/")
+
+
+@dataclass(frozen=True)
+class Traceback:
+    """One traceback; for a chain ("During handling of the above exception"), all of its parts."""
+
+    frames: tuple[Frame, ...]  # every part of the chain, outermost first
+    final_frames: tuple[Frame, ...]  # the part that ends in the final exception
+    exception: str  # as printed, e.g. torch.OutOfMemoryError
+    message: str
+    start_line: int  # 1-based report line of its first "Traceback" header (or first frame)
+    exception_line: int
+    # Spans of first_message_line where the report had terminal colour codes (empty spans where an escape
+    # sequence was cleaned away, the text of a code whose ESC the paste lost): the real message holds them.
+    colours: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def exception_class(self) -> str:
+        """What the harness compares with a result's exception type: the class name."""
+        return self.exception.rpartition(".")[2]
+
+    @property
+    def first_message_line(self) -> str:
+        return next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+
+
+_HEADER = re.compile(r"Traceback \(most recent call last\)")
+_CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
+# IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path
+# may hold spaces: Colab's "/content/drive/My Drive/x.py in f(a)")
+_FRAME_IPY = re.compile(
+    r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
+    r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?|/[^\[\]()]{0,300}?\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
+    r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
+)
+# A frame whose start the paste cut: 'flash_attn/flash_attn_interface.py", line 170, in _flash_attn_varlen_forward'
+_CUT_FRAME = re.compile(r'^\s*(?P<path>[\w./-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
+_CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
+_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
+_RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
+_RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in(?: (?P<func>\S+))?)?$")
+_EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::(?:\s(?P<msg>.*))?)?$")
+_STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
+_BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
+_MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
+_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
+_LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
+_MAX_RICH_PATH = 1024  # characters of a path a rich box wraps over lines; longer is no path
+_MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback
+
+
+@dataclass
+class _Part:
+    start: int  # 0-based index of the header (or first frame)
+    frames: list[Frame] = field(default_factory=list)
+    exception: str = ""
+    message: str = ""
+    exception_index: int = -1
+    end: int = 0  # index after the part
+
+    @property
+    def complete(self) -> bool:
+        return self.exception_index >= 0
+
+
+def _chains(lines: list[str]) -> list[list[_Part]]:
+    headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
+    # A paste often starts below the first traceback's header: its frames before the first header count too.
+    first = next((i for i, line in enumerate(lines[: headers[0] if headers else len(lines)])
+                  if _MAYBE_FRAME.search(line) and _frame_of(line, i) is not None), None)
+    headers = headers if first is None else [first, *headers]
+    parts = [_parse_part(lines, start, headers[n + 1] if n + 1 < len(headers) else len(lines))
+             for n, start in enumerate(headers)]
+    chains: list[list[_Part]] = []
+    for part in parts:
+        previous = chains[-1][-1] if chains else None
+        chained = previous is not None and previous.complete and any(
+            _CHAIN.search(line) for line in lines[previous.end:part.start])
+        if chained:
+            chains[-1].append(part)
+        else:
+            chains.append([part])
+    return chains
+
+
+def _parse_part(lines: list[str], start: int, stop: int) -> _Part:
+    part = _Part(start)
+    header = lines[start]
+    at = header.find("Traceback (")
+    if at >= 0:
+        prefix, first = _prefix_for(lines, start, stop, header[:at]), start + 1
+    else:  # a traceback pasted without its header starts at its first frame
+        prefix, first = "", start
+    _scan(lines, first, stop, prefix, part)
+    return part
+
+
+def _prefix_for(lines: list[str], start: int, stop: int, before: str) -> str:
+    """What precedes 'Traceback' on its line, if the lines after it carry it too (log prefixes, indentation)."""
+    following = next((line for line in lines[start + 1:stop] if line.strip()), "")
+    return before if before and following.startswith(before) else ""
+
+
+def _scan(lines: list[str], first: int, stop: int, prefix: str, part: _Part) -> None:
+    gap = 0
+    frame_indent: int | None = None
+    rich_path = ""
+    after_frame = False
+    fallback = -1  # an exception line indented like the frames: used when no better one follows
+    for index in range(first, stop):
+        text = _without(prefix, lines[index])
+        if not text.strip() or text.strip().startswith("```"):
+            continue
+        if _CHAIN.search(text):
+            break
+        boxed, text = _unbox(text)
+        frame = _frame_of(text, index, rich_path if boxed else None)
+        if boxed and frame is None and _rich_path_piece(text):
+            # bounded: each boxed line re-reads the pieces so far, so an unbounded path costs quadratic time
+            rich_path = (rich_path if len(rich_path) < _MAX_RICH_PATH else "") + text.strip()
+            continue
+        rich_path = ""
+        if frame is not None:
+            part.frames.append(frame)
+            frame_indent = _indent(text) if frame_indent is None else min(frame_indent, _indent(text))
+            after_frame, gap, fallback = True, 0, -1
+            continue
+        still_after = _frame_detail(part, lines[index - 1], text, boxed, after_frame)
+        if still_after is not None:
+            after_frame = still_after
+            continue
+        exception = not boxed and bool(part.frames) and _strong_exception(text)
+        # Python prints frames indented and the exception flush left; a paste that lost all indentation
+        # leaves the class-name test alone to decide.
+        if exception and (not frame_indent or _indent(text) < frame_indent):
+            _read_exception(lines, index, stop, prefix, part)
+            return
+        fallback = index if exception and fallback < 0 else fallback
+        after_frame = False
+        gap += 1
+        if gap > _MAX_GAP:
+            break
+    if fallback >= 0:
+        _read_exception(lines, fallback, stop, prefix, part)
+    else:
+        part.end = stop
+
+
+def _frame_detail(part: _Part, previous: str, text: str, boxed: bool, after_frame: bool) -> bool | None:
+    """When ``text`` belongs to the last frame (its wrapped function, its source, context around it): whether the
+    next line may still be the frame's source; None when it does not belong to the frame."""
+    if after_frame and not boxed and _wrapped_function(part, previous, text):
+        return True
+    if part.frames and _attach_source(part, text, boxed, after_frame):
+        return False
+    return None
+
+
+def _without(prefix: str, line: str) -> str:
+    return line[len(prefix):] if prefix and line.startswith(prefix) else line
+
+
+def _unbox(text: str) -> tuple[bool, str]:
+    """Rich's boxed traceback: the content of a ``│ ... │`` line (``╰──╯`` closes the box)."""
+    stripped = text.strip()
+    if stripped.startswith("│"):
+        inner = stripped[1:]
+        inner = inner[:inner.rfind("│")] if "│" in inner else inner
+        return True, inner.strip()
+    if stripped.startswith(("╭", "╰")):
+        return True, ""
+    return False, text
+
+
+def _rich_path_piece(text: str) -> bool:
+    """A rich box wraps a long path over lines: pieces without spaces that are not yet 'x.py:N'."""
+    stripped = text.strip()
+    return bool(stripped) and " " not in stripped and ("/" in stripped or "\\" in stripped)
+
+
+def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | None:
+    """A frame line in any of the formats; ``rich_path`` (not None) inside a rich box: the wrapped path so far."""
+    if match := _FRAME.search(text):
+        return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1)
+    if match := _CUT_FRAME.match(text):
+        return Frame(match["path"], int(match["line"]), match["func"], "", index + 1, cut=True)
+    if rich_path is not None:
+        match = _RICH_FRAME.match(rich_path + text.strip())
+        return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1) if match else None
+    if match := _FRAME_IPY.match(text):
+        if match["path8"]:
+            return Frame(match["path8"], int(match["line"]), match["func8"] or "", "", index + 1)
+        return Frame(match["path7"], None, match["func7"].strip(), "", index + 1)
+    if match := _CELL.match(text):
+        line = match["line"]
+        return Frame(match["cell"] or match["input"], int(line) if line else None, "<cell>", "", index + 1)
+    return None
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+_WRAPPED = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]{0,200})(?:\s+(?P<src>\S.*))?$")
+
+
+def _wrapped_function(part: _Part, previous: str, text: str) -> bool:
+    """A terminal wrapped 'File "x.py", line 67, in' before its function: the function starts the next line (the
+    frame's source may follow it there)."""
+    last = part.frames[-1]
+    if last.function or not previous.rstrip().endswith(", in") or not (match := _WRAPPED.match(text)):
+        return False
+    part.frames[-1] = replace(last, function=match["func"], source=(match["src"] or "").strip())
+    return True
+
+
+def _attach_source(part: _Part, text: str, boxed: bool, after_frame: bool) -> bool:
+    """Give the last frame its source line (IPython/rich mark it with an arrow); True when ``text`` was one."""
+    last = part.frames[-1]
+    arrow = (_RICH_ARROW.match(text) if boxed else None) or _ARROW.match(text)
+    if arrow:
+        source = re.sub(r"\s*│\s*", " ", arrow["src"]).strip()
+        part.frames[-1] = replace(last, line=last.line or int(arrow["line"]), source=source)
+        return True
+    if boxed and not last.function and (wrapped := re.fullmatch(r"(?:(\d+) in |in )?([\w.<>]+)", text.strip())):
+        # rich wraps the function onto the next line, or cuts the line number ("x.py:4" then "83 in f")
+        line = int(f"{last.line}{wrapped[1]}") if wrapped[1] and last.line is not None else last.line
+        part.frames[-1] = replace(last, line=line, function=wrapped[2])
+        return True
+    if boxed or _NOISE.match(text) or re.match(r"^\s*\d+(?:\s|$)", text):  # rich and IPython context lines
+        return True
+    if after_frame and not last.source and (text[:1].isspace() or not _strong_exception(text)):
+        part.frames[-1] = replace(last, source=text.strip())
+        return True
+    return False
+
+
+def _strong_exception(text: str) -> bool:
+    match = _EXCEPTION.match(_unmark(text.strip()))
+    if not match:
+        return False
+    name = match["type"]
+    if len(name) > 200:
+        return False
+    last = name.rpartition(".")[2]
+    return bool(_STRONG.search(last)) or last in _BARE_BUILTINS or ("." in name and last[:1].isupper())
+
+
+def _unmark(text: str) -> str:
+    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown."""
+    lead = re.match(r"^[*_`]+", text)
+    if not lead:
+        return text
+    marks = lead.group()
+    inner = text[len(marks):]
+    return inner[:-len(marks)] if inner.endswith(marks[::-1]) else inner
+
+
+# A log record printed after the exception (glog's "[W1210 12:30:57.09 ProcessGroupNCCL.cpp:1250] ...", torch
+# elastic's "E1126 23:28:11.64 402381 ...", a timestamped "[2024-11-26 23:28:07,821] ..."): not its message.
+_LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)")
+
+
+def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
+    match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
+    assert match is not None  # _strong_exception checked it
+    part.exception, part.exception_index = match["type"], index
+    message = [match["msg"] or ""]
+    end = index + 1
+    while end < min(stop, index + 40):
+        text = _without(prefix, lines[end])
+        if not text.strip() or text.strip().startswith(("```", "╭", "│")) or _CHAIN.search(text) \
+                or _HEADER.search(text) or _LOG_RECORD.match(text) or _frame_of(text, end) is not None:
+            break
+        message.append(text)
+        end += 1
+    if lines[index].count("`") % 2 and "`" in message[0]:  # inline code closing after the message: prose follows
+        message = [message[0].partition("`")[0]]
+    part.message = "\n".join(message).strip()
+    part.end = end
+
+
+def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
+    """The last complete traceback, unless it is a launcher's summary of a worker's earlier one."""
+    complete = [chain for chain in chains if chain[-1].complete]
+    if not complete:
+        last = chains[-1][-1]
+        raise UsageError(f"the traceback at report line {last.start + 1} stops before its final exception line "
+                         "(e.g. 'RuntimeError: ...'): paste the traceback down to its last line")
+    chosen, why = complete[-1], "the last"
+    if chosen is not chains[-1]:
+        why = f"the last complete one; the one at line {chains[-1][0].start + 1} is cut before its exception line"
+    if chosen[-1].exception.rpartition(".")[2] in _LAUNCHERS and len(complete) > 1:
+        why = (f"the worker's; the one at line {chosen[0].start + 1} is the launcher's "
+               f"{chosen[-1].exception.rpartition('.')[2]}")
+        chosen = complete[-2]
+    notes = []
+    if len(chains) > 1:
+        where = ", ".join(str(chain[0].start + 1) for chain in chains)
+        notes.append(f"the report has {len(chains)} separate tracebacks (report lines {where}); "
+                     f"took the one at line {chosen[0].start + 1} ({why})")
+    final = chosen[-1]
+    frames = tuple(frame for part in chosen for frame in part.frames)
+    traceback = Traceback(frames, tuple(final.frames), final.exception, final.message,
+                          chosen[0].start + 1, final.exception_index + 1)
+    return traceback, notes

@@ -1,0 +1,145 @@
+"""As root, a package build does not run as root: it cannot read root-only host files.
+
+A source distribution's build backend runs code a case chose. As root in bwrap mode it runs as a private
+unprivileged uid, as a cell does (harness/containment/_process.py ``Confinement.private_uid``), so a file
+that only root may read (mode 0600, owned by root) stays closed to it even where bwrap binds it, and it
+writes nothing outside its own folders. Tried for real: an sdist whose in-tree backend tries both and
+records what it managed in the wheel it builds (the only place a build's writes survive).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from harness.containment import _seal
+from harness.containment._process import run_helper
+from harness.containment._sandbox import BuildSandbox
+from harness.environments._spec import EnvSpec
+from harness.environments._venv import VenvBackend
+from tests.faults.test_build_cache import WHEELMAKER
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="a root-only file can be made, and tried, as root only")]
+
+SECRET = "root-only secret\n"
+# The backend: tries to read the root-only file and to write beside it and into the environments folder,
+# then builds a wheel whose seen.json says what happened and which uid it ran as.
+BACKEND = '''
+import json, os, pathlib
+
+def _attempts():
+    seen = {{"uid": os.getuid()}}
+    try:
+        seen["read"] = "done: " + pathlib.Path({secret!r}).read_text()
+    except OSError as error:
+        seen["read"] = repr(error)
+    for name, target in {targets!r}.items():
+        try:
+            pathlib.Path(target).write_text("written by a package build")
+            seen[name] = "done"
+        except OSError as error:
+            seen[name] = repr(error)
+    return seen
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    import wheelmaker
+    seen = json.dumps(_attempts()).encode()
+    return wheelmaker.wheel(pathlib.Path(wheel_directory), "rootprobe",
+                            {{"rootprobe/__init__.py": b"", "rootprobe/seen.json": seen}})
+'''
+
+
+def _sdist(folder: Path, secret: Path, targets: dict[str, str]) -> Path:
+    """rootprobe-1.0.tar.gz: an in-tree PEP 517 backend (no build requirement: no index is asked)."""
+    files = {"pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+                               '[project]\nname = "rootprobe"\nversion = "1.0"\n',
+             "backend.py": BACKEND.format(secret=str(secret), targets=targets),
+             "wheelmaker.py": WHEELMAKER,
+             "PKG-INFO": "Metadata-Version: 2.1\nName: rootprobe\nVersion: 1.0\n"}
+    archive = folder / "rootprobe-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"rootprobe-1.0/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return archive
+
+
+@pytest.mark.fault("a package build reads root-only host files (as root)")
+def test_a_source_build_cannot_read_a_root_only_file_or_write_outside_its_folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_MATRIX_NAMESPACES", "1")
+    monkeypatch.delenv(_seal.BWRAP_VARIABLE, raising=False)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "shared-uv-cache"))
+    _seal.bwrap.cache_clear()
+    try:
+        if _seal.bwrap()[0] is None:
+            pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+        sdists, envs = tmp_path / "sdists", tmp_path / "envs"
+        sdists.mkdir()
+        secret = sdists / "root-only.txt"  # bound read-only into the build (it lies beside the sdist)
+        secret.write_text(SECRET)
+        os.chown(secret, 0, 0)
+        os.chmod(secret, 0o600)
+        targets = {"write-beside": str(sdists / "planted"), "write-envs": str(envs / "planted"),
+                   "write-cache": str(tmp_path / "shared-uv-cache" / "planted")}
+        archive = _sdist(sdists, secret, targets)
+        env = VenvBackend(root=envs).prepare(EnvSpec(requires=(f"rootprobe @ {archive.as_uri()}",)),
+                                             lambda message: None)
+    finally:
+        _seal.bwrap.cache_clear()
+    site = next(Path(env.python_path).parent.parent.glob("lib/python3*/site-packages"))
+    seen = json.loads((site / "rootprobe" / "seen.json").read_text())
+    assert seen["uid"] != 0, seen
+    assert "Permission" in seen["read"] and SECRET not in seen["read"], seen
+    for name, target in targets.items():
+        assert not seen[name].startswith("done") and not Path(target).exists(), (name, seen)
+    # what the build installed is the harness's now, not the build's private uid's
+    assert {p.stat().st_uid for p in (site / "rootprobe").iterdir()} | {(site / "rootprobe").stat().st_uid} == {0}
+
+
+def test_a_private_uid_build_step_still_reads_uv_and_pip_settings(tmp_path):
+    """Index credentials in a 0600 ``~/.netrc`` of root's reach the steps that resolve and build (uv needs
+    them), as copies; the step runs as a private uid, the harness's own steps as uid 0."""
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    home = tmp_path / "home"
+    (home / ".config" / "uv").mkdir(parents=True)
+    (home / ".netrc").write_text("machine index.invalid login me password pw\n")
+    (home / ".netrc").chmod(0o600)
+    (home / ".config" / "uv" / "uv.toml").write_text("native-tls = true\n")
+    (home / ".config" / "uv" / "uv.toml").chmod(0o600)
+    env = {**os.environ, "HOME": str(home)}
+    script = 'id -u; cat "$HOME/.netrc" "$HOME/.config/uv/uv.toml"'
+    seen = {}
+    for harness_uid in (False, True):
+        with BuildSandbox(env_root=tmp_path / "envs", private=(), env=env) as sandbox:
+            proc = run_helper(["sh", "-c", script], env=env, timeout=60,
+                              confinement=sandbox.seal(harness_uid=harness_uid))
+        assert proc.returncode == 0 and proc.containment == "bwrap", proc
+        uid, *settings = proc.stdout.splitlines()
+        assert settings == ["machine index.invalid login me password pw", "native-tls = true"], proc.stdout
+        seen[harness_uid] = int(uid)
+    assert seen[True] == 0 and seen[False] >= _seal.UID_BASE, seen
+
+
+def test_a_build_step_that_a_private_uid_could_not_serve_stays_uid_0_and_says_why(tmp_path):
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    closed = tmp_path / "closed"  # a folder the step reads, readable by root alone
+    closed.mkdir(mode=0o700)
+    with BuildSandbox(env_root=tmp_path / "envs", private=(), env=os.environ, uses=[closed]) as sandbox:
+        proc = run_helper(["id", "-u"], env=os.environ, timeout=60, confinement=sandbox.seal())
+    assert proc.returncode == 0 and proc.stdout.strip() == "0", proc
+    assert any("not a private uid" in note and f"chmod o+rx {closed}" in note for note in proc.notes), proc.notes
