@@ -288,12 +288,12 @@ def _add_run(folder: Path, found: _Found) -> None:
         raw = read_results_bytes(folder)
         checked = current()
         if checked is not None:
-            digest = digest_of(raw)
-            prepared = checked.prepared(digest)
+            known = digest_of(raw)
+            prepared = checked.prepared(known)
             # A run still "running" may be a dead one to recover (below), which the bytes alone do not decide.
             if prepared is not None and prepared["record"]["status"] != "running":
                 found.runs.setdefault(prepared["record"]["id"], []).append(
-                    _Shard(folder, digest, raw=raw, prepared=prepared))
+                    _Shard(folder, known, raw=raw, prepared=prepared))
                 return
         results, digest = results_of(raw, folder / "results.json")
     except ReportInputError as error:
