@@ -65,8 +65,8 @@ def checks_version() -> str:
 def prepared_version() -> str:
     """The checks' version and a digest of the code that makes a run's history entry from checked contents."""
     sha = hashlib.sha256(checks_version().encode())
-    for name in ("_history.py", "_bounds.py", "_common.py"):
-        sha.update((_HERE / name).read_bytes())
+    for path in (_HERE / "_history.py", _HERE / "_bounds.py", _HERE / "_common.py", _HERE.parent / "_vocabulary.py"):
+        sha.update(path.read_bytes())
     return f"repro-matrix report-prepared {sha.hexdigest()}"
 
 
