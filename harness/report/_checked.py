@@ -131,10 +131,9 @@ class Checked:
         if digest not in self:
             return
         entries = self._load_prepared()
-        # A copy as JSON text: the build goes on to change the records it holds (their report link).
-        entries[digest] = json.loads(json.dumps({"record": prepared["record"], "cases": prepared["cases"],
-                                                 "hosts": list(prepared["hosts"]),
-                                                 "environments": list(prepared["environments"])}))
+        # The build goes on to set the report link of the record it holds (and changes nothing else in it).
+        entries[digest] = {"record": {**prepared["record"], "report": None}, "cases": prepared["cases"],
+                           "hosts": list(prepared["hosts"]), "environments": list(prepared["environments"])}
         self._tables["hosts"].update(prepared["hosts"])
         self._tables["environments"].update(prepared["environments"])
         self._prepared_new.append(digest)
