@@ -116,13 +116,14 @@ class Checked:
         if digest not in self:
             return None
         entry = self._load_prepared().get(digest)
-        if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict):
-            return None
-        record, host_keys, env_keys = entry["record"], entry.get("hosts", []), entry.get("environments", [])
+        if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict) or not isinstance(
+                entry.get("cases"), dict) or not all(isinstance(entry.get(k), list) for k in ("hosts", "environments")):
+            return None  # not written by this code: prepared again from the bytes
+        record, host_keys, env_keys = entry["record"], entry["hosts"], entry["environments"]
         hosts, environments = self._tables["hosts"], self._tables["environments"]
         if any(key not in hosts for key in host_keys) or any(key not in environments for key in env_keys):
             return None
-        return {"record": {**record, "report": None}, "cases": entry.get("cases", {}),
+        return {"record": {**record, "report": None}, "cases": entry["cases"],
                 "hosts": {key: hosts[key] for key in host_keys},
                 "environments": {key: environments[key] for key in env_keys}}
 
