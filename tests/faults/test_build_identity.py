@@ -175,11 +175,12 @@ def test_the_docker_wheelhouse_build_of_an_sdist_cannot_read_a_root_only_file(tm
         fill_wheelhouse(plan, wheels, tmp_path / "build.log", lambda line: None)
     finally:
         _seal.bwrap.cache_clear()
-    (wheel,) = wheels.iterdir()  # nothing else landed in the wheel folder
+    (wheel,) = wheels.glob("rootprobe-*.whl")
     with zipfile.ZipFile(wheel) as archive_file:
         seen = json.loads(archive_file.read("rootprobe/seen.json"))
     assert seen["uid"] != 0, seen
     assert "Permission" in seen["read"] and SECRET not in seen["read"], seen
     for name, target in targets.items():
         assert not seen[name].startswith("done") and not Path(target).exists(), (name, seen)
+    assert list(wheels.iterdir()) == [wheel]
     assert (wheel.stat().st_uid, wheel.stat().st_mode & 0o777) == (0, 0o644)
