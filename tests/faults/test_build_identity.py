@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -23,8 +24,9 @@ from harness.containment._process import run_helper
 from harness.containment._sandbox import BuildSandbox
 from harness.environments._spec import EnvSpec
 from harness.environments._venv import VenvBackend
-from tests.faults.test_build_cache import WHEELMAKER
+from harness.environments._wheelhouse import host_python, pip_wheel
 from tests.faults.conftest import REPO
+from tests.faults.test_build_cache import WHEELMAKER, _wheel
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="a root-only file can be made, and tried, as root only")]
@@ -184,3 +186,19 @@ def test_the_docker_wheelhouse_build_of_an_sdist_cannot_read_a_root_only_file(tm
         assert not seen[name].startswith("done") and not Path(target).exists(), (name, seen)
     assert list(wheels.iterdir()) == [wheel]
     assert (wheel.stat().st_uid, wheel.stat().st_mode & 0o777) == (0, 0o644)
+
+
+def test_the_wheelhouse_build_reuses_the_wheels_already_in_the_folder(tmp_path):
+    """As root the private uid sees the wheel folder read-only, as ``--find-links``: a wheel already there is
+    reused (here with no index at all), and stays the file it was."""
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    wheels = tmp_path / "wheels"
+    there = _wheel(wheels, "reused", {"reused/__init__.py": b""})
+    before = there.stat()
+    python = host_python(f"{sys.version_info.major}.{sys.version_info.minor}")
+    proc = pip_wheel(python, ["reused==1.0"], wheels, tmp_path / "wheel.log", root=wheels, extra=["--no-index"])
+    assert proc.returncode == 0 and proc.containment == "bwrap", (tmp_path / "wheel.log").read_text()
+    assert list(wheels.iterdir()) == [there] and there.stat().st_ino == before.st_ino
+    assert "the wheel folder has it already" in (tmp_path / "wheel.log").read_text()
