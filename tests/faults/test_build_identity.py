@@ -1,7 +1,7 @@
 """As root, a package build does not run as root: it cannot read root-only host files.
 
 A source distribution's build backend runs code a case chose. As root in bwrap mode it runs as a private
-unprivileged uid, as a cell does (harness/containment/_process.py ``Confinement.private_uid``), so a file
+unprivileged uid, as a cell does (harness/containment/_launch.py ``Confinement.private_uid``), so a file
 that only root may read (mode 0600, owned by root) stays closed to it even where bwrap binds it, and it
 writes nothing outside its own folders. Tried for real: an sdist whose in-tree backend tries both and
 records what it managed in the wheel it builds (the only place a build's writes survive).
