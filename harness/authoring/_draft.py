@@ -35,7 +35,7 @@ from harness.authoring._owners import (
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _title, _title_code_name, frameless_api, message_api, prose_api
+from harness.authoring._title import _import_name, _title, _title_code_name, frameless_api, message_api, prose_api
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
@@ -73,6 +73,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
     notes = list(report.notes)
+    released = _asked_once(released) if released else None
     packages = frame_packages(traceback.frames, report.environment)
     framed = set(packages)  # what the frames show (a project taken from the link is not among them)
     culprit, culprit_frame = _blamed(report, packages, notes)
@@ -81,6 +82,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
+    fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "")
@@ -115,12 +117,25 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
-    api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
+    module = _import_name(culprit).replace("-", "_")
+    if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
+            and released \
+            and released(culprit) is True:  # the blamed project (named by the link), when it is an installed package
+        imports, distributions[module] = [*imports, module], culprit
+    owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
+    owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
+    api = "" if where and owned else (_title_code_name(report.title, traceback.first_message_line)
                             or prose_api(report, culprit, traceback.first_message_line)
-                            or frameless_api(report, traceback.first_message_line)
+                            or frameless_api(report, traceback.first_message_line, culprit)
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
+
+
+def _asked_once(released: Released) -> Released:
+    """The index asked once per name (the pins and the skeleton's import both need its answer)."""
+    answers: dict[str, bool | None] = {}
+    return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
@@ -291,6 +306,23 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
     return buggy, fix
+
+
+def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+               notes: list[str]) -> list[tuple[str, str]]:
+    """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
+    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
+    commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
+    if commit and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
+        return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
+    pin = next((fix for fix in report.fixes if "==" in fix), "")
+    if not pin:
+        return fix
+    notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
+    if str(canonicalize_name(pin.partition("==")[0])) == culprit:
+        return [(pin, "the release a reply installed and said solved it")]
+    return [*buggy, (pin, "a reply installed this release and said it solved the bug")]
 
 
 def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:
