@@ -85,7 +85,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
-                                  final_frames[-1].source if final_frames else "")
+                                  final_frames[-1].source if final_frames else "", report.ran_on)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -117,7 +117,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
-    module = _import_name(culprit).replace("-", "_")
+    written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
+    module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
             and released \
             and released(culprit) is True:  # the blamed project (named by the link), when it is an installed package

@@ -166,3 +166,22 @@ def _named_calls(lines: list[str]) -> tuple[str, ...]:
 _NOT_PROSE_CODE = re.compile(r"\S*(?:/|\\|://)\S*")
 _NOT_SCRIPTS = frozenset({"the", "this", "that", "above", "below", "following", "same", "my", "your", "it", "example",
                           "sample", "demo", "code", "script", "setup", "test", "tests", "pip"})
+
+
+# Where the report's run happened, as its text says: "cpu" (the code sets accelerator/device "cpu", or the prose says
+# the machine has no GPU), "gpu" (the code moves to CUDA, or the prose names an NVIDIA card), else "".
+_NO_GPU = re.compile(r"\b(?:(?:do(?:es)?n'?t|do(?:es)? not|don't) have (?:a |any )?GPU|no GPU|without (?:a )?GPU"
+                     r"|CPU[- ]only)\b", re.IGNORECASE)
+_CPU_SET = re.compile(r"""\b(?:accelerator|device)\s*=\s*(?P<quote>["'])(?P<device>cpu|gpu|cuda(?::\d+)?|auto)"""
+                      r"(?P=quote)")
+_GPU_SAID = re.compile(r"\.cuda\(\)|\bNVIDIA\b|\b(?:RTX|GTX)\s?\d{3,4}\b|\b[AHV]100\b|\bTesla\b", re.IGNORECASE)
+
+
+def _ran_on(lines: list[str]) -> str:
+    text = "\n".join(lines)
+    if _NO_GPU.search(text):
+        return "cpu"
+    devices = [m["device"] for m in _CPU_SET.finditer(text)]
+    if devices:
+        return "cpu" if devices[-1] == "cpu" else "gpu" if devices[-1] != "auto" else ""
+    return "gpu" if _GPU_SAID.search(text) else ""
