@@ -627,8 +627,13 @@ GRADED9_FLOOR = 73  # of 80: 59 held out (main 4dbda18), 61 on main 6847807; 73 
 
 
 def _maintainer_fields_9(name: str) -> dict[str, bool]:
-    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = MAINTAINER_9[name]
-    draft, data = _graded(GRADED9, name)
+    return _maintainer_row(GRADED9, name, MAINTAINER_9[name])
+
+
+def _maintainer_row(folder: Path, name: str, row: tuple) -> dict[str, bool]:
+    """The 8 fields of one report against its accepted values (MAINTAINER_9's columns)."""
+    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = row
+    draft, data = _graded(folder, name)
     buggy = " ".join(data["variants"]["buggy"]["requires"])
     fixed = " ".join(data["variants"]["fix"]["requires"])
     notes = " ".join(draft.notes)
@@ -711,30 +716,10 @@ GRADED10_FLOOR = 66  # of 80: 47 held out (main eda7f17, this scorer); 66 after 
 
 
 def _maintainer_fields_10(name: str) -> dict[str, bool]:
-    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = MAINTAINER_10[name]
     try:
-        draft, data = _graded(GRADED10, name)
+        return _maintainer_row(GRADED10, name, MAINTAINER_10[name])
     except UsageError:
         return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
-    buggy = " ".join(data["variants"]["buggy"]["requires"])
-    fixed = " ".join(data["variants"]["fix"]["requires"])
-    notes = " ".join(draft.notes)
-    mine = draft.culprit in blamed
-    placeholder = rf"{draft.culprit}(?:==| @ git\+)"
-    expect = data["variants"]["buggy"]["expect"]
-    python_read = re.search(r"the report ran Python (\S+);", notes)
-    return {
-        "T": bool(re.search(title, data["title"])),
-        "E": data["exception"] == exception,
-        "M": not data["signature"].startswith(MARK) and bool(re.search(data["signature"], message)),
-        "B": mine,
-        "P": mine and (pin in buggy if pin else re.search(placeholder, buggy) is not None),
-        "F": mine and (fix in fixed if fix else re.search(placeholder, fixed) is not None),
-        "L": all(expect[lane].split(":")[0] in kinds for lane, kinds in lanes.items()),
-        "V": (f"the report ran torch {torch}" in notes if torch else "the report ran torch" not in notes)
-        and ((python_read is None and (not python_required or HERE_PYTHON in pythons))
-             or (python_read is not None and python_read[1] in pythons)),
-    }
 
 
 def test_the_tenth_held_out_set_scores_at_least_its_measured_fields():
