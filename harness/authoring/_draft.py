@@ -21,11 +21,13 @@ from harness.authoring._expect import _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPU
 from harness.authoring._owners import (
     DISTRIBUTIONS,
     _checkout_frame,
+    _checkout_script,
     _culprit,
     _frame_module,
     _importing_torch,
     _imports,
     _stdlib,
+    asked_once,
     entry_frame,
     frame_owner,
     frame_packages,
@@ -73,7 +75,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
     notes = list(report.notes)
-    released = _asked_once(released) if released else None
+    released = asked_once(released) if released else None
     packages = frame_packages(traceback.frames, report.environment)
     framed = set(packages)  # what the frames show (a project taken from the link is not among them)
     culprit, culprit_frame = _blamed(report, packages, notes)
@@ -119,9 +121,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
     module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
+    # the blamed project (named by the link), when it is a package the index has
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
-            and released \
-            and released(culprit) is True:  # the blamed project (named by the link), when it is an installed package
+            and released and released(culprit) is True:
         imports, distributions[module] = [*imports, module], culprit
     owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
     owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
@@ -131,12 +133,6 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
-
-
-def _asked_once(released: Released) -> Released:
-    """The index asked once per name (the pins and the skeleton's import both need its answer)."""
-    answers: dict[str, bool | None] = {}
-    return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
@@ -199,6 +195,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
+    elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
+            and (script := _checkout_script(frames, str(project), culprit_frame)):
+        notes.append(f"{script.path} is a script at the root of {project}'s checkout: drafted as {project}'s bug")
+        culprit, culprit_frame = str(project), script
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")

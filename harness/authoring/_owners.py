@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
 
@@ -77,6 +78,18 @@ def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
     project's own code, though no folder of it is an importable package."""
     for frame in reversed(frames):
         if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
+            return frame
+    return None
+
+
+def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame | None) -> Frame | None:
+    """The innermost frame of a script at the root of a checkout of the link's repository
+    (``~/ai/alltalk_tts/finetune.py``) whose own environment, inside that checkout, installed the blamed library
+    (``~/ai/alltalk_tts/env/lib/python3.11/site-packages/whisper/``): an application calling what it bundles."""
+    for frame in reversed(frames):
+        root = frame.posix.rpartition("/")[0]
+        if root and str(canonicalize_name(root.rpartition("/")[2])) == project and "-packages/" not in frame.posix \
+                and library is not None and library.posix.startswith(root + "/") and "-packages/" in library.posix:
             return frame
     return None
 
@@ -215,3 +228,9 @@ def _imports(frames: tuple[Frame, ...]) -> list[str]:
                 and not keyword.iskeyword(module) and len(module) <= 40:
             modules.append(module)
     return sorted(modules, key=str.lower)
+
+
+def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool | None]:
+    """The package index asked once per name (a draft's pins and its skeleton's import both need the answer)."""
+    answers: dict[str, bool | None] = {}
+    return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))

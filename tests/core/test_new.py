@@ -1634,3 +1634,21 @@ def test_a_quoted_part_of_torchs_device_message_without_a_class_is_drafted_as_to
     assert any("the report writes no class" in note for note in report.notes)
     with pytest.raises(UsageError, match="no Python traceback and no exception line"):
         parse_report("https://github.com/acme/speak/issues/1\nthe tensors end up in the wrong place\n")
+
+
+def test_a_script_at_the_root_of_the_repositorys_checkout_is_blamed_over_the_library_it_bundles() -> None:
+    """Class: ``~/ai/voice_app/finetune.py`` (a checkout of the linked repository) calls whisper installed in the
+    checkout's own environment (``~/ai/voice_app/env/lib/.../site-packages``): the application's bug, the library
+    stays pinned. The same library installed outside the checkout keeps the blame (a dependency's bug)."""
+    def report(site: str) -> str:
+        return ("https://github.com/someone/voice_app/issues/536\n\nTraceback (most recent call last):\n"
+                '  File "/home/u/ai/voice_app/finetune.py", line 1226, in format_audio_list\n'
+                "    result = asr_model.transcribe(audio)\n"
+                f'  File "{site}/whisper/transcribe.py", line 195, in decode_with_fallback\n'
+                "    decode_result = model.decode(segment, options)\n"
+                "RuntimeError: expected scalar type Float but found Half\n")
+    bundled = draft_case("g10", parse_report(report("/home/u/ai/voice_app/env/lib/python3.11/site-packages")))
+    assert bundled.culprit == "voice-app"
+    assert yaml.safe_load(bundled.case_yaml)["title"].startswith("voice-app format_audio_list: expected scalar type")
+    outside = draft_case("g10", parse_report(report("/usr/lib/python3.11/site-packages")))
+    assert outside.culprit == "whisper"
