@@ -33,6 +33,7 @@ from harness.authoring._owners import (
     frame_packages,
     innermost_library_frame,
     own_code_names,
+    renamed_index_pins,
     simulator_frame,
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
@@ -303,6 +304,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         return _unreleased(culprit, report.url, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
+            return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report.url, buggy, notes, owner)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)

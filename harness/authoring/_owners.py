@@ -234,3 +234,35 @@ def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool |
     """The package index asked once per name (a draft's pins and its skeleton's import both need the answer)."""
     answers: dict[str, bool | None] = {}
     return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
+
+
+# Names a repository's package commonly takes on the index when its own name there is another project's
+# (clovaai/donut publishes donut-python).
+_INDEX_SPELLINGS = ("{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}")
+
+
+def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None]) -> str:
+    """The index's project, under one of a few common spellings, whose URLs name the repository ("" when none; the
+    first unanswered question stops the search, so an offline host asks once)."""
+    for spelling in _INDEX_SPELLINGS:
+        urls = project_urls(spelling.format(name=name))
+        if urls is None:
+            return ""
+        if any(f"/{repo.lower()}" in url.lower().removesuffix(".git").rstrip("/") + "/" for url in urls):
+            return spelling.format(name=name)
+    return ""
+
+
+Pins = list[tuple[str, str]]
+
+
+def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
+                       pins: tuple[Pins, Pins], notes: list[str]) -> tuple[Pins, Pins] | None:
+    """The buggy and fix pins naming the index's project of the repository under its other name, or None."""
+    renamed = renamed_release(name, repo, project_urls)
+    if not renamed:
+        return None
+    notes.append(f"the package index's {name} is another project; {repo}'s package there is {renamed}: pinned so")
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
+    buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
+    return buggy, fix

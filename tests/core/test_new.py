@@ -1652,3 +1652,29 @@ def test_a_script_at_the_root_of_the_repositorys_checkout_is_blamed_over_the_lib
     assert yaml.safe_load(bundled.case_yaml)["title"].startswith("voice-app format_audio_list: expected scalar type")
     outside = draft_case("g10", parse_report(report("/usr/lib/python3.11/site-packages")))
     assert outside.culprit == "whisper"
+
+
+def test_a_repository_whose_index_name_is_another_projects_is_pinned_by_its_other_index_name() -> None:
+    """Class: the index's ``docread`` is someone else's (its URLs name another repository); the repository's own
+    package is ``docread-python`` (its URLs name the repository): the placeholders name docread-python. Without it
+    (no spelling's URLs name the repository) the commit pins stay; an index that does not answer stops the search
+    after one question. A table stands in for the index."""
+    text = ("https://github.com/acme/docread/issues/141\n\nTraceback (most recent call last):\n"
+            '  File "/v/lib/python3.10/site-packages/docread/model.py", line 9, in forward\n    x = self.enc(x)\n'
+            "RuntimeError: expected scalar type BFloat16 but found Float\n")
+    table = {"docread": ("https://example.org/dotfiles",), "docread-python": ("https://github.com/acme/docread",)}
+    asked: list[str] = []
+
+    def urls(name: str) -> tuple[str, ...] | None:
+        asked.append(name)
+        return table.get(name, ())
+    data = yaml.safe_load(draft_case("g10", parse_report(text), project_urls=urls).case_yaml)
+    assert "docread-python==X.Y.Z" in data["variants"]["buggy"]["requires"][0]
+    assert "docread-python==X.Y.Z" in data["variants"]["fix"]["requires"][0]
+    del table["docread-python"]
+    data = yaml.safe_load(draft_case("g10", parse_report(text), project_urls=urls).case_yaml)
+    assert "docread @ git+https://github.com/acme/docread@<commit>" in data["variants"]["buggy"]["requires"][0]
+    asked.clear()
+    offline = draft_case("g10", parse_report(text), project_urls=lambda name: asked.append(name) or (
+        table["docread"] if name == "docread" else None))
+    assert asked == ["docread", "docread-python"] and "git+https://github.com/acme/docread@" in offline.case_yaml
