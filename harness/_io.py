@@ -366,4 +366,6 @@ _VISIBLE_PAGE = {code: shown for code, shown in _VISIBLE.items() if code != ord(
 
 def for_page(text: str) -> str:
     """``text`` for an HTML page: control and bidi characters shown as escapes, line breaks kept."""
+    if text.isascii() and text.isprintable():  # most of what a page prints: nothing to show (and 3x faster)
+        return text
     return text.translate(_VISIBLE_PAGE)

@@ -23,7 +23,7 @@ _RAISES = {"RAISE_VARARGS", "RERAISE"}
 
 
 def internal_error(error: BaseException) -> str | None:
-    """``"cuda_sim/_function.py:240 in _type"`` when ``error`` (or an error it was raised
+    """``"cuda_sim/_methods.py:102 in _type"`` when ``error`` (or an error it was raised
     ``from``) is a crash of the simulator's own code, else None."""
     seen: set[int] = set()
     current: BaseException | None = error

@@ -177,7 +177,7 @@ def host_argument(name: str, argument: str, type_text: str) -> Callable[[Sequenc
 
 
 # outputs CUDA kernels make on the host whatever the inputs' device (native/PackedSequence.cpp:
-# batch sizes are made with the CPU lengths' options; _pad_packed_sequence: cuda_sim/_function.py)
+# batch sizes are made with the CPU lengths' options; _pad_packed_sequence: cuda_sim/_methods.py)
 HOST_OUTPUTS: dict[str, frozenset[int]] = {"_pack_padded_sequence": frozenset({1})}
 
 

@@ -177,7 +177,7 @@ def asarray(mode: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     ``device`` if that differs. Built where the simulation says the storage lives, then moved."""
     if not args or not isinstance(args[0], (torch.UntypedStorage, torch.TypedStorage)):
         return DEFAULT
-    from cuda_sim._function import move
+    from cuda_sim._methods import move
 
     storage = args[0] if isinstance(args[0], torch.UntypedStorage) else args[0].untyped()
     source = storage_device(storage)

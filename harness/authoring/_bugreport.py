@@ -15,7 +15,18 @@ from dataclasses import dataclass, replace
 from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
-from harness.authoring._prose import _called_names, _cited, _class_calls, _code_names, _issue_url, _modules, _path_tops
+from harness.authoring._prose import (
+    _called_names,
+    _cited,
+    _class_calls,
+    _code_names,
+    _issue_url,
+    _modules,
+    _named_calls,
+    _named_fixes,
+    _path_tops,
+    _ran_on,
+)
 from harness.authoring._traceback import (
     Frame,
     Traceback,
@@ -50,6 +61,9 @@ class BugReport:
     # "UNet2DModel(sample_size=...)"), in order: an API named outside inline code.
     called_names: tuple[str, ...] = ()
     class_calls: tuple[str, ...] = ()  # `Class.method(` calls in the report's code: a frameless report's API
+    named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
+    ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
+    fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
 
 
 def parse_report(text: str) -> BugReport:
@@ -63,7 +77,8 @@ def parse_report(text: str) -> BugReport:
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
-                       class_calls=_class_calls(lines))
+                       class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
+                       named_calls=_named_calls(lines), ran_on=_ran_on(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -73,7 +88,8 @@ def parse_report(text: str) -> BugReport:
                      "first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
-                     called_names=_called_names(lines))
+                     called_names=_called_names(lines), fixes=_named_fixes(lines, url),
+                     named_calls=_named_calls(lines), ran_on=_ran_on(lines))
 
 
 _PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
@@ -92,7 +108,7 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
         found = (_header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
-                 or (None if chains else _bare_message(lines)) or _printed_message(lines))
+                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
@@ -229,10 +245,38 @@ def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
     return index, exception, message, f"a message without its exception class ({where})"
 
 
+# A comma or semicolon, then the reporter going on in the first person: no library's message says "I".
+_NARRATION = re.compile(r"\s*[,;]\s+(?:(?:and|but|so|then|when|after|because)\s+)?(?:I|I'm|I've|my|My)\b")
+
+
+# Well-known torch messages a report quotes without their class, often with the head cut ("tensors to be on the same
+# device, but found at least two devices, cuda:0 and cpu!"): (the quoted part's shape, its head, torch's class).
+_TORCH_MESSAGES = (
+    (re.compile(r"(?:Expected all )?tensors to be on the same device, but found at least two devices, \S+ and \S+?!"
+                r"(?: \(when checking argument[^)]{0,200}\))?"), "Expected all ", "RuntimeError"),
+    (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
+    (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
+     "RuntimeError"))
+
+
+def _torch_fragment(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The last part of a well-known torch message the report quotes without any class: the message completed to
+    torch's wording and torch's class, both said in the note (the report writes neither)."""
+    for index in range(len(lines) - 1, -1, -1):
+        for shape, head, exception in _TORCH_MESSAGES:
+            if (match := shape.search(lines[index])) is not None:
+                text = match.group()
+                message = text if text.lower().startswith(head.lower()) else head + text
+                return (index, exception, message, f"a quoted part of torch's message, completed to torch's wording; "
+                        f"its class {exception} is torch's for that message (the report writes no class: check it)")
+    return None
+
+
 def _sentence_message(text: str) -> str:
     """Where a message named in prose ends: a code span's end, else its last quoted name ("... 'Layernorm' in
-    vit_1d." -> "... 'Layernorm'"), else the sentence's end."""
-    text = text.split("`")[0]
+    vit_1d." -> "... 'Layernorm'"), else the sentence's end; the reporter's own clause (", I change ...") is never
+    the message's."""
+    text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]

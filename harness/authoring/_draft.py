@@ -21,21 +21,24 @@ from harness.authoring._expect import _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPU
 from harness.authoring._owners import (
     DISTRIBUTIONS,
     _checkout_frame,
+    _checkout_script,
     _culprit,
     _frame_module,
     _importing_torch,
     _imports,
     _stdlib,
+    asked_once,
     entry_frame,
     frame_owner,
     frame_packages,
     innermost_library_frame,
     own_code_names,
+    renamed_index_pins,
     simulator_frame,
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _title, _title_code_name, frameless_api, message_api, prose_api
+from harness.authoring._title import _import_name, _title, _title_code_name, frameless_api, message_api, prose_api
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
@@ -73,6 +76,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         return Draft(template_yaml(case_id), repro_py(case_id, source, [], [], ""))
     traceback = report.traceback
     notes = list(report.notes)
+    released = asked_once(released) if released else None
     packages = frame_packages(traceback.frames, report.environment)
     framed = set(packages)  # what the frames show (a project taken from the link is not among them)
     culprit, culprit_frame = _blamed(report, packages, notes)
@@ -81,9 +85,10 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
+    fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
-                                  final_frames[-1].source if final_frames else "")
+                                  final_frames[-1].source if final_frames else "", report.ran_on)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -115,9 +120,17 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
-    api = "" if where else (_title_code_name(report.title, traceback.first_message_line)
+    written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
+    module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
+    # the blamed project (named by the link), when it is a package the index has
+    if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
+            and released and released(culprit) is True:
+        imports, distributions[module] = [*imports, module], culprit
+    owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
+    owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
+    api = "" if where and owned else (_title_code_name(report.title, traceback.first_message_line)
                             or prose_api(report, culprit, traceback.first_message_line)
-                            or frameless_api(report, traceback.first_message_line)
+                            or frameless_api(report, traceback.first_message_line, culprit)
                             or message_api(traceback.first_message_line))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
@@ -183,6 +196,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
+    elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
+            and (script := _checkout_script(frames, str(project), culprit_frame)):
+        notes.append(f"{script.path} is a script at the root of {project}'s checkout: drafted as {project}'s bug")
+        culprit, culprit_frame = str(project), script
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")
@@ -287,10 +304,29 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         return _unreleased(culprit, report.url, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
+            return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report.url, buggy, notes, owner)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
     return buggy, fix
+
+
+def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+               notes: list[str]) -> list[tuple[str, str]]:
+    """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
+    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
+    commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
+    if commit and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
+        return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
+    pin = next((fix for fix in report.fixes if "==" in fix), "")
+    if not pin:
+        return fix
+    notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
+    if str(canonicalize_name(pin.partition("==")[0])) == culprit:
+        return [(pin, "the release a reply installed and said solved it")]
+    return [*buggy, (pin, "a reply installed this release and said it solved the bug")]
 
 
 def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:

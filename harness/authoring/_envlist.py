@@ -91,6 +91,8 @@ def parse_environment(lines: list[str]) -> Environment:
         elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
             conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
+    if "torch" not in pins and (stated := next(_prose_torch(lines), None)):  # a sentence's, when no listing has one
+        pins["torch"] = stated[1]
     return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines))
 
 
@@ -235,6 +237,20 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                 yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
                 break
     yield from _paren_pythons(lines)  # last: a listing's Python is read first
+
+
+# torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not
+# one a sentence says works or fixes it (that is the fix's, not the run's).
+_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)?"
+                          r"(?:\+\w+)?)(?![\w.])")
+_NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|updat\w*|upgrad\w*|downgrad\w*|instead"
+                          r"|install|requires?)\b", re.IGNORECASE)
+
+
+def _prose_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        if "orch" in line and not line[:1].isspace() and "File " not in line and not _NOT_THE_RUN.search(line):
+            yield from (("torch", Pin(m["ver"], "env listing", index + 1)) for m in _PROSE_TORCH.finditer(line))
 
 
 def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:

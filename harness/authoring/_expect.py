@@ -41,8 +41,9 @@ _KERNEL_GUESS = "a CUDA kernel's error"
 _STR_DEVICE_GUESS = "a device given as a str"
 
 
-def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[str, str], str]:
-    """Per-lane expectations from the message (and the innermost frame's source line): a guess, said so."""
+def _expectations(exception: str, message: str, source: str = "", ran_on: str = "") -> tuple[dict[str, str], str]:
+    """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
+    report ran: ``ran_on``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
@@ -63,4 +64,14 @@ def _expectations(exception: str, message: str, source: str = "") -> tuple[dict[
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
+    if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
+        other = "cpu" if ran_on == "gpu" else "cuda"
+        gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "
+               f"device's kernels (say whether the {other} lane shows it)")
+        lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
+            {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
+        return lanes, f"a dtype error seen on the {ran_on.upper()}"
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
+
+
+_DTYPE = re.compile(r"expected scalar type|same dtype|dtype|(?:Half|BFloat16)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
 
@@ -77,6 +78,18 @@ def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
     project's own code, though no folder of it is an importable package."""
     for frame in reversed(frames):
         if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
+            return frame
+    return None
+
+
+def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame | None) -> Frame | None:
+    """The innermost frame of a script at the root of a checkout of the link's repository
+    (``~/ai/alltalk_tts/finetune.py``) whose own environment, inside that checkout, installed the blamed library
+    (``~/ai/alltalk_tts/env/lib/python3.11/site-packages/whisper/``): an application calling what it bundles."""
+    for frame in reversed(frames):
+        root = frame.posix.rpartition("/")[0]
+        if root and str(canonicalize_name(root.rpartition("/")[2])) == project and "-packages/" not in frame.posix \
+                and library is not None and library.posix.startswith(root + "/") and "-packages/" in library.posix:
             return frame
     return None
 
@@ -215,3 +228,41 @@ def _imports(frames: tuple[Frame, ...]) -> list[str]:
                 and not keyword.iskeyword(module) and len(module) <= 40:
             modules.append(module)
     return sorted(modules, key=str.lower)
+
+
+def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool | None]:
+    """The package index asked once per name (a draft's pins and its skeleton's import both need the answer)."""
+    answers: dict[str, bool | None] = {}
+    return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
+
+
+# Names a repository's package commonly takes on the index when its own name there is another project's
+# (clovaai/donut publishes donut-python).
+_INDEX_SPELLINGS = ("{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}")
+
+
+def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None]) -> str:
+    """The index's project, under one of a few common spellings, whose URLs name the repository ("" when none; the
+    first unanswered question stops the search, so an offline host asks once)."""
+    for spelling in _INDEX_SPELLINGS:
+        urls = project_urls(spelling.format(name=name))
+        if urls is None:
+            return ""
+        if any(f"/{repo.lower()}" in url.lower().removesuffix(".git").rstrip("/") + "/" for url in urls):
+            return spelling.format(name=name)
+    return ""
+
+
+Pins = list[tuple[str, str]]
+
+
+def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
+                       pins: tuple[Pins, Pins], notes: list[str]) -> tuple[Pins, Pins] | None:
+    """The buggy and fix pins naming the index's project of the repository under its other name, or None."""
+    renamed = renamed_release(name, repo, project_urls)
+    if not renamed:
+        return None
+    notes.append(f"the package index's {name} is another project; {repo}'s package there is {renamed}: pinned so")
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
+    buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
+    return buggy, fix

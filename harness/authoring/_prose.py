@@ -105,3 +105,83 @@ def _cited(lines: list[str], url: str) -> tuple[str, ...]:
     words = re.sub(r"\S*github\.com/\S*", " ", "\n".join(lines))
     return tuple(repo for repo in linked
                  if re.search(rf"(?<![\w/.-]){re.escape(repo)}(?![\w/-])", words, re.IGNORECASE))
+
+
+# A fix a reply names: a commit of the report's own repository on a line saying it is fixed ("fixed. https://github.com
+# /o/r/commit/c077bf1"), or a `pip install name==version` within three lines of a sentence saying it solved the bug.
+_COMMIT_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/commit/(?P<sha>[0-9a-f]{7,40})\b")
+_SAYS_FIXED = re.compile(r"\b(?:fixed|fixes|solved|solves|resolved|resolves|works now|it works|worked)\b",
+                         re.IGNORECASE)
+_PIP_PIN = re.compile(r"\bpip3? install\s+(?:-U\s+)?['\"]?(?P<pin>[A-Za-z][\w.-]{0,60}==[\w.+!-]{1,40})['\"`]?")
+
+
+def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
+    """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
+    ``name==version`` a reply installed and said solved it."""
+    own = _URL.match(url)
+    own_repo = own["repo"].lower() if own else ""
+    found: list[str] = []
+    for index, line in enumerate(lines):
+        context = " ".join(lines[max(0, index - 3): index + 1])
+        for match in _COMMIT_URL.finditer(line) if own_repo and "/commit/" in line else ():
+            if match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " ")):
+                found.append(f"commit:{match['sha']}")
+        for match in _PIP_PIN.finditer(line) if "install" in line else ():
+            if _SAYS_FIXED.search(context):
+                found.append(match["pin"])
+    return tuple(dict.fromkeys(found))
+
+
+# Calls a frameless report's code and prose name, best first: a function a sentence about the error places it in
+# ("The error is within create_discrete_q_function when ..."), the last method the code calls on an object it built
+# from a class (``trainer = SetFitTrainer(...)`` ... ``trainer.train(`` -> SetFitTrainer.train), then the script it
+# ran (``python train.py``, "when I run train.sh", "run the training code" -> train / training).
+_ERROR_WORDS = re.compile(r"\b(?:error|errors|fails?|failed|failing|crash\w*|raised?|occurs?|exception)\b",
+                          re.IGNORECASE)
+_SAID_IN = re.compile(r"\b(?:with)?in(?:side)?\s+(?:the\s+)?(?:function\s+|method\s+)?`?(?P<name>[a-z_][a-z0-9]*_"
+                      r"[a-z0-9_]+|[A-Z]\w+\.[a-z_]\w+)`?(?![\w./])")
+# An object built by a class's constructor (one a class method loads, ``TFTModel.load_from_checkpoint``, is that call)
+_BUILT = re.compile(r"^\s*(?P<var>[a-z_]\w{0,40})\s*=\s*(?:[a-z_]\w*\.)*(?P<cls>[A-Z][A-Za-z0-9]{2,60})\(")
+_METHOD_CALL = re.compile(r"(?<![\w.])(?P<var>[a-z_]\w{0,40})\.(?P<method>[a-z]\w{1,60})\(")
+_SCRIPT = re.compile(r"\b(?:python3?\s+(?:-m\s+)?|(?:run|running|ran|bash|sh)\s+)(?:the\s+|my\s+)?(?:\S*/)?"
+                     r"(?P<name>[A-Za-z_]\w{1,40})(?:\.py|\.sh|\s+(?:code|script)\b)")
+
+
+def _named_calls(lines: list[str]) -> tuple[str, ...]:
+    said = [m["name"] for line in lines if not line[:1].isspace() and _ERROR_WORDS.search(line)
+            for m in _SAID_IN.finditer(_NOT_PROSE_CODE.sub(" ", line))]
+    built: dict[str, str] = {}
+    made: list[str] = []
+    for line in lines:
+        if "File " in line:
+            continue
+        if (assigned := _BUILT.match(line)) and assigned["cls"] not in _COMMON_CLASSES:
+            built[assigned["var"]] = assigned["cls"]
+        made += [f"{built[m['var']]}.{m['method']}" for m in _METHOD_CALL.finditer(line) if m["var"] in built]
+    scripts = [m["name"] for line in lines if "File " not in line for m in _SCRIPT.finditer(line)
+               if m["name"].lower() not in _NOT_SCRIPTS]
+    return tuple(dict.fromkeys([*said, *made[-1:], *scripts]))
+
+
+_NOT_PROSE_CODE = re.compile(r"\S*(?:/|\\|://)\S*")
+_NOT_SCRIPTS = frozenset({"the", "this", "that", "above", "below", "following", "same", "my", "your", "it", "example",
+                          "sample", "demo", "code", "script", "setup", "test", "tests", "pip"})
+
+
+# Where the report's run happened, as its text says: "cpu" (the code sets accelerator/device "cpu", or the prose says
+# the machine has no GPU), "gpu" (the code moves to CUDA, or the prose names an NVIDIA card), else "".
+_NO_GPU = re.compile(r"\b(?:(?:do(?:es)?n'?t|do(?:es)? not|don't) have (?:a |any )?GPU|no GPU|without (?:a )?GPU"
+                     r"|CPU[- ]only)\b", re.IGNORECASE)
+_CPU_SET = re.compile(r"""\b(?:accelerator|device)\s*=\s*(?P<quote>["'])(?P<device>cpu|gpu|cuda(?::\d+)?|auto)"""
+                      r"(?P=quote)")
+_GPU_SAID = re.compile(r"\.cuda\(\)|\bNVIDIA\b|\b(?:RTX|GTX)\s?\d{3,4}\b|\b[AHV]100\b|\bTesla\b", re.IGNORECASE)
+
+
+def _ran_on(lines: list[str]) -> str:
+    text = "\n".join(lines)
+    if _NO_GPU.search(text):
+        return "cpu"
+    devices = [m["device"] for m in _CPU_SET.finditer(text)]
+    if devices:
+        return "cpu" if devices[-1] == "cpu" else "gpu" if devices[-1] != "auto" else ""
+    return "gpu" if _GPU_SAID.search(text) else ""

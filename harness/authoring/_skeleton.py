@@ -143,7 +143,8 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
     ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
     that every variant pins it). ``api``: with no frame, the API the report names (the call to write)."""
     named = distributions or {}
-    comments: list[str] = [f"    # The report shows no frame; the API it names: {api}"] if api and not where else []
+    shows = "The report shows no frame of the blamed project" if where else "The report shows no frame"
+    comments: list[str] = [f"    # {shows}; the API it names: {api}"] if api else []
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source else []

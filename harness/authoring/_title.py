@@ -21,9 +21,13 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
         message = named
     owner = frame_owner(frame, report.environment) if frame else None
-    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame else ""
-    function = function or ("" if frame else _title_code_name(report.title, message)
-                            or prose_api(report, culprit, message) or frameless_api(report, message))
+    own = frame is not None and (owner is None or owner[1] == culprit)
+    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame and own else ""
+    # no frame of the culprit's own (its name came from the link; the frames are torch's): the report's call
+    function = function or (_title_code_name(report.title, message) or prose_api(report, culprit, message)
+                            or frameless_api(report, message, culprit) if not own else "")
+    if not function and frame and not own:
+        function = _api(traceback.final_frames or traceback.frames, frame, owner, report)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
@@ -39,13 +43,14 @@ def _import_name(distribution: str) -> str:
 # Function names that say nothing of the API: autograd and nn.Module plumbing, and decorators' wrappers (a function
 # defined in another, ``_defaults_from_env_vars.<locals>.insert_env_defaults``, is one too).
 _PLUMBING = frozenset({"forward", "backward", "apply"})
-_WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_fun"})
+_WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_fun", "_call_impl",
+                       "_wrapped_call_impl"})
 # The callable a source line calls first (``trainer = pl.Trainer(**params)`` -> Trainer).
 _SOURCE_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\(")
 
 
 def _wrapper(function: str) -> bool:
-    return "<locals>" in function or function in _WRAPPERS
+    return "<locals>" in function or function.rpartition(".")[2] in _WRAPPERS
 
 
 def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
@@ -104,13 +109,17 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
 _OPERATOR_NAME = re.compile(r"'[A-Za-z_]\w{0,40}::(?P<name>[A-Za-z_]\w{0,80})'")
 
 
-def frameless_api(report: BugReport, message: str) -> str:
+def frameless_api(report: BugReport, message: str, culprit: str = "") -> str:
     """For a report without frames whose title and prose name no API: a class-level call its code makes
     (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
-    if report.class_calls:
-        return report.class_calls[0]
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip]
+    said = [call for call in named if "." in call or "_" in call]  # a function or a method, before a script's name
+    named = named if not report.traceback.frames else said  # a script the frames show is no API (its <module>)
+    if said or report.class_calls:
+        return (said or list(report.class_calls))[0]
     match = _OPERATOR_NAME.search(message)
-    return match["name"] if match else ""
+    return match["name"] if match else (named[0] if named else "")
 
 
 # A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.

@@ -22,10 +22,10 @@ _supervise.py), it sees the whole filesystem read-only, the run's output hidden,
 
 As root, every step but ``uv venv`` of the environment, the install of wheels, ``patch`` and the bytecode
 compilation (no package code runs in those: ``seal(harness_uid=True)``) runs as a private unprivileged uid that
-owns its writable folders, as a cell does. HOME stays, read-only, so uv finds its configuration and credentials
-(as root, copies for a private uid); TMPDIR and XDG_CACHE_HOME point into
-the private /tmp. The network stays (uv needs the index). Without namespaces the steps run as before,
-contained by the subreaper only.
+owns its writable folders, as a cell does (so does the wheelhouse's ``pip wheel``: environments/_wheelhouse.py).
+HOME stays, read-only, so uv finds its configuration and credentials (as root, copies for a private uid);
+TMPDIR and XDG_CACHE_HOME point into the private /tmp. The network stays (uv needs the index). Without
+namespaces the steps run as before, contained by the subreaper only.
 """
 
 from __future__ import annotations

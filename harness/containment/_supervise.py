@@ -1,6 +1,6 @@
 """Per-process supervisor: runs one command and makes sure nothing it started outlives it.
 
-``harness.containment._process`` starts it for every cell and every helper (uv, patch, probes) as
+``harness.containment._launch`` starts it for every cell and every helper (uv, patch, probes) as
 ``python -I -S -B _supervise.py LIFELINE_FD STATUS_FD`` with its configuration (JSON) on stdin; no
 path of the run is on its command line. LIFELINE_FD is the read end of a pipe whose write end only
 the harness holds: end of file there means the harness died, however it died (even SIGKILL).

@@ -9,10 +9,12 @@ carry. The node then builds its environments with ``cases --find-links DIR --off
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -36,23 +38,85 @@ def pip_wheel(python: str, requirements: Sequence[str], wheels: Path, log_path: 
               extra: Sequence[str] = ()) -> HelperResult:
     """``pip wheel`` into ``wheels``: it runs code a requirement chose (a setup.py, a build backend, an
     sdist), so it is sealed like the venv backend's build steps (harness/containment/_sandbox.py), writing only
-    ``wheels``, copies of local requirement folders and a private /tmp (pip's cache included)."""
+    its wheel folder, copies of local requirement folders and a private /tmp (pip's cache included).
+
+    As root the step runs as a private uid, like them: it builds into a scratch folder of its own, sees
+    ``wheels`` read-only (``--find-links``: the wheels already there are reused, not fetched again), and the
+    harness then moves the new wheels in (``adopt_wheels``). As a user it writes ``wheels`` itself."""
     wheels = wheels.resolve()  # the step runs in /
-    with BuildSandbox(env_root=root, private=(), env=os.environ, uses=(Path(python).parent, *_pip_home(python)),
+    wheels.mkdir(parents=True, exist_ok=True)
+    private = os.geteuid() == 0
+    with BuildSandbox(env_root=root, private=(), env=os.environ, uses=(Path(python).parent, *_pip_home(python),
+                                                                      *([wheels] if private else [])),
                       requires=requirements) as sandbox:
         requires = sandbox.local_copies(requirements)  # in-tree builds write copies, not case folders
-        argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(wheels), "--prefer-binary", "--progress-bar",
-                "off", "--disable-pip-version-check", *extra, *requires]
+        built = sandbox.scratch / "wheels" if private else wheels
+        built.mkdir(exist_ok=True)
+        links = ["--find-links", str(wheels)] if private else []
+        argv = [python, "-m", "pip", "wheel", "--wheel-dir", str(built), *links, "--prefer-binary",
+                "--progress-bar", "off", "--disable-pip-version-check", *extra, *requires]
         with log_path.open("a") as log:
             log.write(f"$ {' '.join(argv)}\n")
         proc = run_helper(argv, env=os.environ, timeout=WHEEL_TIMEOUT_S,
-                          # uid 0 as root: it writes the wheel folder the user named (a private uid would own it)
-                          confinement=sandbox.seal(wheels, sandbox.sources, harness_uid=True))
-    with log_path.open("a") as log:
-        log.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
-        if proc.notes:
-            log.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
+                          confinement=sandbox.seal(built, sandbox.sources))
+        with log_path.open("a") as log:
+            log.write(proc.stdout + proc.stderr + (f"{proc.error}\n" if proc.error else ""))
+            if proc.notes:
+                log.write(f"[repro-matrix: containment {proc.containment}: {'; '.join(proc.notes)}]\n")
+            if private and proc.returncode == 0:
+                log.writelines(f"[repro-matrix: {line}]\n" for line in adopt_wheels(built, wheels))
     return proc
+
+
+def adopt_wheels(source: Path, target: Path) -> list[str]:
+    """Move the wheels a private-uid ``pip wheel`` left in ``source`` into ``target``, as the harness (the
+    wheel side of environments/_split.py ``move_added``): regular files named ``*.whl`` only, never through a
+    link (a link, a FIFO or a hard link to another file stays behind), never over a file already in
+    ``target`` (the wheel pip reused from there); each becomes root's, mode 0644. Returns what was left, why."""
+    left = []
+    for name in sorted(os.listdir(source)):
+        try:
+            why = _adopt_wheel(source / name, target / name)
+        except OSError as error:
+            why = f"could not be moved: {error}"
+        if why:
+            left.append(f"{name} {why}")
+    return left
+
+
+def _adopt_wheel(path: Path, destination: Path) -> str:
+    if not path.name.endswith(".whl") or path.name.startswith("."):
+        return "left behind: not a wheel"
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # ELOOP for a link
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return "left behind: not a regular file of its own"
+        if os.path.lexists(destination):
+            return "left behind: the wheel folder has it already"
+        os.fchown(fd, os.geteuid(), os.getegid())
+        os.fchmod(fd, 0o644)
+        try:
+            os.link(path, destination, follow_symlinks=False)  # fails on anything at destination, link or not
+        except OSError as error:
+            if error.errno != errno.EXDEV:
+                raise
+            _copy_new(fd, destination)
+    finally:
+        os.close(fd)
+    os.unlink(path)
+    return ""
+
+
+def _copy_new(fd: int, destination: Path) -> None:
+    """Another filesystem: copy into a file that did not exist (O_EXCL: never through a link)."""
+    out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(os.dup(fd), "rb") as reader, os.fdopen(out, "wb") as writer:
+            shutil.copyfileobj(reader, writer)
+    except BaseException:
+        destination.unlink(missing_ok=True)
+        raise
 
 
 def host_python(version: str) -> str:

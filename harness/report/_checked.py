@@ -11,6 +11,12 @@ The record lives in the user's cache folder (``$XDG_CACHE_HOME/repro-matrix/repo
 inputs could shape must not say what was checked. It holds only digests of contents that passed, one per line,
 under a first line naming the version of the checks (the schema and the checking code): a change to either
 starts it afresh.
+
+Beside it (``<record>.history.json``) it keeps what the history takes from each of those contents (the run
+record, hosts, environments and case descriptions that ``History.prepare`` makes of them), so that a rebuild
+does not parse a thousand results.json again. That file is versioned by the checks and by the code that makes
+those entries; an entry is used only for a digest the record lists, and a results.json whose bytes changed has
+another digest: it is parsed and checked again.
 """
 
 from __future__ import annotations
@@ -18,14 +24,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from harness._io import write_atomic
 
 CACHE_ENV = "REPRO_MATRIX_REPORT_CACHE"
 MAX_ENTRIES = 200_000  # ~13 MB; 200 nightly sites' worth of runs
+MAX_PREPARED = 10_000  # history entries kept beside it: ~7 KB each, ten sites of 1,000 runs
+MAX_PREPARED_BYTES = 256 * 2**20
 _HERE = Path(__file__).resolve().parent
 
 
@@ -51,6 +61,15 @@ def checks_version() -> str:
     return f"repro-matrix report-checked {sha.hexdigest()}"
 
 
+@functools.cache
+def prepared_version() -> str:
+    """The checks' version and a digest of the code that makes a run's history entry from checked contents."""
+    sha = hashlib.sha256(checks_version().encode())
+    for path in (_HERE / "_history.py", _HERE / "_bounds.py", _HERE / "_common.py", _HERE.parent / "_vocabulary.py"):
+        sha.update(path.read_bytes())
+    return f"repro-matrix report-prepared {sha.hexdigest()}"
+
+
 class Checked:
     """The digests known to pass; loaded on first use, saved by :meth:`save` when it learnt new ones."""
 
@@ -60,6 +79,10 @@ class Checked:
         self._new: list[str] = []
         # run report folder key -> fingerprint of what that build published there (see _site._place_reports)
         self.published: dict[str, str] = {}
+        # digest -> {"record", "cases"}: the history entry of contents known to pass (see History.prepare)
+        self._prepared: dict[str, Any] | None = None
+        self._tables: dict[str, dict[str, Any]] = {"hosts": {}, "environments": {}}
+        self._prepared_new: list[str] = []
 
     def _load(self) -> set[str]:
         if self._known is None:
@@ -88,9 +111,71 @@ class Checked:
             self.published[key] = fingerprint
             self._new.append("")  # something to save
 
+    def prepared(self, digest: str) -> dict[str, Any] | None:
+        """What ``History.prepare`` made of the contents with this digest, if they passed and it was kept."""
+        if digest not in self:
+            return None
+        entry = self._load_prepared().get(digest)
+        if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict) or not isinstance(
+                entry.get("cases"), dict) or not all(isinstance(entry.get(k), list) for k in ("hosts", "environments")):
+            return None  # not written by this code: prepared again from the bytes
+        record, host_keys, env_keys = entry["record"], entry["hosts"], entry["environments"]
+        hosts, environments = self._tables["hosts"], self._tables["environments"]
+        if any(key not in hosts for key in host_keys) or any(key not in environments for key in env_keys):
+            return None
+        return {"record": {**record, "report": None}, "cases": entry["cases"],
+                "hosts": {key: hosts[key] for key in host_keys},
+                "environments": {key: environments[key] for key in env_keys}}
+
+    def keep_prepared(self, digest: str, prepared: Mapping[str, Any]) -> None:
+        """Keep a run's history entry for contents that just passed (saved with the record)."""
+        if digest not in self:
+            return
+        entries = self._load_prepared()
+        # The build goes on to set the report link of the record it holds (and changes nothing else in it).
+        entries[digest] = {"record": {**prepared["record"], "report": None}, "cases": prepared["cases"],
+                           "hosts": list(prepared["hosts"]), "environments": list(prepared["environments"])}
+        self._tables["hosts"].update(prepared["hosts"])
+        self._tables["environments"].update(prepared["environments"])
+        self._prepared_new.append(digest)
+
+    def _prepared_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name(f"{self.path.name}.history.json")
+
+    def _load_prepared(self) -> dict[str, Any]:
+        if self._prepared is None:
+            self._prepared = {}
+            path = self._prepared_path()
+            with contextlib.suppress(OSError, ValueError):
+                if path is not None and path.is_file() and path.stat().st_size < MAX_PREPARED_BYTES:
+                    data = json.loads(path.read_bytes())
+                    if isinstance(data, dict) and data.get("version") == prepared_version() and all(
+                            isinstance(data.get(key), dict) for key in ("runs", "hosts", "environments")):
+                        self._prepared = data["runs"]
+                        self._tables = {key: data[key] for key in ("hosts", "environments")}
+        return self._prepared
+
+    def _save_prepared(self) -> None:
+        path = self._prepared_path()
+        if path is None or not self._prepared_new or self._prepared is None:
+            return
+        known = self._load()
+        order = [*reversed(self._prepared_new), *self._prepared]
+        runs = {d: self._prepared[d] for d in dict.fromkeys(order) if d in known}
+        runs = dict(list(runs.items())[:MAX_PREPARED])
+        hosts = {key for entry in runs.values() for key in entry.get("hosts", [])}
+        envs = {key for entry in runs.values() for key in entry.get("environments", [])}
+        data = {"version": prepared_version(), "runs": runs,
+                "hosts": {k: v for k, v in self._tables["hosts"].items() if k in hosts},
+                "environments": {k: v for k, v in self._tables["environments"].items() if k in envs}}
+        with contextlib.suppress(OSError):
+            write_atomic(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self._prepared_new.clear()
+
     def save(self) -> None:
         """Write the record (atomically); a cache that cannot be written only costs the next build time."""
         if self.path is None or not self._new:
+            self._save_prepared()
             return
         new = set(self._new)
         kept = [*(d for d in self._new if d), *(d for d in self._load() if d not in new)][:MAX_ENTRIES]
@@ -99,6 +184,7 @@ class Checked:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, "\n".join([checks_version(), *kept]) + "\n")
         self._new.clear()
+        self._save_prepared()
 
 
 def digest_of(data: bytes) -> str:

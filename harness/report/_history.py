@@ -109,7 +109,8 @@ class History:
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _env_keys: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False, compare=False)
+    _env_keys: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = field(default_factory=dict, repr=False,
+                                                                         compare=False)
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "history.json", problems: list[str] | None = None) -> History:
@@ -160,9 +161,17 @@ class History:
 
     def ingest(self, results: Mapping[str, Any]) -> dict[str, Any]:
         """Add one (merged) run; a run id already present is updated per (case, lane), newest data winning."""
+        return self.add(self.prepare(results))
+
+    def prepare(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What one (merged) run adds to the history, as plain JSON data: its run record and the hosts,
+        environments and case descriptions it names. A pure function of ``results`` (the record of checked
+        inputs keeps it, so that a rebuild need not parse the same results.json again)."""
         run = results["run"]
-        host_keys = [self._store(self.hosts, clip_strings(dict(h))) for h in hosts_of(results)]
-        env_keys = {env_id: self._env_key(env) for env_id, env in results.get("environments", {}).items()}
+        hosts: dict[str, dict[str, Any]] = {}
+        host_keys = [self._store(hosts, clip_strings(dict(h))) for h in hosts_of(results)]
+        environments: dict[str, dict[str, Any]] = {}
+        env_keys = {env_id: self._env_key(env, environments) for env_id, env in results.get("environments", {}).items()}
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for cell in results.get("cells", []):
             cells.setdefault((cell["case"], cell["lane"]), []).append(cell)
@@ -179,8 +188,18 @@ class History:
             "selection": {key: selection.get(key) for key in ("cases", "lanes", "backend", "shard")},
             "report": None, "verdicts": verdicts,
         }
-        for case, meta in results.get("cases", {}).items():
-            self._note_case(case, meta, run.get("started"))
+        cases = {case: _case_meta(meta) for case, meta in results.get("cases", {}).items()}
+        return {"record": record, "hosts": hosts, "environments": environments, "cases": cases}
+
+    def add(self, prepared: Mapping[str, Any]) -> dict[str, Any]:
+        """Add what :meth:`prepare` made of a run."""
+        record = prepared["record"]
+        for key, host in prepared["hosts"].items():
+            self.hosts.setdefault(key, host)
+        for key, env in prepared["environments"].items():
+            self.environments.setdefault(key, env)
+        for case, meta in prepared["cases"].items():
+            self._set_case(case, meta, record.get("started"))
         return self._add_run(record)
 
     def _add_run(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -196,26 +215,34 @@ class History:
         return record
 
     def _note_case(self, case: str, meta: Mapping[str, Any], seen: str | None) -> None:
-        known = self.cases.get(case)
-        when = parse_time(seen) or _EPOCH
-        if known is None or when >= (parse_time(known.get("seen")) or _EPOCH):
-            keep = ("title", "upstream", "summary", "signature", "exception", "status", "tags", "retired_reason")
-            self.cases[case] = {**{k: clip_strings(meta[k]) for k in keep if k in meta}, "seen": seen}
+        self._set_case(case, _case_meta(meta), seen)
 
-    def _env_key(self, env: Mapping[str, Any]) -> str:
+    def _set_case(self, case: str, meta: Mapping[str, Any], seen: str | None) -> None:
+        known = self.cases.get(case)
+        if known is None or (parse_time(seen) or _EPOCH) >= (parse_time(known.get("seen")) or _EPOCH):
+            self.cases[case] = {**meta, "seen": seen}
+
+    def _env_key(self, env: Mapping[str, Any], table: dict[str, dict[str, Any]]) -> str:
         # Hashing a tuple is far cheaper than serialising the env: a thousand runs share a dozen envs.
         cheap = (env.get("id"), env.get("backend"), env.get("python"), tuple(env.get("requires") or ()),
                  tuple((env.get("installed") or {}).items()), repr(env.get("image")), repr(env.get("patches")))
-        key = self._env_keys.get(cheap)
-        if key is None:
-            key = self._env_keys[cheap] = self._store(self.environments, clip_strings(_env_fingerprint(env)))
-        return key
+        known = self._env_keys.get(cheap)
+        if known is None:
+            value = clip_strings(_env_fingerprint(env))
+            known = self._env_keys[cheap] = (digest(value), value)
+        table[known[0]] = known[1]
+        return known[0]
 
     @staticmethod
     def _store(table: dict[str, dict[str, Any]], value: dict[str, Any]) -> str:
         key = digest(value)
         table.setdefault(key, value)
         return key
+
+
+def _case_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    keep = ("title", "upstream", "summary", "signature", "exception", "status", "tags", "retired_reason")
+    return {k: clip_strings(meta[k]) for k in keep if k in meta}
 
 
 def _env_fingerprint(env: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,13 +77,21 @@ def read_results(run_dir: Path) -> dict[str, Any]:
 
 def read_results_digest(run_dir: Path) -> tuple[dict[str, Any], str | None]:
     """:func:`read_results` and the SHA-256 of the bytes read (None when no record of checks is kept)."""
-    path = run_dir / "results.json"
+    return results_of(read_results_bytes(run_dir), run_dir / "results.json")
+
+
+def read_results_bytes(run_dir: Path) -> bytes:
+    """The bytes of the run's results.json, read without following symlinks and bounded (not yet checked)."""
     try:
         # Hard links are allowed here (a backup made with ``cp -al`` links every file): the contents are parsed
         # and checked, never published as they are.
-        raw = read_inside(run_dir, "results.json", limit=MAX_RESULTS_BYTES, allow_links=True)
+        return read_inside(run_dir, "results.json", limit=MAX_RESULTS_BYTES, allow_links=True)
     except UnsafePath as error:
-        raise ReportInputError(f"{path}: not read: {error}") from error
+        raise ReportInputError(f"{run_dir / 'results.json'}: not read: {error}") from error
+
+
+def results_of(raw: bytes, path: Path) -> tuple[dict[str, Any], str | None]:
+    """The checked contents of results.json bytes and their SHA-256 (None when no record of checks is kept)."""
     checked, digest = _checked.current(), ""
     if checked is not None:
         digest = _checked.digest_of(raw)

@@ -15,6 +15,7 @@ import fcntl
 import functools
 import gc
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -27,9 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from harness._exceptions import ReportWriteError, UsageError
-from harness.report._checked import current, remembered
+from harness.report._checked import current, digest_of, remembered
 from harness.report._history import History
-from harness.report._inputs import MAX_RESULTS_BYTES, check_results, parse_json, read_results, read_results_digest
+from harness.report._inputs import (
+    MAX_RESULTS_BYTES,
+    check_results,
+    parse_json,
+    read_results,
+    read_results_bytes,
+    results_of,
+)
 from harness.report._io import ReportInputError, copy_logs, write_json_atomic
 from harness.report._merge import merge_shards
 from harness.report._run import write_run_reports
@@ -71,12 +79,30 @@ def _count(n: int, noun: str) -> str:
 
 
 @dataclass(slots=True)
+class _Shard:
+    """One run folder's checked results.json. Contents the record of checked inputs knows come with their
+    history entry (``prepared``) and stay unparsed bytes until a run report needs them."""
+
+    folder: Path
+    digest: str | None  # of the results.json bytes; None when no record is kept or the run was recovered
+    parsed: dict[str, Any] | None = None
+    raw: bytes | None = None
+    prepared: dict[str, Any] | None = None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self.parsed is None:
+            assert self.raw is not None
+            self.parsed, self.raw = json.loads(self.raw), None  # bytes known to pass every check
+        return self.parsed
+
+
+@dataclass(slots=True)
 class _Found:
-    runs: dict[str, list[tuple[Path, dict[str, Any]]]] = field(default_factory=dict)
+    runs: dict[str, list[_Shard]] = field(default_factory=dict)
     sites: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
-    digests: dict[Path, str | None] = field(default_factory=dict)  # a run folder's results.json bytes
 
 
 def build_site(inputs: Iterable[Path], output: Path, stale_days: int = 7, now: datetime | None = None, *,
@@ -179,11 +205,16 @@ def _build(inputs: list[Path], output: Path, stale_days: int, now: datetime, kee
         history.extend(previous)
         report_sources.update({run_id: site / "runs" / run_id for run_id in previous.runs
                                if (site / "runs" / run_id / "results.json").is_file()})
-    merged: dict[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]] = {}
+    merged: dict[str, list[_Shard]] = {}
+    checked = current()
     for run_id, shards in found.runs.items():
-        results = merge_shards([data for _, data in shards])
-        history.ingest(results)
-        merged[run_id] = (results, shards)
+        prepared = shards[0].prepared if len(shards) == 1 else None
+        if prepared is None:
+            prepared = history.prepare(merge_shards([shard.data for shard in shards]))
+            if checked is not None and len(shards) == 1 and shards[0].digest is not None:
+                checked.keep_prepared(shards[0].digest, prepared)
+        history.add(prepared)
+        merged[run_id] = shards
     try:
         output.mkdir(parents=True, exist_ok=True)
         kept = _place_reports(history, merged, report_sources, output, keep_reports, found)
@@ -254,7 +285,17 @@ def _visit(folder: Path, found: _Found, depth: int, output: Path, *, explicit: b
 
 def _add_run(folder: Path, found: _Found) -> None:
     try:
-        results, found.digests[folder] = read_results_digest(folder)
+        raw = read_results_bytes(folder)
+        checked = current()
+        if checked is not None:
+            known = digest_of(raw)
+            prepared = checked.prepared(known)
+            # A run still "running" may be a dead one to recover (below), which the bytes alone do not decide.
+            if prepared is not None and prepared["record"]["status"] != "running":
+                found.runs.setdefault(prepared["record"]["id"], []).append(
+                    _Shard(folder, known, raw=raw, prepared=prepared))
+                return
+        results, digest = results_of(raw, folder / "results.json")
     except ReportInputError as error:
         found.problems.append(str(error))  # one broken artifact must not stop the others from publishing
         return
@@ -262,16 +303,16 @@ def _add_run(folder: Path, found: _Found) -> None:
     # it finished; the report never writes into its inputs, so the run folder itself stays as it is.
     recovered = recovered_results(folder, results, limit=MAX_RESULTS_BYTES)
     if recovered is not None:
-        found.digests[folder] = None
+        digest = None
         try:
             results = check_results(recovered, folder / "cells.jsonl")
         except ReportInputError as error:
             found.problems.append(str(error))
             return
-    found.runs.setdefault(results["run"]["id"], []).append((folder, results))
+    found.runs.setdefault(results["run"]["id"], []).append(_Shard(folder, digest, parsed=results))
 
 
-def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]],
+def _place_reports(history: History, merged: Mapping[str, list[_Shard]],
                    sources: Mapping[str, Path], output: Path, keep: int | None, found: _Found) -> int:
     problems = found.problems
     newest_first = [run["id"] for run in history.ordered_runs()][::-1]
@@ -286,8 +327,7 @@ def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], 
             record["report"] = None
             continue
         if run_id in merged:
-            results, shards = merged[run_id]
-            _publish_unless_unchanged(dest, results, shards, found)
+            _publish_unless_unchanged(dest, merged[run_id], found)
         elif run_id in sources and sources[run_id].resolve() != dest.resolve():
             _carry_report(sources[run_id], dest, problems)
         present = (dest / "index.html").is_file()
@@ -296,16 +336,16 @@ def _place_reports(history: History, merged: Mapping[str, tuple[dict[str, Any], 
     return kept
 
 
-def _publish_unless_unchanged(dest: Path, results: dict[str, Any], shards: list[tuple[Path, dict[str, Any]]],
-                              found: _Found) -> None:
+def _publish_unless_unchanged(dest: Path, shards: list[_Shard], found: _Found) -> None:
     """Publish the run's report, unless the record of checked inputs says that this very report (same input
     bytes and logs, same report code) was published into ``dest`` and ``dest`` still holds exactly that."""
     checked = current()
-    key = _inputs_key(dest, shards, found.digests) if checked is not None else None
+    key = _inputs_key(dest, shards) if checked is not None else None
     if checked is not None and key is not None and key in checked.published and \
             checked.published[key] == _fingerprint(dest):
         return
     before = len(found.problems)
+    results = merge_shards([shard.data for shard in shards])
     _replace_dir(dest, functools.partial(_publish_run, results=results, shards=shards, problems=found.problems))
     fingerprint = _fingerprint(dest)
     if checked is not None and key is not None and fingerprint is not None and len(found.problems) == before:
@@ -321,16 +361,15 @@ def _report_code_version() -> str:
     return sha.hexdigest()
 
 
-def _inputs_key(dest: Path, shards: list[tuple[Path, dict[str, Any]]],
-                digests: Mapping[Path, str | None]) -> str | None:
+def _inputs_key(dest: Path, shards: list[_Shard]) -> str | None:
     """What a run report is made from: the shards' results.json bytes, their logs' identity, the report code."""
     sha = hashlib.sha256(f"{dest.resolve()}\0{_report_code_version()}".encode())
-    for folder, data in shards:
-        digest = digests.get(folder)
+    for shard in shards:
+        folder, digest = shard.folder, shard.digest
         if digest is None:
             return None
         sha.update(f"\0{folder.resolve()}\0{digest}".encode())
-        for log in dict.fromkeys(c["log"] for c in data.get("cells", []) if c.get("log")):
+        for log in dict.fromkeys(c["log"] for c in shard.data.get("cells", []) if c.get("log")):
             try:
                 info = os.lstat(folder / log)
                 sha.update(f"\0{log}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_mode}".encode())
@@ -365,15 +404,15 @@ def _carry_report(source: Path, dest: Path, problems: list[str]) -> None:
     except ReportInputError as error:
         problems.append(f"{error}; its report is not carried into the site")
         return
-    _replace_dir(dest, functools.partial(_publish_run, results=results, shards=[(source, results)], problems=problems))
+    _replace_dir(dest, functools.partial(_publish_run, results=results, shards=[_Shard(source, None, parsed=results)],
+                                         problems=problems))
 
 
-def _publish_run(dest: Path, *, results: dict[str, Any], shards: list[tuple[Path, dict[str, Any]]],
-                 problems: list[str]) -> None:
+def _publish_run(dest: Path, *, results: dict[str, Any], shards: list[_Shard], problems: list[str]) -> None:
     """The run's report in the site: copies of the logs its cells name, and results.json, junit.xml and
     index.html written from the checked (and merged) results, never copied from the run folder."""
-    for folder, data in shards:
-        problems += copy_logs(folder, data, dest)
+    for shard in shards:
+        problems += copy_logs(shard.folder, shard.data, dest)
     write_json_atomic(dest / "results.json", results)
     write_run_reports(dest, results)
 

@@ -56,7 +56,7 @@ class Executor:
     """Runs cells; ``on_record`` sees each record the moment its cell is over (from the cell's thread).
 
     Cells never run inside the run folder: each gets a private scratch folder (its cwd, removed after),
-    and the output folder is hidden from it where the host allows (``private``, see _process.Confinement).
+    and the output folder is hidden from it where the host allows (``private``, see _launch.Confinement).
     """
 
     def __init__(self, backend: Backend, run_dir: Path, *, jobs: int, gpus: int, hooks: Hooks,

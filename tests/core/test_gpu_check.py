@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness._exceptions import UsageError
-from harness.environments._wheelhouse import Target, Wheelhouse, link_folders, split_parts
+from harness.environments._wheelhouse import Target, Wheelhouse, adopt_wheels, link_folders, split_parts
 from harness.gpucheck._check import compare_cells, compare_scenarios, left_out, markdown
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,6 +97,33 @@ def run(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow  # about 16 s (load 15 on 2 cores): nine wheels fetched in one pip download, one offline build
+def test_adopting_wheels_moves_regular_wheel_files_only_and_never_through_a_link(tmp_path):
+    """What a private-uid ``pip wheel`` left (harness/environments/_wheelhouse.py ``adopt_wheels``): its own
+    regular ``*.whl`` files move into the wheel folder; a link, a FIFO, a hard link, a folder, another file and
+    a name the folder has already stay behind, and nothing is written through a link planted at either end."""
+    built, wheels, victim = tmp_path / "built", tmp_path / "wheels", tmp_path / "victim"
+    built.mkdir()
+    wheels.mkdir()
+    victim.write_text("kept")
+    (built / "good-1.0-py3-none-any.whl").write_bytes(b"wheel")
+    (built / "good-1.0-py3-none-any.whl").chmod(0o666)
+    (built / "link-1.0-py3-none-any.whl").symlink_to(victim)
+    os.mkfifo(built / "fifo-1.0-py3-none-any.whl")
+    os.link(victim, built / "hard-1.0-py3-none-any.whl")
+    (built / "dir-1.0-py3-none-any.whl").mkdir()
+    (built / "notes.txt").write_text("x")
+    (built / "there-1.0-py3-none-any.whl").write_bytes(b"new")
+    (wheels / "there-1.0-py3-none-any.whl").symlink_to(victim)  # planted in the wheel folder: never written
+    left = adopt_wheels(built, wheels)
+    assert sorted(p.name for p in wheels.iterdir()) == ["good-1.0-py3-none-any.whl", "there-1.0-py3-none-any.whl"]
+    good = wheels / "good-1.0-py3-none-any.whl"
+    assert good.read_bytes() == b"wheel" and good.stat().st_mode & 0o777 == 0o644
+    assert good.stat().st_uid == os.geteuid() and not (built / good.name).exists()
+    assert victim.read_text() == "kept" and (wheels / "there-1.0-py3-none-any.whl").is_symlink()
+    assert sorted(line.split()[0] for line in left) == sorted(p.name for p in built.iterdir()), left
+    assert len(left) == 6, left
+
+
 def test_a_wheelhouse_builds_the_environment_offline(tmp_path):
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     wheels = tmp_path / "wheels"

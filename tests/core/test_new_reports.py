@@ -161,6 +161,7 @@ DEVICE = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
 ALL = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
 KERNEL = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
 GPU_MODEL = {"cpu": "unsupported", "cuda": "unsupported", "cuda-sim": "unsupported"}
+GPU_RUN = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "reproduces"}  # a dtype error seen on a GPU
 HELD_OUT_4 = {
     # [rank0]: traceback; the NCCL warning after the exception is a log record, not its message; a str device (every
     # lane: graded5 showed cpu fails too, where the call does not test for "cpu" first as torchrec's does)
@@ -364,7 +365,8 @@ HELD_OUT_9 = {
     "imitation-870": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "imitation", "imitation train: Expected all",
                       DEVICE, True, "imitation==1.0.1", 1),
     "llama-cookbook-284": ("RuntimeError", "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half",
-                           "llama-recipes", "llama_recipes train: expected mat1", ALL, False, "llama-recipes==X.Y.Z", 3),
+                           "llama-recipes", "llama_recipes train: expected mat1", GPU_RUN, False, "llama-recipes==X.Y.Z",
+                           3),  # a dtype error seen on a GPU: the cpu lane is left unknown (graded9 accepts both)
     "pytorch-forecasting-247": ("AttributeError", "'list' object has no attribute 'device'", "pytorch-forecasting",
                                 "pytorch_forecasting step: 'list' object", ALL, False, "pytorch-forecasting==0.8.0", 3),
     "speechbrain-2576": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument mat1 in "
@@ -377,12 +379,44 @@ HELD_OUT_9 = {
     "torchaudio-2795": ("RuntimeError", "expected scalar type ComplexFloat but found Float", "torchaudio",
                         "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 2),
 }
+# graded10 (tests/fixtures/graded10): drafted as below after graded10fix; megatron-lm-4013 (no class, no message
+# anywhere) is refused.
+GRADED10 = ROOT / "tests" / "fixtures" / "graded10"
+REFUSED_10 = {"megatron-lm-4013"}
+CPU_RUN = {"cpu": "reproduces", "cuda": "unsupported", "cuda-sim": "unsupported"}
+HELD_OUT_10 = {
+    # a script at the root of the repository's checkout, whose bundled environment installed whisper: alltalk's bug
+    "alltalk-tts-536": ("RuntimeError", "expected scalar type Float but found Half", "alltalk-tts",
+                        "alltalk-tts format_audio_list: expected scalar type", GPU_RUN, False,
+                        "git+https://github.com/erew123/alltalk_tts@<commit>", 3),
+    "conceptexpress-5": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument index in "
+                         "method wrapper__index_select)", "conceptexpress", "conceptexpress training: Expected all",
+                         DEVICE, True, "git+https://github.com/haoosz/ConceptExpress@<commit>", 0),
+    "d3rlpy-329": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0!", "d3rlpy",
+                   "d3rlpy create_discrete_q_function: Expected all", DEVICE, True, "d3rlpy==X.Y.Z", 0),
+    "donut-141": ("RuntimeError", "expected scalar type BFloat16 but found Float", "donut",
+                  "donut train: expected scalar type BFloat16 but found Float", CPU_RUN, False, "donut==X.Y.Z", 0),
+    "ipex-llm-11681": ("RuntimeError", f"{PLACEMENT}, xpu:0 and cpu!", "ipex-llm", "ipex-llm: Expected all", DEVICE,
+                       True, "ipex-llm==2.1.0b20240726", 0),
+    "patchmatchnet-35": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "patchmatchnet",
+                         "patchmatchnet train: Expected all", DEVICE, True,
+                         "git+https://github.com/FangjinhuaWang/PatchmatchNet@<commit>", 0),
+    "setfit-169": ("RuntimeError", "Expected all tensors to be on the same device", "setfit",
+                   "setfit SetFitTrainer.train: Expected all", DEVICE, True, "setfit==X.Y.Z", 1),
+    "streaming-sensevoice-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument "
+                               "index in method wrapper_CUDA__index_select)", "streaming-sensevoice",
+                               "streaming-sensevoice: Expected all", DEVICE, True,
+                               "git+https://github.com/pengzhendong/streaming-sensevoice@<commit>", 0),
+    # no class anywhere, a quoted part of torch's device message: completed to torch's wording and RuntimeError
+    "tts-2184": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "tts", "tts train_step: Expected all", DEVICE, True,
+                 "tts==X.Y.Z", 2),
+}
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
-NOT_RELEASED = {"medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+NOT_RELEASED = {"conceptexpress", "patchmatchnet", "streaming-sensevoice", "alltalk-tts", "medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
 # The releases the index has, where a draft's stated release is checked: fish-speech's newest on PyPI is 0.1.0 (this
 # workplace's list of PyPI's packages, /work/.library/env/packages/pypi.tsv, which gives only the newest).
@@ -392,7 +426,8 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED6, name): row for name, row in HELD_OUT_6.items()},
             **{(GRADED7, name): row for name, row in HELD_OUT_7.items()},
             **{(GRADED8, name): row for name, row in HELD_OUT_8.items()},
-            **{(GRADED9, name): row for name, row in HELD_OUT_9.items()}}
+            **{(GRADED9, name): row for name, row in HELD_OUT_9.items()},
+            **{(GRADED10, name): row for name, row in HELD_OUT_10.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -410,6 +445,7 @@ def test_the_fourth_and_fifth_held_out_sets_are_complete():
     assert sorted(p.stem for p in GRADED7.glob("*.txt")) == sorted(HELD_OUT_7)
     assert sorted(p.stem for p in GRADED8.glob("*.txt")) == sorted(HELD_OUT_8)
     assert sorted(p.stem for p in GRADED9.glob("*.txt")) == sorted(HELD_OUT_9)
+    assert sorted(p.stem for p in GRADED10.glob("*.txt")) == sorted([*HELD_OUT_10, *REFUSED_10])
 
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
@@ -593,8 +629,13 @@ GRADED9_FLOOR = 73  # of 80: 59 held out (main 4dbda18), 61 on main 6847807; 73 
 
 
 def _maintainer_fields_9(name: str) -> dict[str, bool]:
-    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = MAINTAINER_9[name]
-    draft, data = _graded(GRADED9, name)
+    return _maintainer_row(GRADED9, name, MAINTAINER_9[name])
+
+
+def _maintainer_row(folder: Path, name: str, row: tuple) -> dict[str, bool]:
+    """The 8 fields of one report against its accepted values (MAINTAINER_9's columns)."""
+    title, exception, message, blamed, pin, fix, lanes, torch, pythons, python_required = row
+    draft, data = _graded(folder, name)
     buggy = " ".join(data["variants"]["buggy"]["requires"])
     fixed = " ".join(data["variants"]["fix"]["requires"])
     notes = " ".join(draft.notes)
@@ -621,3 +662,69 @@ def test_the_ninth_held_out_set_scores_at_least_its_measured_fields():
     right, table = _scored({name: _maintainer_fields_9(name) for name in sorted(MAINTAINER_9)})
     assert sorted(MAINTAINER_9) == sorted(HELD_OUT_9)
     assert right >= GRADED9_FLOOR, table
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_10))
+def test_a_held_out_report_with_no_class_and_no_message_is_refused(name: str):
+    with pytest.raises(UsageError, match="stops before its final exception line"):
+        _graded(GRADED10, name)
+
+
+# graded10/EXPECTED.md's accepted values, as MAINTAINER_9's columns. Titles: the project's name is matched without
+# case (the draft writes the distribution, "patchmatchnet", where the expectation writes "PatchmatchNet"), the API
+# and message as written there. A refused report scores 0 on every field.
+CPU_OR_NOT = {"cpu": {"passes", "unsupported"}, "cuda": {"reproduces"}}
+ON_CPU = {"cpu": {"reproduces"}, "cuda": {"passes", "unsupported"}}
+XPU_LANES = {"cpu": {"passes"}, "cuda": {"reproduces", "unsupported"}}
+TWO_AT = "Expected all tensors to be on the same device, but found at least two devices, "
+MAINTAINER_10 = {
+    "alltalk-tts-536": (r"^(?i:alltalk[_-]tts) (?:format_audio_list|finetune|preprocess_dataset|transcribe): expected "
+                        r"scalar type Float but found Half$", "RuntimeError", "expected scalar type Float but found Half",
+                        {"alltalk-tts"}, "git+https://github.com/erew123/alltalk_tts@",
+                        "git+https://github.com/erew123/alltalk_tts", CPU_OR_NOT, None, ("3.11",), False),
+    "conceptexpress-5": (rf"^(?i:conceptexpress) (?:training|train): {re.escape(TWO_AT)}cuda:0 and cpu! \(when checking "
+                         r"argument for argument index in method wrapper__index_select\)$", "RuntimeError",
+                         f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument index in method "
+                         "wrapper__index_select)", {"conceptexpress"}, "git+https://github.com/haoosz/ConceptExpress@",
+                         "git+https://github.com/haoosz/ConceptExpress", DEV_LANES, None, (), False),
+    "d3rlpy-329": (rf"^d3rlpy (?:create_discrete_q_function|DiscreteCQLConfig\.create|compute_output_size): "
+                   rf"{re.escape(TWO_AT)}cpu and cuda:0!$", "RuntimeError", f"{TWO_AT}cpu and cuda:0!", {"d3rlpy"}, None,
+                   None, DEV_LANES, None, (), False),
+    "donut-141": (r"^(?:donut|donut-python) train: expected scalar type BFloat16 but found Float$", "RuntimeError",
+                  "expected scalar type BFloat16 but found Float", {"donut", "donut-python", "transformers"},
+                  "donut-python", "transformers==4.25.1", ON_CPU, None, (), False),
+    "ipex-llm-11681": (rf"^ipex-llm (?:all-in-one|benchmark)[^:]*: {re.escape(TWO_AT)}xpu:0 and cpu!$", "RuntimeError",
+                       f"{TWO_AT}xpu:0 and cpu!", {"ipex-llm"}, "ipex-llm==2.1.0b20240726", None, XPU_LANES, None, (),
+                       False),
+    "megatron-lm-4013": (r"^$", "", "", set(), None, None, {}, None, (), False),
+    "patchmatchnet-35": (rf"^(?i:patchmatchnet) (?:train|loss|smooth_l1_loss)[\w. ]*: {re.escape(TWO_AT)}cuda:0 and "
+                         r"cpu!$", "RuntimeError", f"{TWO_AT}cuda:0 and cpu!", {"patchmatchnet"},
+                         "git+https://github.com/FangjinhuaWang/PatchmatchNet@",
+                         "git+https://github.com/FangjinhuaWang/PatchmatchNet", DEV_LANES, "1.8.1", (), False),
+    "setfit-169": (r"^setfit (?:SetFitTrainer(?:\.train)?|SetFitModel[\w.]*|unfreeze|train): Expected all tensors to be "
+                   r"on the same device$", "RuntimeError", "Expected all tensors to be on the same device", {"setfit"},
+                   None, None, DEV_LANES, None, ("3.8",), False),
+    "streaming-sensevoice-3": (rf"^streaming[-_]sensevoice: {re.escape(TWO_AT)}cuda:0 and cpu! \(when checking argument "
+                               r"for argument index in method wrapper_CUDA__index_select\)$", "RuntimeError",
+                               f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument index in method "
+                               "wrapper_CUDA__index_select)", {"streaming-sensevoice"}, None,
+                               "git+https://github.com/pengzhendong/streaming-sensevoice@c077bf1ce37ea6530c84d175f0a02ae"
+                               "c8d31d51a", DEV_LANES, None, (), False),
+    "tts-2184": (rf"^(?i:tts) (?:Tacotron2\.train_step|train_step|TacotronCapacitronTrainTest|criterion)[^:]*: "
+                 rf"{re.escape(TWO_AT)}cuda:0 and cpu!$", "RuntimeError", f"{TWO_AT}cuda:0 and cpu!", {"tts"}, None,
+                 None, DEV_LANES, None, ("3.8",), False),
+}
+GRADED10_FLOOR = 70  # of 80: 47 held out (main eda7f17, this scorer); 70 after graded10fix (not held out)
+
+
+def _maintainer_fields_10(name: str) -> dict[str, bool]:
+    try:
+        return _maintainer_row(GRADED10, name, MAINTAINER_10[name])
+    except UsageError:
+        return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
+
+
+def test_the_tenth_held_out_set_scores_at_least_its_measured_fields():
+    right, table = _scored({name: _maintainer_fields_10(name) for name in sorted(MAINTAINER_10)})
+    assert sorted(MAINTAINER_10) == sorted([*HELD_OUT_10, *REFUSED_10])
+    assert right >= GRADED10_FLOOR, table

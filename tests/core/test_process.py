@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.containment import _log, _process
+from harness.containment import _launch, _log, _process
 from harness.containment._process import RunningProcess
 
 
@@ -119,7 +119,7 @@ def _exit_time_in_thread(pid: int):
 
 
 def test_a_child_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path, monkeypatch):
-    monkeypatch.setattr(_process, "_GRACE_S", 0.5)
+    monkeypatch.setattr(_launch, "_GRACE_S", 0.5)
     source = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(600)\n"
     started = time.monotonic()
     result, _ = _python(tmp_path, source, timeout=1.5)

@@ -1,7 +1,7 @@
 """As root, a package build does not run as root: it cannot read root-only host files.
 
 A source distribution's build backend runs code a case chose. As root in bwrap mode it runs as a private
-unprivileged uid, as a cell does (harness/containment/_process.py ``Confinement.private_uid``), so a file
+unprivileged uid, as a cell does (harness/containment/_launch.py ``Confinement.private_uid``), so a file
 that only root may read (mode 0600, owned by root) stays closed to it even where bwrap binds it, and it
 writes nothing outside its own folders. Tried for real: an sdist whose in-tree backend tries both and
 records what it managed in the wheel it builds (the only place a build's writes survive).
@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,9 @@ from harness.containment._process import run_helper
 from harness.containment._sandbox import BuildSandbox
 from harness.environments._spec import EnvSpec
 from harness.environments._venv import VenvBackend
-from tests.faults.test_build_cache import WHEELMAKER
+from harness.environments._wheelhouse import host_python, pip_wheel
+from tests.faults.conftest import REPO
+from tests.faults.test_build_cache import WHEELMAKER, _wheel
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="a root-only file can be made, and tried, as root only")]
@@ -75,6 +79,13 @@ def _sdist(folder: Path, secret: Path, targets: dict[str, str]) -> Path:
     return archive
 
 
+def _root_only(path: Path) -> Path:
+    path.write_text(SECRET)
+    os.chown(path, 0, 0)
+    os.chmod(path, 0o600)
+    return path
+
+
 @pytest.mark.fault("a package build reads root-only host files (as root)")
 def test_a_source_build_cannot_read_a_root_only_file_or_write_outside_its_folders(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_MATRIX_NAMESPACES", "1")
@@ -86,10 +97,7 @@ def test_a_source_build_cannot_read_a_root_only_file_or_write_outside_its_folder
             pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
         sdists, envs = tmp_path / "sdists", tmp_path / "envs"
         sdists.mkdir()
-        secret = sdists / "root-only.txt"  # bound read-only into the build (it lies beside the sdist)
-        secret.write_text(SECRET)
-        os.chown(secret, 0, 0)
-        os.chmod(secret, 0o600)
+        secret = _root_only(sdists / "root-only.txt")  # bound read-only into the build (beside the sdist)
         targets = {"write-beside": str(sdists / "planted"), "write-envs": str(envs / "planted"),
                    "write-cache": str(tmp_path / "shared-uv-cache" / "planted")}
         archive = _sdist(sdists, secret, targets)
@@ -143,3 +151,54 @@ def test_a_build_step_that_a_private_uid_could_not_serve_stays_uid_0_and_says_wh
         proc = run_helper(["id", "-u"], env=os.environ, timeout=60, confinement=sandbox.seal())
     assert proc.returncode == 0 and proc.stdout.strip() == "0", proc
     assert any("not a private uid" in note and f"chmod o+rx {closed}" in note for note in proc.notes), proc.notes
+
+
+@pytest.mark.fault("a package build reads root-only host files (as root)")
+def test_the_docker_wheelhouse_build_of_an_sdist_cannot_read_a_root_only_file(tmp_path, monkeypatch):
+    """The docker backend's host-side ``pip wheel`` builds sdists too: as root it runs as a private uid that
+    builds into a folder of its own; the harness moves the wheel into the wheel folder and makes it root's."""
+    from harness.docker._build import fill_wheelhouse
+    from harness.docker._plan import ImageSettings, plan_image
+
+    monkeypatch.setenv("REPRO_MATRIX_NAMESPACES", "1")
+    monkeypatch.delenv(_seal.BWRAP_VARIABLE, raising=False)
+    _seal.bwrap.cache_clear()
+    try:
+        if _seal.bwrap()[0] is None:
+            pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+        sdists, wheels = tmp_path / "sdists", tmp_path / "context" / "wheels"
+        sdists.mkdir()
+        wheels.mkdir(parents=True)
+        secret = _root_only(sdists / "root-only.txt")
+        targets = {"write-beside": str(sdists / "planted"), "write-wheels": str(wheels / "planted.whl")}
+        archive = _sdist(sdists, secret, targets)
+        plan = plan_image(EnvSpec((f"rootprobe @ {archive.as_uri()}",)), "cpu", image_dir=REPO / "images" / "torch",
+                          settings=ImageSettings(pip_source="wheelhouse"))
+        fill_wheelhouse(plan, wheels, tmp_path / "build.log", lambda line: None)
+    finally:
+        _seal.bwrap.cache_clear()
+    (wheel,) = wheels.glob("rootprobe-*.whl")
+    with zipfile.ZipFile(wheel) as archive_file:
+        seen = json.loads(archive_file.read("rootprobe/seen.json"))
+    assert seen["uid"] != 0, seen
+    assert "Permission" in seen["read"] and SECRET not in seen["read"], seen
+    for name, target in targets.items():
+        assert not seen[name].startswith("done") and not Path(target).exists(), (name, seen)
+    assert list(wheels.iterdir()) == [wheel]
+    assert (wheel.stat().st_uid, wheel.stat().st_mode & 0o777) == (0, 0o644)
+
+
+def test_the_wheelhouse_build_reuses_the_wheels_already_in_the_folder(tmp_path):
+    """As root the private uid sees the wheel folder read-only, as ``--find-links``: a wheel already there is
+    reused (here with no index at all), and stays the file it was."""
+    _seal.bwrap.cache_clear()
+    if _seal.bwrap()[0] is None:
+        pytest.skip(f"no bubblewrap sandbox here: {_seal.bwrap()[1]}")
+    wheels = tmp_path / "wheels"
+    there = _wheel(wheels, "reused", {"reused/__init__.py": b""})
+    before = there.stat()
+    python = host_python(f"{sys.version_info.major}.{sys.version_info.minor}")
+    proc = pip_wheel(python, ["reused==1.0"], wheels, tmp_path / "wheel.log", root=wheels, extra=["--no-index"])
+    assert proc.returncode == 0 and proc.containment == "bwrap", (tmp_path / "wheel.log").read_text()
+    assert list(wheels.iterdir()) == [there] and there.stat().st_ino == before.st_ino
+    assert "the wheel folder has it already" in (tmp_path / "wheel.log").read_text()

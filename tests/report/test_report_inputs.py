@@ -182,6 +182,69 @@ def test_a_rebuild_skips_the_checks_of_contents_already_checked_and_only_those(t
     assert len(calls) == 3
 
 
+def test_a_rebuild_takes_the_history_of_unchanged_contents_from_the_record_and_rereads_changed_ones(
+        tmp_path, monkeypatch):
+    import json
+    import shutil
+    from datetime import UTC, datetime
+
+    from harness.report import _inputs, _site
+
+    cache = tmp_path / "cache" / "report-checked"
+    monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(cache))
+    checks: list[str] = []
+    real_check = _inputs.check_results
+    monkeypatch.setattr(_inputs, "check_results", lambda data, path: checks.append(str(path)) or real_check(data, path))
+    prepared: list[str] = []
+    real_prepare = History.prepare
+    monkeypatch.setattr(History, "prepare", lambda self, results: prepared.append(results["run"]["id"]) or
+                        real_prepare(self, results))
+    runs = tmp_path / "runs"
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    build_site([runs], tmp_path / "site1", now=now)
+    assert len(checks) == 1 and len(prepared) == 1
+    original, parsed = (runs / SINGLE.name / "results.json").read_bytes(), []
+    real_loads = json.loads
+    monkeypatch.setattr(_site.json, "loads", lambda raw, **kw: (parsed.append(raw) if raw == original else None) or
+                        real_loads(raw, **kw))
+    build_site([runs], tmp_path / "site2", now=now)
+    assert len(checks) == 1 and len(prepared) == 1  # neither checked nor made into history again
+    assert len(parsed) == 1  # parsed only to render the run's own report into the new folder
+    for page in ("history.json", "index.html", *(f"cases/{p.name}" for p in (tmp_path / "site1" / "cases").iterdir())):
+        assert (tmp_path / "site2" / page).read_bytes() == (tmp_path / "site1" / page).read_bytes(), page
+    build_site([runs], tmp_path / "site2", now=now)
+    assert len(checks) == 1 and len(prepared) == 1
+    assert len(parsed) == 2  # a rebuild over that site: parsed only for the log names that key its kept report
+
+    # Changed bytes are read, checked and made into history again, and the site says what they say.
+    results = runs / SINGLE.name / "results.json"
+    data = json.loads(results.read_text())
+    data["verdicts"][0]["reason"] = "a reason only the changed file gives"
+    results.write_text(json.dumps(data))
+    build_site([runs], tmp_path / "site2", now=now)
+    assert len(checks) == 2 and len(prepared) == 2
+    assert "a reason only the changed file gives" in (tmp_path / "site2" / "history.json").read_text()
+    # Changed bytes that fail the checks are refused, though the run id's history is in the record.
+    data["cases"]["../../x"] = data["cases"].pop(next(iter(data["cases"])))
+    results.write_text(json.dumps(data))
+    summary = build_site([runs], tmp_path / "site3", now=now)
+    assert len(checks) == 3 and summary.runs == 0 and "'../../x'" in summary.problems[0]
+
+    # The kept history of other code (another version of _history.py, say) is not used: made again.
+    shutil.rmtree(runs / SINGLE.name)
+    shutil.copytree(SINGLE, runs / SINGLE.name)
+    history_record = cache.with_name("report-checked.history.json")
+    kept = json.loads(history_record.read_text())
+    history_record.write_text(json.dumps({**kept, "version": "repro-matrix report-prepared 0000"}))
+    build_site([runs], tmp_path / "site4", now=now)
+    assert len(checks) == 3 and len(prepared) == 3  # the bytes' checks are still known; their history is not
+    # Nor is an entry for contents the record does not list as checked.
+    cache.write_text(cache.read_text().splitlines()[0] + "\n")
+    build_site([runs], tmp_path / "site5", now=now)
+    assert len(checks) == 4 and len(prepared) == 4
+
+
 def test_a_rebuild_keeps_an_unchanged_run_report_and_redoes_one_that_was_touched(tmp_path, monkeypatch):
     import shutil
 

@@ -1,6 +1,6 @@
 """Printing a tensor under the simulation gives the text a GPU host prints.
 
-``Tensor.__repr__`` is served by cuda_sim/_function.py ``_repr``: values formatted with the
+``Tensor.__repr__`` is served by cuda_sim/_methods.py ``_repr``: values formatted with the
 simulation off, the rest of the text (``device='cuda:0'``, ``dtype=``, ``grad_fn=``) by torch's
 own ``_str_intern`` with the placement mode on. The reference here is torch's formatter run
 entirely under the placement mode (``torch._tensor_str._str`` called directly: every small op of
