@@ -281,12 +281,13 @@ def _torch_fragment(lines: list[str]) -> tuple[int, str, str, str] | None:
 def _quoted_end(lines: list[str], exception: str, message: str) -> str:
     """A sentence's message cut where the report quotes the same exception elsewhere (the title's
     ``"RuntimeError: Format is invalid"`` ends "Format is invalid when training csmsc/tts1")."""
-    for line in lines:
-        for opener, closer in _CLOSERS.items():
-            for quoted in re.findall(re.escape(f"{opener}{exception}: ") + rf"([^{re.escape(closer)}]{{3,500}})"
-                                     + re.escape(closer), line):
-                if message.startswith(quoted.strip()) and len(quoted.strip()) < len(message):
-                    return quoted.strip()
+    for opener, closer in _CLOSERS.items():
+        end = re.escape(closer)
+        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"([^{end}]{{3,500}}){end}")
+        for line in lines:
+            for match in quoted.finditer(line):
+                if message.startswith(found := match[1].strip()) and len(found) < len(message):
+                    return found
     return message
 
 

@@ -32,8 +32,8 @@ from harness.authoring._owners import (
     frame_owner,
     frame_packages,
     innermost_library_frame,
-    own_run,
     own_code_names,
+    own_run,
     renamed_index_pins,
     simulator_frame,
 )

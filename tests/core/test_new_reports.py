@@ -411,6 +411,53 @@ HELD_OUT_10 = {
     "tts-2184": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "tts", "tts train_step: Expected all", DEVICE, True,
                  "tts==X.Y.Z", 2),
 }
+# graded11 (tests/fixtures/graded11): drafted as below after graded11fix (the repositories not on the index get commit
+# placeholders: NOT_RELEASED).
+BACKWARD_TWICE = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+                  "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+                  "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+                  "or if you need to access saved tensors after calling backward.")
+GRADED11_DRAFTS = ROOT / "tests" / "fixtures" / "graded11"
+GIT = "@ git+https://github.com/"
+HELD_OUT_11 = {
+    "colossalai-2834": ("AssertionError", "fp32 param and grad have different shape torch.Size([279245825]) vs "
+                        "torch.Size([1025])", "colossalai", "colossalai step: fp32 param", ALL, False,
+                        "colossalai==X.Y.Z", 2),
+    "dgl-1594": ("RuntimeError", "Expected object of device type cuda but got device type cpu for argument #1 'self' in "
+                 "call to _th_mm", "dgl", "dgl in_degrees: Expected object", DEVICE, True, "dgl==X.Y.Z", 0),
+    "dsnerf-93": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "dsnerf", "dsnerf train: Expected all", DEVICE, True,
+                  f"dsnerf {GIT}dunbar12138/DSNeRF@<commit>", 1),
+    # the title's quoted exception ends the sentence's; the env bullet "espnet version: `espnet 0.9.5`" is the pin
+    "espnet-2725": ("RuntimeError", "Format is invalid", "espnet", "espnet: Format is invalid", ALL, False,
+                    "espnet==0.9.5", 0),
+    # a quoted debugger dump, innermost first: the script's main calls accelerator.backward
+    "moore-animateanyone-92": ("RuntimeError", BACKWARD_TWICE, "moore-animateanyone",
+                               "moore-animateanyone backward: Trying", ALL, False,
+                               f"moore-animateanyone {GIT}MooreThreads/Moore-AnimateAnyone@<commit>", 1),
+    # the setup's `pip install git+...nerfstudio.git@<sha>` is the pin; the launcher frames give the console command
+    "nerfstudio-3222": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nerfstudio", "nerfstudio ns-train: Expected",
+                        DEVICE, True, f"nerfstudio {GIT}nerfstudio-project/nerfstudio@290f3fa028dc21da1a00dd9684e1a36c5"
+                        "361452f", 2),
+    # Lightning's `_run` in the checkout's own .venv, run by piper_train from piper-master: piper's (PyPI's piper is
+    # another project, which these tables cannot say: a piper placeholder)
+    "piper-779": ("RuntimeError", "DataLoader worker (pid(s) 700895) exited unexpectedly", "piper",
+                  "piper fit: DataLoader worker", ALL, False, "piper==X.Y.Z", 3),
+    "rxn-yield-context-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument mat1 "
+                            "in method wrapper_CUDA_addmm)", "rxn-yield-context", "rxn-yield-context: Expected all",
+                            DEVICE, True, f"rxn-yield-context {GIT}Lung-Yi/rxn_yield_context@<commit>", 0),
+    "sfa3d-48": ("KeyError", "'optimizer'", "sfa3d", "sfa3d main_worker: KeyError 'optimizer'", ALL, False,
+                 f"sfa3d {GIT}maudzung/SFA3D@<commit>", 1),
+    "threestudio-236": ("RuntimeError", "Expected all tensors to be on the same device", "threestudio",
+                        "threestudio: Expected all", DEVICE, True,
+                        f"threestudio {GIT}threestudio-project/threestudio@<commit>", 0),
+    # /home/ljf/ljf/... is the user's folder, Time-LLM-main the repository's archive
+    "time-llm-101": ("RuntimeError", "expected scalar type BFloat16 but found Float", "time-llm",
+                     "time-llm forecast: expected scalar type", ALL, False,
+                     f"time-llm {GIT}KimMeen/Time-LLM@<commit>", 1),
+    # accelerate's launcher frames only: the [rank2] worker's failure is the linked project's
+    "x-r1-21": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:2! (when checking argument for argument tensors in method "
+                "wrapper_CUDA_cat)", "x-r1", "x-r1: Expected all", DEVICE, True, f"x-r1 {GIT}dhcode-cpp/X-R1@<commit>", 2),
+}
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
@@ -428,7 +475,8 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED7, name): row for name, row in HELD_OUT_7.items()},
             **{(GRADED8, name): row for name, row in HELD_OUT_8.items()},
             **{(GRADED9, name): row for name, row in HELD_OUT_9.items()},
-            **{(GRADED10, name): row for name, row in HELD_OUT_10.items()}}
+            **{(GRADED10, name): row for name, row in HELD_OUT_10.items()},
+            **{(GRADED11_DRAFTS, name): row for name, row in HELD_OUT_11.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -735,10 +783,6 @@ def test_the_tenth_held_out_set_scores_at_least_its_measured_fields():
 # method of an accepted API is right, "colossalai step", "dgl in_degrees", "dsnerf train").
 GRADED11 = ROOT / "tests" / "fixtures" / "graded11"
 NOT_ON_CPU = {"cpu": {"unsupported"}, "cuda": {"reproduces"}}
-BACKWARD_TWICE = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
-                  "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-                  "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
-                  "or if you need to access saved tensors after calling backward.")
 MAINTAINER_11 = {
     "colossalai-2834": (r"^(?i:colossalai) (?:ChatGPT reward model|RewardModelTrainer\.fit|LowLevelZeroOptimizer\.step|"
                         r"step)[^:]*: fp32 param and grad have different shape", "AssertionError",
@@ -790,10 +834,10 @@ MAINTAINER_11 = {
                 "git+https://github.com/dhcode-cpp/X-R1@", "git+https://github.com/dhcode-cpp/X-R1", CPU_OR_NOT, None,
                 ("3.11",), False),
 }
-GRADED11_FLOOR = 0  # of 96: set after graded11fix
+GRADED11_FLOOR = 89  # of 96: 73 held out (main bbee29f, this scorer; 72 by hand), 89 after graded11fix (not held out)
 
 
 def test_the_eleventh_held_out_set_scores_at_least_its_measured_fields():
     right, table = _scored({name: _maintainer_row(GRADED11, name, row) for name, row in sorted(MAINTAINER_11.items())})
-    assert sorted(MAINTAINER_11) == sorted(p.stem for p in GRADED11.glob("*.txt"))
+    assert sorted(MAINTAINER_11) == sorted(HELD_OUT_11) == sorted(p.stem for p in GRADED11.glob("*.txt"))
     assert right >= GRADED11_FLOOR, table
