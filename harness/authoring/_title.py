@@ -28,7 +28,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         function = _own_api(frames)
     # no frame of the culprit's own (its name came from the link; the frames are torch's): the report's call
     function = function or (_title_code_name(report.title, message) or prose_api(report, culprit, message)
-                            or frameless_api(report, message, culprit) if not own else "")
+                            or frameless_api(report, message, culprit)
+                            or (run_clause(report.title) if not traceback.frames else "") if not own else "")
     if not function and frame and not own:
         function = _api(traceback.final_frames or traceback.frames, frame, owner, report)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
@@ -58,6 +59,23 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
             call = _SOURCE_CALL.search(frame.source) if name == "main" else None
             return call["name"] if call else name  # a script's entry function: the call its failing line makes
     return ""
+
+
+# An issue title's clause naming the run that failed: "... when training csmsc/tts1", "error when using the fast use
+# code" (a verb of running, then up to four words).
+_RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?P<verb>training|running|using|"
+                         r"evaluating|testing|fine-?tuning)\s+(?:the\s+|a\s+|my\s+)?"
+                         r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
+
+
+def run_clause(title: str) -> str:
+    """For a report without frames whose prose names no API: the run its title says failed ("csmsc/tts1 training");
+    a report with frames shows its run (a script the title names is their ``<module>``, no API)."""
+    match = _RUN_CLAUSE.search(title.strip(" .?!"))
+    if match is None:
+        return ""
+    verb = match["verb"].lower()
+    return match["what"] if verb in ("running", "using") else f"{match['what']} {verb}"
 
 
 def _import_name(distribution: str) -> str:

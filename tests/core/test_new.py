@@ -1795,3 +1795,18 @@ def test_a_sentence_exception_ends_where_the_report_quotes_the_same_exception() 
             "Got RuntimeError: Format is invalid when training csmsc/tts1\n")
     report = parse_report(text)
     assert report.traceback.exception == "RuntimeError" and report.traceback.message == "Format is invalid"
+
+
+def test_a_frameless_reports_title_clause_names_the_run_that_failed() -> None:
+    """Class: no frames, no API in the prose: the issue title's "when training csmsc/tts1" / "when using the fast use
+    code" names the run; a report with frames keeps its frames' API (a script the title names is their top level)."""
+    def title(issue: str, body: str) -> str:
+        return _title_of(f"https://github.com/acme/speechkit/issues/2725\n# {issue}\n\n{body}\n")[0]
+    assert title('Error of "RuntimeError: Format is invalid" when training csmsc/tts1',
+                 "Got RuntimeError: Format is invalid") == "speechkit csmsc/tts1 training: Format is invalid"
+    assert title("error when using the fast use code", "RuntimeError: Format is invalid") == (
+        "speechkit fast use code: Format is invalid")
+    framed = title("Found an error when I running the main.py script", 'Traceback (most recent call last):\n'
+                   '  File "/w/speechkit/main.py", line 3, in <module>\n    trainer.fit()\n'
+                   "NameError: name 'trainer' is not defined")
+    assert "main.py" not in framed

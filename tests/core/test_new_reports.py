@@ -428,7 +428,7 @@ HELD_OUT_11 = {
     "dsnerf-93": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "dsnerf", "dsnerf train: Expected all", DEVICE, True,
                   f"dsnerf {GIT}dunbar12138/DSNeRF@<commit>", 1),
     # the title's quoted exception ends the sentence's; the env bullet "espnet version: `espnet 0.9.5`" is the pin
-    "espnet-2725": ("RuntimeError", "Format is invalid", "espnet", "espnet: Format is invalid", ALL, False,
+    "espnet-2725": ("RuntimeError", "Format is invalid", "espnet", "espnet csmsc/tts1 training: Format is invalid", ALL, False,
                     "espnet==0.9.5", 0),
     # a quoted debugger dump, innermost first: the script's main calls accelerator.backward
     "moore-animateanyone-92": ("RuntimeError", BACKWARD_TWICE, "moore-animateanyone",
@@ -443,7 +443,7 @@ HELD_OUT_11 = {
     "piper-779": ("RuntimeError", "DataLoader worker (pid(s) 700895) exited unexpectedly", "piper",
                   "piper fit: DataLoader worker", ALL, False, "piper==X.Y.Z", 3),
     "rxn-yield-context-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument mat1 "
-                            "in method wrapper_CUDA_addmm)", "rxn-yield-context", "rxn-yield-context: Expected all",
+                            "in method wrapper_CUDA_addmm)", "rxn-yield-context", "rxn-yield-context fast use code: Expected all",
                             DEVICE, True, f"rxn-yield-context {GIT}Lung-Yi/rxn_yield_context@<commit>", 0),
     "sfa3d-48": ("KeyError", "'optimizer'", "sfa3d", "sfa3d main_worker: KeyError 'optimizer'", ALL, False,
                  f"sfa3d {GIT}maudzung/SFA3D@<commit>", 1),
@@ -834,7 +834,7 @@ MAINTAINER_11 = {
                 "git+https://github.com/dhcode-cpp/X-R1@", "git+https://github.com/dhcode-cpp/X-R1", CPU_OR_NOT, None,
                 ("3.11",), False),
 }
-GRADED11_FLOOR = 89  # of 96: 73 held out (main bbee29f, this scorer; 72 by hand), 89 after graded11fix (not held out)
+GRADED11_FLOOR = 91  # of 96: 73 held out (main bbee29f, this scorer; 72 by hand), 91 after graded11fix (not held out)
 
 
 def test_the_eleventh_held_out_set_scores_at_least_its_measured_fields():
