@@ -84,8 +84,8 @@ def parse_report(text: str) -> BugReport:
     traceback = replace(traceback, colours=_colours(text, traceback))
     if _innermost_first(lines, traceback):
         traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
-        notes.append("the frames come from an editor's exception panel (\"Exception has occurred:\"), innermost "
-                     "first: read in Python's order")
+        notes.append("the frames come from an editor's or debugger's dump (\"Exception has occurred:\", no "
+                     "Traceback header, the script's top level last), innermost first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
@@ -100,7 +100,12 @@ def _innermost_first(lines: list[str], traceback: Traceback) -> bool:
     if not traceback.frames:
         return False
     first = min(frame.report_line for frame in traceback.frames) - 1
-    return any(_PANEL.match(line) for line in lines[max(0, first - 4):first])
+    if any(_PANEL.match(line) for line in lines[max(0, first - 4):first]):
+        return True
+    # any debugger's dump ("发生异常: RuntimeError", a quoted one): no header, the script's top level listed last
+    frames = traceback.frames
+    return frames[-1].function == "<module>" != frames[0].function and not any("Traceback (most recent" in line
+                                                                                for line in lines)
 
 
 def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> BugReport:
@@ -173,7 +178,8 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
             if match["type"] not in ("Error", "Exception"):
                 opener = lines[index][match.start() - 1: match.start()]
                 closer = _CLOSERS.get(opener)
-                message = match["msg"].partition(closer)[0] if closer else _sentence_message(match["msg"])
+                message = match["msg"].partition(closer)[0] if closer else _quoted_end(
+                    lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"
     return None
 
@@ -270,6 +276,19 @@ def _torch_fragment(lines: list[str]) -> tuple[int, str, str, str] | None:
                 return (index, exception, message, f"a quoted part of torch's message, completed to torch's wording; "
                         f"its class {exception} is torch's for that message (the report writes no class: check it)")
     return None
+
+
+def _quoted_end(lines: list[str], exception: str, message: str) -> str:
+    """A sentence's message cut where the report quotes the same exception elsewhere (the title's
+    ``"RuntimeError: Format is invalid"`` ends "Format is invalid when training csmsc/tts1")."""
+    for opener, closer in _CLOSERS.items():
+        end = re.escape(closer)
+        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"([^{end}]{{3,500}}){end}")
+        for line in lines:
+            for match in quoted.finditer(line):
+                if message.startswith(found := match[1].strip()) and len(found) < len(message):
+                    return found
+    return message
 
 
 def _sentence_message(text: str) -> str:

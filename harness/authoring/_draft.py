@@ -17,11 +17,11 @@ from packaging.version import InvalidVersion, Version
 
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
+from harness.authoring._envlist import source_pin
 from harness.authoring._expect import _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
 from harness.authoring._owners import (
     DISTRIBUTIONS,
     _checkout_frame,
-    _checkout_script,
     _culprit,
     _frame_module,
     _importing_torch,
@@ -33,6 +33,7 @@ from harness.authoring._owners import (
     frame_packages,
     innermost_library_frame,
     own_code_names,
+    own_run,
     renamed_index_pins,
     simulator_frame,
 )
@@ -197,9 +198,9 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
-            and (script := _checkout_script(frames, str(project), culprit_frame)):
-        notes.append(f"{script.path} is a script at the root of {project}'s checkout: drafted as {project}'s bug")
-        culprit, culprit_frame = str(project), script
+            and (own := own_run(frames, str(project), culprit_frame)):
+        notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
+        culprit, culprit_frame = str(project), own[0]
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")
@@ -381,9 +382,7 @@ def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = T
         return f"{MARK}: pin the {dist} release the report ran, e.g. {dist}==X.Y.Z (the report lists none)", ""
     where = f"report line {pin.report_line}, {pin.source}"
     if not pin.version:
-        notes.append(f"{dist} came from a source install ({pin.origin}): pin the nearest release and add the "
-                     "upstream change as a patch (see cases/ai-toolkit-flux-ids)")
-        return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, add a patch", where
+        return source_pin(dist, pin, notes), where
     try:
         version = Version(pin.version)
     except InvalidVersion:

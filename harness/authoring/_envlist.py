@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
+from harness.cases._placeholders import MARK
+
 
 @dataclass(frozen=True)
 class Pin:
@@ -46,7 +48,7 @@ _CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:
 # "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
 _LISTED = re.compile(
     r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
-    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*v?(?P<ver>{_VERSION})", re.I)
+    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?(?:(?P=name)\s+)?v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
 _COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
@@ -74,7 +76,7 @@ _LISTINGS = ((_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "e
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
 _ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch", "mmdetection": "mmdet",
             "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python"}
-_PRIORITY = {"pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
+_PRIORITY = {"pip install": 3, "pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
 
 
 def parse_environment(lines: list[str]) -> Environment:
@@ -211,6 +213,24 @@ def _printed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                 break  # sys.version goes on with spaces: nothing after it can be matched up
 
 
+# The setup's install of a repository's commit: "pip install git+https://github.com/o/r.git@<sha>" (a commit, not a
+# branch: a branch names no code that ran).
+_COMMIT_INSTALL = re.compile(r"\bpip3? install (?:-\S+ )*git\+(?P<url>https://(?:github\.com|gitlab\.com)/[\w.-]+/"
+                             r"(?P<repo>[\w.-]+?))(?:\.git)?@(?P<sha>[0-9a-f]{7,40})\b")
+
+
+def source_pin(dist: str, pin: Pin, notes: list[str]) -> str:
+    """A source install's requirement: the commit the report's install command names, else (a freeze's source line,
+    which may be an edited checkout) a placeholder for the nearest release."""
+    if pin.source == "pip install":  # the setup's own install command: that commit is what ran
+        notes.append(f"{dist} is pinned to the commit the report installed ({pin.origin}, report line "
+                     f"{pin.report_line})")
+        return f"{dist} @ {pin.origin}"
+    notes.append(f"{dist} came from a source install ({pin.origin}): pin the nearest release and add the "
+                 "upstream change as a patch (see cases/ai-toolkit-flux-ids)")
+    return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, add a patch"
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
     yield from _printed_pins(lines)
@@ -220,6 +240,9 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
         if not _DIGIT.search(raw):  # every listing gives a version number
             continue
         line = _COLLECT_ENV.sub("", raw)
+        if (commit := _COMMIT_INSTALL.search(line)) and not _WORKING.search(line):
+            yield _dist(commit["repo"]), Pin("", "pip install", index + 1, f"git+{commit['url']}@{commit['sha']}")
+            continue
         if "install" in line and _INSTALL.search(line):  # "pip install x==1": a workaround tried, not the setup
             continue
         if source := _SOURCE.match(line):
@@ -241,8 +264,8 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 # torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not
 # one a sentence says works or fixes it (that is the fix's, not the run's).
-_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)?"
-                          r"(?:\+\w+)?)(?![\w.])")
+_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
+                          r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?![\w.])")
 _NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|updat\w*|upgrad\w*|downgrad\w*|instead"
                           r"|install|requires?)\b", re.IGNORECASE)
 

@@ -59,6 +59,11 @@ _HUB = re.compile(r"(?:^|/)torch/hub/(?P<folder>[^/]+)/.")
 _VENDORED = re.compile(r"^(?:_?vendor(?:ed|s)?|third[_-]?party|3rd[_-]?party|3rdparty|externals?|extern)$", re.I)
 # Repeated folder names that are not a project's checkout: /home/user/user/..., data/data, src/src
 _NOT_CHECKOUTS = re.compile(r"^(?:home|users?|root|src|lib|data|code|projects?|work|tmp|tests?|scripts?|tools)$", re.I)
+# Functions that start or loop a run (accelerate/torchrun/deepspeed launchers, a console entry point, Lightning's
+# trainer loop): never the API a maintainer names, whatever package holds them.
+LAUNCHERS = frozenset({"launch", "launch_command", "deepspeed_launcher", "multi_gpu_launcher", "simple_launcher",
+                       "elastic_launch", "launch_agent", "run", "_run", "_run_stage", "_call_and_handle_interrupt",
+                       "_wrapping_function", "_launch", "entrypoint", "cli", "_run_module_as_main", "_run_code"})
 # cuda-sim's own frames (a report made on a CPU host under `cuda-sim`/`pytest --cuda-sim` ends in one): the
 # simulator re-raises the op's error there, so it is neither the bug's library nor the report's own code.
 _SIMULATOR = re.compile(r"(?:^|/)(?:harness/sim|cuda_sim)/[^/]+\.py$")
@@ -69,27 +74,55 @@ def own_code_names(frames: tuple[Frame, ...]) -> set[str]:
     not the standard library's): a module the text imports by such a name (``from slip import ...`` with
     ``/src/slip.py`` in the frames) is a file of the repository's own tree, not a distribution (a distribution is a
     package folder: a checkout's ``mamba_ssm/`` stays the project's)."""
-    return {frame.posix.rpartition("/")[2].rpartition(".")[0].lower() for frame in frames
-            if frame_owner(frame) is None and not _stdlib(frame) and not simulator_frame(frame)}
+    return {frame.posix.rpartition("/")[2].rpartition(".")[0].lower() for frame in own_frames(frames)}
+
+
+def own_frames(frames: tuple[Frame, ...]) -> list[Frame]:
+    """The frames of the report's own code (no installed project's, not the standard library's nor cuda-sim's)."""
+    return [frame for frame in frames
+            if frame_owner(frame) is None and not _stdlib(frame) and not simulator_frame(frame)]
 
 
 def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
     """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
     project's own code, though no folder of it is an importable package."""
     for frame in reversed(frames):
-        if any(str(canonicalize_name(folder)) == project for folder in frame.posix.split("/")[:-1] if folder):
+        if any(_checkout_name(folder) == project for folder in frame.posix.split("/")[:-1] if folder):
             return frame
     return None
 
 
-def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame | None) -> Frame | None:
-    """The innermost frame of a script at the root of a checkout of the link's repository
-    (``~/ai/alltalk_tts/finetune.py``) whose own environment, inside that checkout, installed the blamed library
-    (``~/ai/alltalk_tts/env/lib/python3.11/site-packages/whisper/``): an application calling what it bundles."""
+def _checkout_name(folder: str) -> str:
+    """The repository a checkout's folder is named after: a GitHub archive unpacks to ``<repo>-main``/``-master``."""
+    return str(canonicalize_name(re.sub(r"-(?:main|master)$", "", folder, flags=re.I)))
+
+
+def own_run(frames: tuple[Frame, ...], project: str, library: Frame | None) -> tuple[Frame | None, str] | None:
+    """Where the link's project, not the blamed library, ran the bug's code (its frame, and why): a launcher's frames
+    only (accelerate, torchrun: the worker's exception, not the launcher's code); a checkout of its repository whose
+    own environment installed the library, from any of its scripts when the library's frame is a launcher or trainer
+    loop running them (Lightning's ``_run``), else from a script at the checkout's root (an application calling what
+    it bundles)."""
+    if library is None:
+        return None
+    looping = library.function.rpartition(".")[2] in LAUNCHERS
+    if looping and all(f.function.rpartition(".")[2] in LAUNCHERS | {"main", "<module>"} for f in frames[-2:]):
+        return None, f"the frames are {library.function}'s, a launcher's, which ran {project}'s code that failed"
+    script = _checkout_script(frames, project, library, looping)
+    return (script, f"{script.path} is {project}'s own code, run with what its checkout installed") if script else None
+
+
+def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame, anywhere: bool) -> Frame | None:
+    """The innermost frame of a script of a checkout of the link's repository (at its root, ``~/ai/alltalk_tts/
+    finetune.py``, or ``anywhere``: ``piper-master/src/python/piper_train/__main__.py``) whose own environment, inside
+    that checkout, installed the blamed library (``~/ai/alltalk_tts/env/lib/python3.11/site-packages/whisper/``)."""
     for frame in reversed(frames):
-        root = frame.posix.rpartition("/")[0]
-        if root and str(canonicalize_name(root.rpartition("/")[2])) == project and "-packages/" not in frame.posix \
-                and library is not None and library.posix.startswith(root + "/") and "-packages/" in library.posix:
+        folders = frame.posix.split("/")[:-1]
+        roots = ["/".join(folders[: index + 1]) for index, folder in enumerate(folders)
+                 if (_checkout_name(folder) if anywhere else str(canonicalize_name(folder))) == project
+                 and (anywhere or index == len(folders) - 1)]
+        if roots and "-packages/" not in frame.posix and "-packages/" in library.posix \
+                and library.posix.startswith(roots[-1] + "/"):
             return frame
     return None
 
@@ -163,9 +196,10 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
     if vendored is not None:
         return _vendoring_project(folders[:vendored], environment)
     known = set(environment.pins) if environment else set()
+    user = _user_name(folders)
     for index in range(len(folders) - 1, 0, -1):
         name = folders[index]
-        if not _package_name(name):
+        if not _package_name(name) or name == user:
             continue
         above = [folders[index - 1]] + ([folders[index - 2]] if folders[index - 1] == "src" and index > 1 else [])
         if canonicalize_name(above[-1]) == canonicalize_name(name) and not _NOT_CHECKOUTS.search(name):
@@ -173,6 +207,15 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
     for name in folders[1:]:
         if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
             return name
+    return None
+
+
+def _user_name(folders: list[str]) -> str | None:
+    """The user folder of a home path (``/home/NAME/``, ``/Users/NAME/``, ``C:/Users/NAME/``): a person, never a
+    project, however often the folder repeats (``/home/ljf/ljf/...``)."""
+    for index, folder in enumerate(folders[:2]):
+        if folder.lower() in ("home", "users") and index + 1 < len(folders):
+            return folders[index + 1]
     return None
 
 

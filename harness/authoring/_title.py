@@ -8,7 +8,7 @@ import re
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
-from harness.authoring._owners import DISTRIBUTIONS, frame_owner
+from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, frame_owner, own_frames
 from harness.authoring._signature import _FOLDERS
 
 
@@ -22,16 +22,60 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         message = named
     owner = frame_owner(frame, report.environment) if frame else None
     own = frame is not None and (owner is None or owner[1] == culprit)
-    function = _api(traceback.final_frames or traceback.frames, frame, owner, report) if frame and own else ""
+    frames = traceback.final_frames or traceback.frames
+    function = _api(frames, frame, owner, report) if frame and own else ""
+    if frame is None and not function:  # the link names the project, its checkout's frames show its own function
+        function = _own_api(frames)
     # no frame of the culprit's own (its name came from the link; the frames are torch's): the report's call
     function = function or (_title_code_name(report.title, message) or prose_api(report, culprit, message)
-                            or frameless_api(report, message, culprit) if not own else "")
+                            or frameless_api(report, message, culprit)
+                            or (run_clause(report.title) if not traceback.frames else "") if not own else "")
     if not function and frame and not own:
         function = _api(traceback.final_frames or traceback.frames, frame, owner, report)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+
+
+# A console script's frame (``/usr/local/bin/ns-train``, ``C:\\...\\Scripts\\ns-train``): the command the user ran.
+_CONSOLE = re.compile(r"/(?:bin|Scripts)/(?P<name>[A-Za-z][\w.-]{1,40}?)(?:-script\.py|\.exe)?$")
+_GENERIC_COMMANDS = re.compile(r"^(?:python[\d.]*|accelerate|torchrun|deepspeed|lightning|ipython|jupyter|pytest)$")
+
+
+def _console_command(frames: tuple[Frame, ...]) -> str:
+    """The console command whose script is the outermost frame, unless it is a generic launcher's (torchrun)."""
+    match = _CONSOLE.search(frames[0].posix) if frames else None
+    return match["name"] if match and not _GENERIC_COMMANDS.match(match["name"]) else ""
+
+
+def _own_api(frames: tuple[Frame, ...]) -> str:
+    """The innermost function of the report's own frames (a frame-only checkout of the linked project) that is not
+    plumbing, a dunder, a wrapper, a launcher or a script's top level."""
+    for frame in reversed(own_frames(frames)):
+        name = frame.function
+        if name and not name.startswith(("__", "<")) and not _wrapper(name) and name not in _PLUMBING \
+                and name.rpartition(".")[2] not in LAUNCHERS:
+            call = _SOURCE_CALL.search(frame.source) if name == "main" else None
+            return call["name"] if call else name  # a script's entry function: the call its failing line makes
+    return ""
+
+
+# An issue title's clause naming the run that failed: "... when training csmsc/tts1", "error when using the fast use
+# code" (a verb of running, then up to four words).
+_RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?P<verb>training|running|using|"
+                         r"evaluating|testing|fine-?tuning)\s+(?:the\s+|a\s+|my\s+)?"
+                         r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
+
+
+def run_clause(title: str) -> str:
+    """For a report without frames whose prose names no API: the run its title says failed ("csmsc/tts1 training");
+    a report with frames shows its run (a script the title names is their ``<module>``, no API)."""
+    match = _RUN_CLAUSE.search(title.strip(" .?!"))
+    if match is None:
+        return ""
+    verb = match["verb"].lower()
+    return match["what"] if verb in ("running", "using") else f"{match['what']} {verb}"
 
 
 def _import_name(distribution: str) -> str:
@@ -61,8 +105,12 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
     named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
-    unwrapped = [name for name in named if not _wrapper(name)]
+    unwrapped = [name for name in named if not _wrapper(name) and name.rpartition(".")[2] not in LAUNCHERS]
+    if named and named[0].rpartition(".")[2] in LAUNCHERS:
+        return _console_command(frames)  # the culprit's frames only launch the run: the command the user typed
     found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
+    if found == "main" and (call := _SOURCE_CALL.search(chain[0].source)):
+        return call["name"]  # a script's entry function names nothing: the call its failing line makes does
     if found or not named or chain[-1] not in frames:
         return found
     outermost = frames.index(chain[-1])

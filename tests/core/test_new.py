@@ -1678,3 +1678,135 @@ def test_a_repository_whose_index_name_is_another_projects_is_pinned_by_its_othe
     offline = draft_case("g10", parse_report(text), project_urls=lambda name: asked.append(name) or (
         table["docread"] if name == "docread" else None))
     assert asked == ["docread", "docread-python"] and "git+https://github.com/acme/docread@" in offline.case_yaml
+
+
+# --- graded11's miss classes (tests/fixtures/graded11/EXPECTED.md) ---------------------------------------------------
+
+
+def _title_of(text: str, **index: object) -> tuple[str, str]:
+    draft = draft_case("g11", parse_report(text), **index)  # type: ignore[arg-type]
+    return yaml.safe_load(draft.case_yaml)["title"], draft.culprit
+
+
+def test_the_linked_projects_own_frames_name_the_api_and_a_launcher_never_does() -> None:
+    """Class: frames only of the linked repository's checkout (no installed project's): its innermost function that is
+    no wrapper nor a script's top level is the API; a script's ``main`` names the call its line makes; a project's
+    frames that only launch (``entrypoint -> main -> launch``) name no launcher but the console command that ran."""
+    own = ("https://github.com/someone/Det3D/issues/48\n\nTraceback (most recent call last):\n"
+           '  File "train.py", line 281, in <module>\n    main()\n  File "train.py", line 67, in main\n'
+           "    run_worker(configs.gpu_idx, configs)\n  File \"train.py\", line 132, in run_worker\n"
+           "    optimizer.load_state_dict(state['optimizer'])\nKeyError: 'optimizer'\n")
+    assert _title_of(own)[0] == "det3d run_worker: KeyError 'optimizer'"
+    entry = ("https://github.com/someone/Det3D/issues/49\n\nTraceback (most recent call last):\n"
+             '  File "train.py", line 281, in <module>\n    main()\n  File "train.py", line 67, in main\n'
+             "    trainer.fit(model)\nKeyError: 'optimizer'\n")
+    assert _title_of(entry)[0] == "det3d fit: KeyError 'optimizer'"
+    launched = ("https://github.com/acme/splatkit/issues/3\n\nTraceback (most recent call last):\n"
+                '  File "/usr/local/bin/sk-train", line 8, in <module>\n    sys.exit(entrypoint())\n'
+                '  File "/ws/splatkit/splatkit/scripts/train.py", line 262, in entrypoint\n    main(cfg)\n'
+                '  File "/ws/splatkit/splatkit/scripts/train.py", line 247, in main\n    launch(main_func=train_loop)\n'
+                '  File "/ws/splatkit/splatkit/scripts/train.py", line 189, in launch\n    main_func(local_rank=0)\n'
+                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                "cuda:0 and cpu!\n")
+    assert _title_of(launched)[0].startswith("splatkit sk-train: Expected all tensors")
+
+
+def test_a_launchers_frames_or_a_trainer_loop_inside_the_checkout_blame_the_linked_project() -> None:
+    """Class: accelerate's launcher traceback under a worker's exception is the linked project's failure, not
+    accelerate's; Lightning's ``_run`` installed in the checkout's own environment, called from the checkout's package
+    (``app-master/src/python/app_train/__main__.py``, a GitHub archive's folder), is the project's run. An optimizer
+    of that environment raising in its own API (not a loop) keeps the blame."""
+    launcher = ("https://github.com/someone/R-Zero/issues/21\n\n"
+                "[rank2]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                "cpu and cuda:2!\nTraceback (most recent call last):\n"
+                '  File "/usr/local/bin/accelerate", line 8, in <module>\n    sys.exit(main())\n'
+                '  File "/usr/lib/python3.11/dist-packages/accelerate/commands/accelerate_cli.py", line 48, in main\n'
+                "    args.func(args)\n"
+                '  File "/usr/lib/python3.11/dist-packages/accelerate/commands/launch.py", line 1157, in '
+                "launch_command\n    deepspeed_launcher(args)\n"
+                '  File "/usr/lib/python3.11/dist-packages/accelerate/commands/launch.py", line 845, in '
+                "deepspeed_launcher\n    distrib_run.run(args)\n"
+                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+                "cpu and cuda:2!\n")
+    title, culprit = _title_of(launcher)
+    assert culprit == "r-zero" and not title.startswith("accelerate")
+
+    def looped(function: str, library: str) -> str:
+        return ("https://github.com/someone/voicer/issues/779\n\nTraceback (most recent call last):\n"
+                '  File "/data/voicer-master/src/python/voicer_train/__main__.py", line 124, in main\n'
+                "    trainer.fit(model)\n"
+                f'  File "/data/voicer-master/src/python/.venv/lib/python3.10/site-packages/{library}", line 1166, in '
+                f"{function}\n    results = self._run_stage()\n"
+                "RuntimeError: DataLoader worker (pid(s) 700895) exited unexpectedly\n")
+    assert _title_of(looped("_run", "pytorch_lightning/trainer/trainer.py")) == (
+        "voicer fit: DataLoader worker (pid(s) 700895) exited unexpectedly", "voicer")
+    assert _title_of(looped("eval", "schedulefree/adamw.py"))[1] == "schedulefree"
+
+
+def test_a_home_folders_user_name_is_never_the_project() -> None:
+    """Class: ``/home/ljf/ljf/...`` repeats the user's folder: not a checkout of a project named ljf; the linked
+    repository (run from its GitHub archive folder ``Forecaster-main``) is blamed."""
+    text = ("https://github.com/someone/Forecaster/issues/101\n\nTraceback (most recent call last):\n"
+            '  File "/home/ljf/ljf/work/Forecaster-main/run_main.py", line 213, in <module>\n'
+            "    outputs = model(batch_x)\n"
+            '  File "/home/ljf/ljf/work/Forecaster-main/models/Model.py", line 244, in forecast\n'
+            "    enc_out = self.patch_embedding(x_enc.to(torch.bfloat16))\n"
+            "RuntimeError: expected scalar type BFloat16 but found Float\n")
+    assert _title_of(text) == ("forecaster forecast: expected scalar type BFloat16 but found Float", "forecaster")
+
+
+@pytest.mark.parametrize("header", ["发生异常: RuntimeError", "> Exception in the debugger"])
+def test_a_debugger_dump_without_a_traceback_header_is_read_innermost_first(header: str) -> None:
+    """Class: a debugger's dump in any language (or quoted with ``> ``): no "Traceback" header, the frame that raised
+    first, the script's ``<module>`` last: read in Python's order (the skeleton's failing call is the innermost)."""
+    quote = "> " if header.startswith(">") else ""
+    text = (f"{header}\n{quote}expected scalar type BFloat16 but found Float\n"
+            f'{quote}  File "/w/proj/layers/embed.py", line 43, in embed_tokens\n{quote}    x = self.conv(x)\n'
+            f'{quote}  File "/w/proj/run_main.py", line 213, in <module>\n{quote}    outputs = model(batch_x)\n'
+            f"{quote}RuntimeError: expected scalar type BFloat16 but found Float\n")
+    report = parse_report(text)
+    assert [frame.line for frame in report.traceback.frames] == [213, 43]
+    headed = parse_report("Traceback (most recent call last):\n" + text.partition("\n")[2].partition("\n")[2])
+    assert [frame.line for frame in headed.traceback.frames] == [43, 213]  # a header: Python's order as printed
+
+
+def test_stated_commits_and_versions_in_prose_are_read() -> None:
+    """Class: the setup's ``pip install git+https://github.com/o/r.git@<sha>`` pins that commit; an env bullet
+    repeating the name in its value ("espvox version: `espvox 0.9.5`"); "my torch version is 1.12.1,"."""
+    text = ("https://github.com/acme/splatkit/issues/3\n\n```\n"
+            "pip install git+https://github.com/acme/splatkit.git@290f3fa028dc21da1a00dd9684e1a36c5361452f\n```\n"
+            "my torch version is 1.12.1,cuda version is 11.3.\n\nTraceback (most recent call last):\n"
+            '  File "/v/lib/python3.10/site-packages/splatkit/model.py", line 9, in render\n    x = self.enc(x)\n'
+            "RuntimeError: expected scalar type BFloat16 but found Float\n")
+    draft = draft_case("g11", parse_report(text))
+    assert yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"] == [
+        "splatkit @ git+https://github.com/acme/splatkit@290f3fa028dc21da1a00dd9684e1a36c5361452f"]
+    assert any("the report ran torch 1.12.1" in note for note in draft.notes)
+    pins = parse_environment(clean_lines("- espvox version: `espvox 0.9.5`\n- other version: `thing 1.0`\n")).pins
+    assert pins["espvox"].version == "0.9.5" and "other" not in pins and "thing" not in pins
+    tried = parse_environment(clean_lines("pip install git+https://github.com/acme/x.git@290f3fa0 fixed it\n")).pins
+    assert "x" not in tried  # a commit a sentence says fixed it is the fix's, not the run's
+
+
+def test_a_sentence_exception_ends_where_the_report_quotes_the_same_exception() -> None:
+    """Class: "Got RuntimeError: Format is invalid when training a/b" runs past the message the title quotes
+    (``"RuntimeError: Format is invalid"``): the quoted end is the message."""
+    text = ('https://github.com/acme/speechkit/issues/2725\n# Error of "RuntimeError: Format is invalid" when training\n\n'
+            "Got RuntimeError: Format is invalid when training csmsc/tts1\n")
+    report = parse_report(text)
+    assert report.traceback.exception == "RuntimeError" and report.traceback.message == "Format is invalid"
+
+
+def test_a_frameless_reports_title_clause_names_the_run_that_failed() -> None:
+    """Class: no frames, no API in the prose: the issue title's "when training csmsc/tts1" / "when using the fast use
+    code" names the run; a report with frames keeps its frames' API (a script the title names is their top level)."""
+    def title(issue: str, body: str) -> str:
+        return _title_of(f"https://github.com/acme/speechkit/issues/2725\n# {issue}\n\n{body}\n")[0]
+    assert title('Error of "RuntimeError: Format is invalid" when training csmsc/tts1',
+                 "Got RuntimeError: Format is invalid") == "speechkit csmsc/tts1 training: Format is invalid"
+    assert title("error when using the fast use code", "RuntimeError: Format is invalid") == (
+        "speechkit fast use code: Format is invalid")
+    framed = title("Found an error when I running the main.py script", 'Traceback (most recent call last):\n'
+                   '  File "/w/speechkit/main.py", line 3, in <module>\n    trainer.fit()\n'
+                   "NameError: name 'trainer' is not defined")
+    assert "main.py" not in framed

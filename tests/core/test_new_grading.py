@@ -73,7 +73,7 @@ EXPECTED_2 = {
                              "prov-gigapath", ALL_REPRODUCE, None, None),
     "casmvsnet-38.txt": ("casmvsnet-pl", "rearrange-reduction pattern", "EinopsError",
                          'Error while processing rearrange-reduction pattern "b -> b 1".', "casmvsnet-pl",
-                         ALL_REPRODUCE, None, None),
+                         ALL_REPRODUCE, "1.8.1", None),  # "I am doing it with pytorch 1.8.1" (prose)
     "torchmetrics-2965.txt": ("torchmetrics", "different devices", "RuntimeError",
                               "Encountered different devices in metric calculation (see stacktrace for details). This "
                               "could be due to the metric class not being on the same device as input. Instead of "

@@ -249,7 +249,7 @@ HELD_OUT_6 = {
     # the VS Code panel's frames, innermost first, are read in Python's order (the one shown is trainer.fit's); the
     # prose's `1.5.10` of pytorch-lightning is not read: blamed the link's repository (a miss kept visible)
     "geolayoutlm-33": ("AttributeError", "'VIEDataModule' object has no attribute '_has_setup_TrainerFn.FITTING'",
-                       "advancedliteratemachinery", "advancedliteratemachinery: 'VIEDataModule'", ALL, False,
+                       "advancedliteratemachinery", "advancedliteratemachinery fit: 'VIEDataModule'", ALL, False,
                        "advancedliteratemachinery @ git+https://github.com/AlibabaResearch/AdvancedLiterateMachinery",
                        1),
     # the module ignite is PyPI's pytorch-ignite; only the report's own frames: the one that raised is shown
@@ -283,7 +283,7 @@ HELD_OUT_7 = {
     # the IPython notebook's frames (a Colab Drive path with a space) are read, but blame stays with the link's
     # fastprogress (course-v3's code passes the dropped argument: a judgement no text states; a miss kept visible)
     "fastprogress-51": ("TypeError", "init() got an unexpected keyword argument 'auto_update'", "fastprogress",
-                        "fastprogress: init()", ALL, False, "fastprogress==X.Y.Z", 1),
+                        "fastprogress do_begin_epoch: init()", ALL, False, "fastprogress==X.Y.Z", 1),
     # the reporter's folders leave the signature: it matches the .so anywhere, with the whole symbol
     "mamba-318": ("ImportError", SO.format("12", "_ZN3c104cuda9SetDeviceEi"), "mamba-ssm",
                   "mamba-ssm: selective_scan_cuda", ALL, False, "mamba-ssm==X.Y.Z", 1),
@@ -375,7 +375,7 @@ HELD_OUT_9 = {
     # no class anywhere (an args tuple above a cut traceback): drafted with the class to fill in (it was refused);
     # its printed versions line is read; the blame (torch's Adam, not tianshou) is a miss kept visible
     "tianshou-681": (MARK, "If capturable=False, state_steps should not be CUDA tensors.", "tianshou",
-                     "tianshou: If capturable=False", ALL, False, "tianshou==0.4.8", 1),
+                     "tianshou sac_with_il_if: If capturable=False", ALL, False, "tianshou==0.4.8", 1),
     "torchaudio-2795": ("RuntimeError", "expected scalar type ComplexFloat but found Float", "torchaudio",
                         "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 2),
 }
@@ -411,12 +411,60 @@ HELD_OUT_10 = {
     "tts-2184": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "tts", "tts train_step: Expected all", DEVICE, True,
                  "tts==X.Y.Z", 2),
 }
+# graded11 (tests/fixtures/graded11): drafted as below after graded11fix (the repositories not on the index get commit
+# placeholders: NOT_RELEASED).
+BACKWARD_TWICE = ("Trying to backward through the graph a second time (or directly access saved tensors after they have "
+                  "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+                  "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+                  "or if you need to access saved tensors after calling backward.")
+GRADED11_DRAFTS = ROOT / "tests" / "fixtures" / "graded11"
+GIT = "@ git+https://github.com/"
+HELD_OUT_11 = {
+    "colossalai-2834": ("AssertionError", "fp32 param and grad have different shape torch.Size([279245825]) vs "
+                        "torch.Size([1025])", "colossalai", "colossalai step: fp32 param", ALL, False,
+                        "colossalai==X.Y.Z", 2),
+    "dgl-1594": ("RuntimeError", "Expected object of device type cuda but got device type cpu for argument #1 'self' in "
+                 "call to _th_mm", "dgl", "dgl in_degrees: Expected object", DEVICE, True, "dgl==X.Y.Z", 0),
+    "dsnerf-93": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "dsnerf", "dsnerf train: Expected all", DEVICE, True,
+                  f"dsnerf {GIT}dunbar12138/DSNeRF@<commit>", 1),
+    # the title's quoted exception ends the sentence's; the env bullet "espnet version: `espnet 0.9.5`" is the pin
+    "espnet-2725": ("RuntimeError", "Format is invalid", "espnet", "espnet csmsc/tts1 training: Format is invalid", ALL, False,
+                    "espnet==0.9.5", 0),
+    # a quoted debugger dump, innermost first: the script's main calls accelerator.backward
+    "moore-animateanyone-92": ("RuntimeError", BACKWARD_TWICE, "moore-animateanyone",
+                               "moore-animateanyone backward: Trying", ALL, False,
+                               f"moore-animateanyone {GIT}MooreThreads/Moore-AnimateAnyone@<commit>", 1),
+    # the setup's `pip install git+...nerfstudio.git@<sha>` is the pin; the launcher frames give the console command
+    "nerfstudio-3222": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nerfstudio", "nerfstudio ns-train: Expected",
+                        DEVICE, True, f"nerfstudio {GIT}nerfstudio-project/nerfstudio@290f3fa028dc21da1a00dd9684e1a36c5"
+                        "361452f", 2),
+    # Lightning's `_run` in the checkout's own .venv, run by piper_train from piper-master: piper's (PyPI's piper is
+    # another project, which these tables cannot say: a piper placeholder)
+    "piper-779": ("RuntimeError", "DataLoader worker (pid(s) 700895) exited unexpectedly", "piper",
+                  "piper fit: DataLoader worker", ALL, False, "piper==X.Y.Z", 3),
+    "rxn-yield-context-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument mat1 "
+                            "in method wrapper_CUDA_addmm)", "rxn-yield-context", "rxn-yield-context fast use code: Expected all",
+                            DEVICE, True, f"rxn-yield-context {GIT}Lung-Yi/rxn_yield_context@<commit>", 0),
+    "sfa3d-48": ("KeyError", "'optimizer'", "sfa3d", "sfa3d main_worker: KeyError 'optimizer'", ALL, False,
+                 f"sfa3d {GIT}maudzung/SFA3D@<commit>", 1),
+    "threestudio-236": ("RuntimeError", "Expected all tensors to be on the same device", "threestudio",
+                        "threestudio: Expected all", DEVICE, True,
+                        f"threestudio {GIT}threestudio-project/threestudio@<commit>", 0),
+    # /home/ljf/ljf/... is the user's folder, Time-LLM-main the repository's archive
+    "time-llm-101": ("RuntimeError", "expected scalar type BFloat16 but found Float", "time-llm",
+                     "time-llm forecast: expected scalar type", ALL, False,
+                     f"time-llm {GIT}KimMeen/Time-LLM@<commit>", 1),
+    # accelerate's launcher frames only: the [rank2] worker's failure is the linked project's
+    "x-r1-21": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:2! (when checking argument for argument tensors in method "
+                "wrapper_CUDA_cat)", "x-r1", "x-r1: Expected all", DEVICE, True, f"x-r1 {GIT}dhcode-cpp/X-R1@<commit>", 2),
+}
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
-NOT_RELEASED = {"conceptexpress", "patchmatchnet", "streaming-sensevoice", "alltalk-tts", "medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
+NOT_RELEASED = {"dsnerf", "rxn-yield-context", "threestudio", "x-r1", "sfa3d", "time-llm", "moore-animateanyone",
+                "piper-train", "conceptexpress", "patchmatchnet", "streaming-sensevoice", "alltalk-tts", "medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
                 "advancedliteratemachinery", "latent-composer-pytorch"}
 # The releases the index has, where a draft's stated release is checked: fish-speech's newest on PyPI is 0.1.0 (this
 # workplace's list of PyPI's packages, /work/.library/env/packages/pypi.tsv, which gives only the newest).
@@ -427,7 +475,8 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED7, name): row for name, row in HELD_OUT_7.items()},
             **{(GRADED8, name): row for name, row in HELD_OUT_8.items()},
             **{(GRADED9, name): row for name, row in HELD_OUT_9.items()},
-            **{(GRADED10, name): row for name, row in HELD_OUT_10.items()}}
+            **{(GRADED10, name): row for name, row in HELD_OUT_10.items()},
+            **{(GRADED11_DRAFTS, name): row for name, row in HELD_OUT_11.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -728,3 +777,67 @@ def test_the_tenth_held_out_set_scores_at_least_its_measured_fields():
     right, table = _scored({name: _maintainer_fields_10(name) for name in sorted(MAINTAINER_10)})
     assert sorted(MAINTAINER_10) == sorted([*HELD_OUT_10, *REFUSED_10])
     assert right >= GRADED10_FLOOR, table
+
+
+# graded11/EXPECTED.md's accepted values, as MAINTAINER_9's columns (judgement calls as EXPECTED.md graded them: a bare
+# method of an accepted API is right, "colossalai step", "dgl in_degrees", "dsnerf train").
+GRADED11 = ROOT / "tests" / "fixtures" / "graded11"
+NOT_ON_CPU = {"cpu": {"unsupported"}, "cuda": {"reproduces"}}
+MAINTAINER_11 = {
+    "colossalai-2834": (r"^(?i:colossalai) (?:ChatGPT reward model|RewardModelTrainer\.fit|LowLevelZeroOptimizer\.step|"
+                        r"step)[^:]*: fp32 param and grad have different shape", "AssertionError",
+                        "fp32 param and grad have different shape torch.Size([279245825]) vs torch.Size([1025])",
+                        {"colossalai"}, None, None, NOT_ON_CPU, None, ("3.8",), False),
+    "dgl-1594": (r"^dgl (?:DGLGraph\.)?in_degrees[^:]*: Expected object of device type cuda but got device type cpu for "
+                 r"argument #1 'self' in call to _th_mm$", "RuntimeError", "Expected object of device type cuda but got "
+                 "device type cpu for argument #1 'self' in call to _th_mm", {"dgl", "dgl-cu102"}, None, None,
+                 DEV_LANES, None, (), False),
+    "dsnerf-93": (rf"^(?i:dsnerf) (?:run_nerf\.py )?train[^:]*: {re.escape(TWO_AT)}cuda:0 and cpu!$", "RuntimeError",
+                  f"{TWO_AT}cuda:0 and cpu!", {"dsnerf"}, "git+https://github.com/dunbar12138/DSNeRF@",
+                  "git+https://github.com/dunbar12138/DSNeRF", DEV_LANES, None, ("3.10",), False),
+    "espnet-2725": (r"^espnet [^:]*(?:csmsc|tts1|training)[^:]*: Format is invalid$", "RuntimeError", "Format is invalid",
+                    {"espnet"}, "espnet==0.9.5", None, ALL_LANES, "1.7.0", ("3.7.9", "3.7"), True),
+    "moore-animateanyone-92": (r"^(?i:moore-animateanyone) (?:train_stage_1|accelerator\.backward|backward)[^:]*: Trying "
+                               r"to backward through the graph a second time", "RuntimeError", BACKWARD_TWICE,
+                               {"moore-animateanyone"}, "git+https://github.com/MooreThreads/Moore-AnimateAnyone@",
+                               "git+https://github.com/MooreThreads/Moore-AnimateAnyone", GPU_LANES, None, (), False),
+    "nerfstudio-3222": (r"^nerfstudio (?:ns-train|Trainer\.train|VanillaPipeline\.get_eval_image_metrics_and_images|"
+                        rf"splatfacto|eval)[^:]*: {re.escape(TWO_AT)}cuda:0 and cpu!$", "RuntimeError",
+                        f"{TWO_AT}cuda:0 and cpu!", {"nerfstudio"},
+                        "git+https://github.com/nerfstudio-project/nerfstudio@290f3fa028dc21da1a00dd9684e1a36c5361452f",
+                        None, CPU_OR_NOT, "2.0.1", ("3.10.12", "3.10"), True),
+    "piper-779": (r"^(?i:piper[_-]train|piper) (?:trainer\.fit|fit)[^:]*: DataLoader worker \(pid\(s\) "
+                  r"700895\) exited unexpectedly$", "RuntimeError", "DataLoader worker (pid(s) 700895) exited unexpectedly",
+                  {"piper", "piper-train"}, "git+https://github.com/rhasspy/piper@", "git+https://github.com/rhasspy/piper",
+                  {"cpu": {"reproduces", "unsupported"}, "cuda": {"reproduces"}}, None, ("3.10",), False),
+    "rxn-yield-context-3": (rf"^(?i:rxn[_-]yield[_-]context) (?:evaluation_utils|fast use)[^:]*: {re.escape(TWO_AT)}cuda:0 "
+                            r"and cpu! \(when checking argument for argument mat1 in method wrapper_CUDA_addmm\)$",
+                            "RuntimeError", f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument mat1 in "
+                            "method wrapper_CUDA_addmm)", {"rxn-yield-context"},
+                            "git+https://github.com/Lung-Yi/rxn_yield_context@",
+                            "git+https://github.com/Lung-Yi/rxn_yield_context", DEV_LANES, None, (), False),
+    "sfa3d-48": (r"^(?i:sfa3d) (?:train\.py|main_worker)[^:]*: (?:KeyError )?'optimizer'", "KeyError", "'optimizer'",
+                 {"sfa3d"}, "git+https://github.com/maudzung/SFA3D@", "git+https://github.com/maudzung/SFA3D", ALL_LANES,
+                 None, (), False),
+    "threestudio-236": (r"^threestudio (?:example|launch(?:\.py)?|training)[^:]*: Expected all tensors to be on the same "
+                        r"device$", "RuntimeError", "Expected all tensors to be on the same device", {"threestudio"},
+                        "git+https://github.com/threestudio-project/threestudio@",
+                        "git+https://github.com/threestudio-project/threestudio", CPU_OR_NOT, "2.0.1", ("3.0",), False),
+    "time-llm-101": (r"^(?i:time-llm) (?:TimeLLM\.forecast|forecast|TokenEmbedding|Embed\.py|patch_embedding)[^:]*: "
+                     r"expected scalar type BFloat16 but found Float$", "RuntimeError",
+                     "expected scalar type BFloat16 but found Float", {"time-llm"},
+                     "git+https://github.com/KimMeen/Time-LLM@", "git+https://github.com/KimMeen/Time-LLM", GPU_LANES,
+                     "1.12.1", (), False),
+    "x-r1-21": (rf"^(?i:x-r1) [^:]*(?:GRPO|grpo|train)[^:]*: {re.escape(TWO_AT)}cpu and cuda:2! \(when checking argument "
+                r"for argument tensors in method wrapper_CUDA_cat\)$", "RuntimeError", f"{TWO_AT}cpu and cuda:2! (when "
+                "checking argument for argument tensors in method wrapper_CUDA_cat)", {"x-r1", "trl"},
+                "git+https://github.com/dhcode-cpp/X-R1@", "git+https://github.com/dhcode-cpp/X-R1", CPU_OR_NOT, None,
+                ("3.11",), False),
+}
+GRADED11_FLOOR = 91  # of 96: 73 held out (main bbee29f, this scorer; 72 by hand), 91 after graded11fix (not held out)
+
+
+def test_the_eleventh_held_out_set_scores_at_least_its_measured_fields():
+    right, table = _scored({name: _maintainer_row(GRADED11, name, row) for name, row in sorted(MAINTAINER_11.items())})
+    assert sorted(MAINTAINER_11) == sorted(HELD_OUT_11) == sorted(p.stem for p in GRADED11.glob("*.txt"))
+    assert right >= GRADED11_FLOOR, table
