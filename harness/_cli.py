@@ -104,7 +104,7 @@ def _cmd_new(args: argparse.Namespace, console: Console) -> int:
     say(f"left to fill in ({len(written.todo)}; `python -m harness validate` lists what remains in case.yaml):")
     for path, line, what in written.todo:
         say(f"  {_shown(path)}:{line}: {what}")
-    say(f"then run it: nox -s cases -- --case {args.id} --lane cpu --lane cuda-sim")
+    say(f"then run it: nox -s cases -- --case {written.folder.name} --lane cpu --lane cuda-sim")
     return ExitCode.OK
 
 

@@ -82,6 +82,10 @@ def parse_report(text: str) -> BugReport:
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
+    if (summary := _launcher_summary(traceback, title)) is not None:
+        traceback = summary
+        notes.append("the traceback ends in the launcher's ChildFailedError summary, not the bug: drafted from the "
+                     "issue title's exception (no frames of the rank that failed: its call is yours to find)")
     if _innermost_first(lines, traceback):
         traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
         notes.append("the frames come from an editor's or debugger's dump (\"Exception has occurred:\", no "
@@ -90,6 +94,17 @@ def parse_report(text: str) -> BugReport:
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines))
+
+
+def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:
+    """torchrun's (elastic's) ``ChildFailedError`` whose message is its ``====`` banner only says a rank failed: the
+    exception the issue title names is the bug's (its frames are the launcher's, never the bug's)."""
+    if traceback.exception_class != "ChildFailedError" or traceback.first_message_line.strip("=- "):
+        return None
+    named = next((m for m in _INLINE.finditer(title) if m["type"] not in ("Error", "Exception")), None)
+    if named is None:
+        return None
+    return Traceback((), (), named["type"], named["msg"].strip(), traceback.start_line, traceback.exception_line)
 
 
 _PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
@@ -258,8 +273,9 @@ _NARRATION = re.compile(r"\s*[,;]\s+(?:(?:and|but|so|then|when|after|because)\s+
 # Well-known torch messages a report quotes without their class, often with the head cut ("tensors to be on the same
 # device, but found at least two devices, cuda:0 and cpu!"): (the quoted part's shape, its head, torch's class).
 _TORCH_MESSAGES = (
-    (re.compile(r"(?:Expected all )?tensors to be on the same device, but found at least two devices, \S+ and \S+?!"
-                r"(?: \(when checking argument[^)]{0,200}\))?"), "Expected all ", "RuntimeError"),
+    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices, \S+ and "
+                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?"), "Expected all ", "RuntimeError"),
+    (re.compile(r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same"), "Input ", "RuntimeError"),
     (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
     (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
      "RuntimeError"))

@@ -87,6 +87,16 @@ def validate_id(case_id: str) -> str:
                      f"and digits joined by '-', at most {_SCHEMA['maxLength']} characters{hint}")
 
 
+def dotted_id(case_id: str) -> tuple[str, str | None]:
+    """The id to use and a note: an id taken from a file or version name with dots (``ace-step-1.5-308``) becomes its
+    kebab form (``ace-step-1-5-308``); any other invalid id is refused by :func:`validate_id`."""
+    if "." in case_id and re.fullmatch(r"[a-z0-9][a-z0-9.-]*", case_id):
+        kebab = re.sub(r"[.-]+", "-", case_id).strip("-")
+        if kebab and re.fullmatch(_SCHEMA["pattern"][1:-1], kebab) and len(kebab) <= _SCHEMA["maxLength"]:
+            return kebab, f"case id {case_id!r} has a dot, which ids may not: using {kebab!r}"
+    return validate_id(case_id), None
+
+
 @dataclass(frozen=True)
 class Written:
     folder: Path
@@ -99,7 +109,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
                 released: Released | None = None, project_urls: ProjectUrls | None = None,
                 versions: IndexVersions | None = None) -> Written:
     """Validate the id, read and parse the report, refuse to overwrite, write the two files atomically."""
-    validate_id(case_id)
+    case_id, renamed = dotted_id(case_id)
     if cases_dir.exists() and not cases_dir.is_dir():
         raise UsageError(f"--cases-dir {cases_dir}: not a folder")
     folder = cases_dir / case_id
@@ -122,7 +132,7 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
         raise UsageError(f"cannot write {folder}: {error.strerror or error}") from None
-    return Written(folder, files, tuple(draft.notes), _todo(files[0], draft))
+    return Written(folder, files, (*([renamed] if renamed else []), *draft.notes), _todo(files[0], draft))
 
 
 def _check_target(folder: Path, files: tuple[Path, ...], *, force: bool) -> None:

@@ -21,12 +21,18 @@ _NOT_MODULES = frozenset({"self", "cls", "super", "recipes", "scripts", "example
                           "apps", "tutorials", "experiments", "data", "assets", "models", "utils"})
 
 
+# Extensions of checkpoints, data and configs: "sceneflow_pretrained_model.pth.tar" is a file, never a module.
+_FILE_EXTENSIONS = frozenset({"pth", "pt", "ckpt", "bin", "safetensors", "tar", "gz", "zip", "json", "yaml", "yml",
+                              "pkl", "pickle", "npy", "npz", "h5", "hdf5", "onnx", "csv", "txt", "log", "png", "jpg"})
+
+
 def _modules(lines: list[str]) -> tuple[str, ...]:
     """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
     found: list[str] = []
     for line in lines:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
-        found += [m["module"] for pattern in patterns for m in pattern.finditer(line)]
+        found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
+                  if pattern is not _DOTTED or not _FILE_EXTENSIONS & set(m.group().lower().split(".")[1:])]
     return tuple(m for m in found if m not in _NOT_MODULES)
 
 

@@ -35,7 +35,13 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
-    return title if len(title) <= 200 else title[:196].rstrip() + " ..."
+    return title if len(title) <= 200 else _cut(title, 196) + " ..."
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters at a word boundary (never mid-word, which reads as a typo)."""
+    head = text[:width + 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else text[:width]).rstrip(" ,;:(")
 
 
 # A console script's frame (``/usr/local/bin/ns-train``, ``C:\\...\\Scripts\\ns-train``): the command the user ran.
