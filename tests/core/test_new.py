@@ -1810,3 +1810,78 @@ def test_a_frameless_reports_title_clause_names_the_run_that_failed() -> None:
                    '  File "/w/speechkit/main.py", line 3, in <module>\n    trainer.fit()\n'
                    "NameError: name 'trainer' is not defined")
     assert "main.py" not in framed
+
+
+# --- graded12's miss classes (tests/fixtures/graded12/EXPECTED.md) ---------------------------------------------------
+
+
+def test_a_launchers_child_failed_summary_is_never_the_bugs_exception() -> None:
+    """Class: torchrun's ``ChildFailedError`` whose message is its ``====`` banner only says that a rank failed; the
+    issue title's ``RuntimeError: ...`` is the bug's exception, message and title."""
+    report = ("# RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 "
+              "and cpu!\nhttps://github.com/someone/OccNet/issues/7\n\nTraceback (most recent call last):\n"
+              '  File "/opt/env/lib/python3.9/site-packages/torch/distributed/run.py", line 198, in <module>\n'
+              "    main()\n"
+              '  File "/opt/env/lib/python3.9/site-packages/torch/distributed/launcher/api.py", line 259, in '
+              "launch_agent\n    raise ChildFailedError(\n"
+              "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\n"
+              "tools/train.py FAILED\n" + "-" * 60 + "\nFailures:\n  <NO_OTHER_FAILURES>\n")
+    data = yaml.safe_load(draft_case("g12", parse_report(report)).case_yaml)
+    assert data["exception"] == "RuntimeError"
+    assert "=" not in data["title"] and data["title"].startswith("occnet: Expected all tensors")
+    assert search_signature(data["signature"], "Expected all tensors to be on the same device, but found at least two "
+                                               "devices, cuda:1 and cpu!")
+
+
+@pytest.mark.parametrize(("title", "message"), [
+    ("# Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+     "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same"),
+    ("# `yolo training`: `Expected all tensors to be on the same device`", "Expected all tensors to be on the same device"),
+])
+def test_a_well_known_torch_message_only_in_the_title_is_drafted_not_refused(title: str, message: str) -> None:
+    """Class: a body cut before any exception line, the title holding a well-known torch message without its class:
+    a draft with torch's class (RuntimeError) and the title's message, the class to check said in a note."""
+    report = (f"{title}\nhttps://github.com/someone/detkit/issues/6\n\nI run the evaluation on the GPU:\n\n"
+              "Traceback (most recent call last):\n  File \"eval.py\", line 12, in <module>\n    evaluate(model)\n")
+    draft = draft_case("g12", parse_report(report))
+    data = yaml.safe_load(draft.case_yaml)
+    assert data["exception"] == "RuntimeError" and search_signature(data["signature"], message)
+    assert any("torch's" in note and "check it" in note for note in draft.notes)
+
+
+def test_a_checkpoint_or_data_file_name_in_prose_is_never_a_module() -> None:
+    """Class: ``pretrained_model.pth.tar`` (or ``.ckpt``, ``config.yaml.json``) written in a sentence is a file, not a
+    dotted module path: the linked repository stays the project."""
+    for name in ("sceneflow_model.pth.tar", "last_epoch.ckpt.bin", "my_settings.train.yaml"):
+        report = (f"https://github.com/someone/stereo-net/issues/58\n\nWhen I load {name}, it fails:\n\n"
+                  "Traceback (most recent call last):\n"
+                  '  File "/data/stereo-net/main.py", line 189, in main\n'
+                  "    optimizer.load_state_dict(checkpoint['optimizer'])\n"
+                  '  File "/opt/lib/python3.7/site-packages/torch/optim/optimizer.py", line 123, in load_state_dict\n'
+                  '    raise ValueError("loaded state dict contains a parameter group "\n'
+                  "ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                  "group\n")
+        assert _title_of(report)[1] == "stereo-net", name
+
+
+def test_a_long_title_is_cut_at_a_word_boundary() -> None:
+    """Class: a title over the schema's 200 characters ends at a whole word before " ...", never mid-word."""
+    message = ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when "
+               "checking argument for argument weight in method wrapper__native_batch_norm_backward_with_a_long_name)")
+    report = (f"https://github.com/someone/metric-explainer/issues/1\n\nRuntimeError: {message}\n")
+    title = _title_of(report)[0]
+    assert len(title) <= 200 and title.endswith(" ...")
+    kept = title.removesuffix(" ...").split()
+    assert kept[-1] in message.split(), title  # a whole word of the message, not a cut one
+
+
+def test_a_case_id_with_a_dot_becomes_its_kebab_form(tmp_path: Path) -> None:
+    """Class: an id taken from a file or release name with a dot (``ace-step-1.5-308``) is drafted under its kebab form,
+    said in the output; other invalid ids are still refused."""
+    report = tmp_path / "report.txt"
+    report.write_text("https://github.com/someone/kit/issues/3\n\nRuntimeError: CUDA error: device-side assert\n")
+    written = new("kit-1.5-308", tmp_path, report)
+    assert written.folder.name == "kit-1-5-308" and any("'kit-1-5-308'" in note for note in written.notes)
+    assert yaml.safe_load((written.folder / "case.yaml").read_text())["id"] == "kit-1-5-308"
+    with pytest.raises(UsageError, match="use kebab-case"):
+        new("Kit-1.5", tmp_path, report)
