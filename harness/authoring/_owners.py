@@ -108,8 +108,28 @@ def own_run(frames: tuple[Frame, ...], project: str, library: Frame | None) -> t
     looping = library.function.rpartition(".")[2] in LAUNCHERS
     if looping and all(f.function.rpartition(".")[2] in LAUNCHERS | {"main", "<module>"} for f in frames[-2:]):
         return None, f"the frames are {library.function}'s, a launcher's, which ran {project}'s code that failed"
+    if (caller := _framework_caller(frames, project, library)) is not None:
+        return caller, f"{caller.path} is {project}'s own code (a checkout of it), calling the framework that raised"
     script = _checkout_script(frames, project, library, looping)
     return (script, f"{script.path} is {project}'s own code, run with what its checkout installed") if script else None
+
+
+# Installed training frameworks: the code that calls them is a project's, which the framework runs as told.
+_FRAMEWORKS = re.compile(r"-packages/(?:accelerate|lightning|pytorch_lightning|lightning_fabric)/")
+
+
+def _framework_caller(frames: tuple[Frame, ...], project: str, library: Frame) -> Frame | None:
+    """The frame that calls into an installed framework (accelerate, Lightning) when it lies in a checkout of the
+    link's repository (``/mnt/d/x/Cogvideo/finetune/trainer.py`` for zai-org/CogVideo), else none."""
+    index = next((i for i, frame in enumerate(frames) if frame is library), None)
+    if index is None or not _FRAMEWORKS.search(library.posix):
+        return None
+    while index > 0 and _FRAMEWORKS.search(frames[index - 1].posix):
+        index -= 1
+    caller = frames[index - 1] if index else None
+    if caller is None or "-packages/" in caller.posix:
+        return None
+    return caller if project in map(_checkout_name, caller.posix.split("/")[:-1]) else None
 
 
 def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame, anywhere: bool) -> Frame | None:

@@ -1885,3 +1885,22 @@ def test_a_case_id_with_a_dot_becomes_its_kebab_form(tmp_path: Path) -> None:
     assert yaml.safe_load((written.folder / "case.yaml").read_text())["id"] == "kit-1-5-308"
     with pytest.raises(UsageError, match="use kebab-case"):
         new("Kit-1.5", tmp_path, report)
+
+
+def test_an_installed_framework_called_from_the_linked_projects_checkout_blames_the_project() -> None:
+    """Class: accelerate (or Lightning) installed in a conda env, called from a checkout of the linked repository
+    without an importable package (``/mnt/d/x/Vidkit/finetune/trainer.py``): the project's call is the bug's; the same
+    traceback from a folder not named like the repository keeps accelerate."""
+    def report(folder: str) -> str:
+        site = "/home/u/anaconda3/envs/v/lib/python3.10/site-packages"
+        return ("https://github.com/org/VidKit/issues/775\n\nTraceback (most recent call last):\n"
+                f'  File "/mnt/d/x/{folder}/finetune/trainer.py", line 434, in train\n'
+                "    self.accelerator.clip_grad_norm_(params, 1.0)\n"
+                f'  File "{site}/accelerate/accelerator.py", line 2509, in clip_grad_norm_\n'
+                "    self.unscale_gradients()\n"
+                f'  File "{site}/torch/amp/grad_scaler.py", line 260, in _unscale_grads_\n'
+                '    raise ValueError("Attempting to unscale FP16 gradients.")\n'
+                "ValueError: Attempting to unscale FP16 gradients.\n")
+    title, culprit = _title_of(report("Vidkit"))
+    assert culprit == "vidkit" and title.startswith("vidkit train: "), title
+    assert _title_of(report("myproject"))[1] == "accelerate"
