@@ -30,8 +30,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     function = function or (_title_code_name(report.title, message) or prose_api(report, culprit, message)
                             or frameless_api(report, message, culprit)
                             or (run_clause(report.title) if not traceback.frames else "") if not own else "")
-    if not function and frame and not own:
-        function = _api(traceback.final_frames or traceback.frames, frame, owner, report)
+    if not function and frame and not own:  # the report's own function that called the frame's library, else its API
+        function = _own_api(frames) or _api(traceback.final_frames or traceback.frames, frame, owner, report)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message

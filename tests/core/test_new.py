@@ -1904,3 +1904,18 @@ def test_an_installed_framework_called_from_the_linked_projects_checkout_blames_
     title, culprit = _title_of(report("Vidkit"))
     assert culprit == "vidkit" and title.startswith("vidkit train: "), title
     assert _title_of(report("myproject"))[1] == "accelerate"
+
+
+def test_a_title_names_the_projects_own_function_not_the_torch_method_it_called() -> None:
+    """Class: the linked project's function (``restore_checkpoint`` in the report's own utils.py) called torch's
+    ``Optimizer.load_state_dict``, which raised: the title names the project's function, not torch's method."""
+    report = ("https://github.com/someone/diffusion_kit/issues/63\n\nTraceback (most recent call last):\n"
+              '  File "run.py", line 39, in <module>\n    state = restore_checkpoint(path, state)\n'
+              '  File "/workspace/utils.py", line 15, in restore_checkpoint\n'
+              "    state['optimizer'].load_state_dict(loaded['optimizer'])\n"
+              '  File "/opt/conda/lib/python3.8/site-packages/torch/optim/optimizer.py", line 146, in load_state_dict\n'
+              '    raise ValueError("loaded state dict contains a parameter group "\n'
+              "ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+              "group\n")
+    title, culprit = _title_of(report)
+    assert culprit == "diffusion-kit" and title.startswith("diffusion-kit restore_checkpoint: loaded state dict"), title
