@@ -26,6 +26,7 @@ from harness.authoring._prose import (
     _named_fixes,
     _path_tops,
     _ran_on,
+    _ran_script,
 )
 from harness.authoring._traceback import (
     Frame,
@@ -63,6 +64,7 @@ class BugReport:
     class_calls: tuple[str, ...] = ()  # `Class.method(` calls in the report's code: a frameless report's API
     named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
     ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
+    script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
 
 
@@ -78,7 +80,7 @@ def parse_report(text: str) -> BugReport:
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
-                       named_calls=_named_calls(lines), ran_on=_ran_on(lines))
+                       named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -93,7 +95,7 @@ def parse_report(text: str) -> BugReport:
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
-                     named_calls=_named_calls(lines), ran_on=_ran_on(lines))
+                     named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:

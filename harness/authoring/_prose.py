@@ -191,3 +191,18 @@ def _ran_on(lines: list[str]) -> str:
     if devices:
         return "cpu" if devices[-1] == "cpu" else "gpu" if devices[-1] != "auto" else ""
     return "gpu" if _GPU_SAID.search(text) else ""
+
+
+# The script a report ran: a launcher's summary naming it ("tools/train_occ.py FAILED"), else a command line running it
+# (``python lerobot/scripts/train.py ...``, ``python -m torch.distributed.run --nproc_per_node=4 train.py``).
+_FAILED_SCRIPT = re.compile(r"^\s*(?P<script>[\w./-]{1,120}\.py) FAILED\s*$")
+_RUN_SCRIPT = re.compile(r"(?:^|[\s`$>])(?:python[\d.]*|torchrun|deepspeed|accelerate launch)\s(?:[^`|;&]*?\s)?"
+                         r"(?P<script>[\w./-]{1,120}\.py)(?![\w.])")
+
+
+def _ran_script(lines: list[str]) -> str:
+    """The script the report's run named (its path as written, without a leading ./), else ""."""
+    joined = "\n".join(lines).replace("\\\n", " ").splitlines()  # a shell command continued over lines
+    found = next((m for line in joined if (m := _FAILED_SCRIPT.match(line))), None) \
+        or next((m for line in joined if (m := _RUN_SCRIPT.search(line))), None)
+    return found["script"].removeprefix("./") if found else ""

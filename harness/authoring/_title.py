@@ -27,8 +27,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     if frame is None and not function:  # the link names the project, its checkout's frames show its own function
         function = _own_api(frames)
     # no frame of the culprit's own (its name came from the link; the frames are torch's): the report's call
-    function = function or (_title_code_name(report.title, message) or prose_api(report, culprit, message)
-                            or frameless_api(report, message, culprit)
+    function = function or (_script_run(report, _title_code_name(report.title, message))
+                            or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
                             or (run_clause(report.title) if not traceback.frames else "") if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
         function = _own_api(frames) or _api(traceback.final_frames or traceback.frames, frame, owner, report)
@@ -36,6 +36,22 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     where = f"{library} {function}: " if function else f"{library}: "
     title = where + message
     return title if len(title) <= 200 else _cut(title, 196) + " ..."
+
+
+def _script_run(report: BugReport, named: str | None) -> str:
+    """A frameless report's run: the script its command or launcher summary names, before the API ``named`` when one
+    is given ("" when it is empty); ``named`` alone for a report with frames or no script."""
+    script = report.script if not report.traceback.frames else ""
+    if named is None:
+        return script
+    return " ".join(part for part in (script, named) if part) if named else ""
+
+
+def _frameless_run(report: BugReport, message: str, culprit: str) -> str:
+    """The run a frameless report's text names; its script wins over a vaguer word ("training" for train.py), a word
+    that is the script's own name is kept."""
+    api, script = frameless_api(report, message, culprit), _script_run(report, None)
+    return api if api and (not script or api == script.rpartition("/")[2].removesuffix(".py")) else script or api
 
 
 def _cut(text: str, width: int) -> str:

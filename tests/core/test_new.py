@@ -1828,7 +1828,7 @@ def test_a_launchers_child_failed_summary_is_never_the_bugs_exception() -> None:
               "tools/train.py FAILED\n" + "-" * 60 + "\nFailures:\n  <NO_OTHER_FAILURES>\n")
     data = yaml.safe_load(draft_case("g12", parse_report(report)).case_yaml)
     assert data["exception"] == "RuntimeError"
-    assert "=" not in data["title"] and data["title"].startswith("occnet: Expected all tensors")
+    assert "=" not in data["title"] and data["title"].startswith("occnet tools/train.py: Expected all tensors")
     assert search_signature(data["signature"], "Expected all tensors to be on the same device, but found at least two "
                                                "devices, cuda:1 and cpu!")
 
@@ -1919,3 +1919,22 @@ def test_a_title_names_the_projects_own_function_not_the_torch_method_it_called(
               "group\n")
     title, culprit = _title_of(report)
     assert culprit == "diffusion-kit" and title.startswith("diffusion-kit restore_checkpoint: loaded state dict"), title
+
+
+@pytest.mark.parametrize(("body", "api"), [
+    ("I launch it with\n\n```\npython3 -u -m torch.distributed.run \\\n--nproc_per_node=4 train.py \\\n"
+     "--cfg-path ./configs/stage3.yaml\n```\n\nRuntimeError: Expected all tensors to be on the same device, but found at "
+     "least two devices, cuda:0 and cuda:1!\n", "train.py"),
+    ("Traceback (most recent call last):\n"
+     '  File "/opt/env/lib/python3.8/site-packages/torch/distributed/launcher/api.py", line 259, in launch_agent\n'
+     "    raise ChildFailedError(\n"
+     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\ntools/train_det.py FAILED\n"
+     + "-" * 60 + "\n", "tools/train_det.py"),
+])
+def test_a_frameless_reports_title_names_the_script_it_ran(body: str, api: str) -> None:
+    """Class: a report without frames of its own whose command (a shell line continued over lines) or launcher summary
+    names the script that failed: the title names that script, not a vague "training"."""
+    report = ("# RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
+              "and cuda:1!\nhttps://github.com/someone/PlanKit/issues/15\n\nWhen I run the training script:\n\n" + body)
+    title = _title_of(report)[0]
+    assert title.startswith(f"plankit {api}: Expected all tensors"), title
