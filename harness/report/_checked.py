@@ -77,7 +77,7 @@ class Checked:
         self.path = path
         self._known: set[str] | None = None
         self._new: list[str] = []
-        # run report folder key -> fingerprint of what that build published there (see _site._place_reports)
+        # run report folder key -> fingerprint of what that build published there (see _site_reports._place_reports)
         self.published: dict[str, str] = {}
         # digest -> {"record", "cases"}: the history entry of contents known to pass (see History.prepare)
         self._prepared: dict[str, Any] | None = None

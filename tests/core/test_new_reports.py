@@ -460,16 +460,68 @@ HELD_OUT_11 = {
 }
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
-INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",)}
+INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",),
+              "cream": ("https://giordonstark.com.com",)}
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
 NOT_RELEASED = {"pixor", "explain-metric-learning", "heartmula", "heartmula-studio", "ace-step-1-5", "cotr", "egoplan",
                 "stereo-transformer", "score-sde-pytorch", "tr-misr", "cogvideo", "dsnerf", "rxn-yield-context", "threestudio", "x-r1", "sfa3d", "time-llm", "moore-animateanyone",
                 "piper-train", "conceptexpress", "patchmatchnet", "streaming-sensevoice", "alltalk-tts", "medicalgpt", "pixray", "deepspeech-pytorch", "notebooks", "crat-pred", "locate-3d", "pyramid-flow", "unianimate-dit", "wpo", "aes-lac-2018", "efficientformer",
-                "advancedliteratemachinery", "latent-composer-pytorch"}
+                "advancedliteratemachinery", "latent-composer-pytorch",
+                # graded13's checkouts (absent from /work/.library/env/packages/pypi.tsv)
+                "srgan-pytorch", "face-transformer", "dreamartist-sd-webui-extension", "yolov5face-torchserve-tensorrt",
+                "multigrain", "yolodet-pytorch", "lawgpt"}
 # The releases the index has, where a draft's stated release is checked: fish-speech's newest on PyPI is 0.1.0 (this
 # workplace's list of PyPI's packages, /work/.library/env/packages/pypi.tsv, which gives only the newest).
 INDEX_VERSIONS = {"fish-speech": ("0.1.0",)}
+# graded13 (tests/fixtures/graded13), held out: drafted as below on main 6052656 (EXPECTED.md's Results); the rows
+# assert what is drafted now, known misses included (marked), so a change to any of them is seen.
+GRADED13 = ROOT / "tests" / "fixtures" / "graded13"
+TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
+HELD_OUT_13 = {
+    "allennlp-4646": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "allennlp",
+                      "allennlp bidirectional_lm_token_embedder: Expected all", DEVICE, True, "allennlp==X.Y.Z", 0),
+    # known miss (T): torch's layer_norm under the project's name, not track.py's CLIP ReID --half
+    "boxmot-1820": ("RuntimeError", "expected scalar type Float but found Half", "boxmot", "boxmot layer_norm: expected",
+                    ALL, False, "boxmot==X.Y.Z", 1),
+    # known misses (M, T, P, F, S): the review note's trailing prose is kept; PyPI's brats ("BraTS algorithms") is taken
+    # for cv-lee/BraTs
+    "brats-10": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!   not the TypeError problem", "brats",
+                 "brats: Expected all", DEVICE, True, "brats==X.Y.Z", 0),
+    "cream-2": ("RuntimeError", f"{PLACEMENT}, cuda:2 and cpu!", "cream", "cream train_epoch: Expected all", DEVICE, True,
+                f"cream {GIT}microsoft/Cream@<commit>", 3),
+    # known miss (T): cut before the method, no "training"
+    "dreamartist-41": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument weight in "
+                       "method wrapper__native_layer_norm_backward)", "dreamartist-sd-webui-extension",
+                       "dreamartist-sd-webui-extension: Expected all", DEVICE, True,
+                       f"dreamartist-sd-webui-extension {GIT}IrisRainbowNeko/DreamArtist-sd-webui-extension@<commit>", 0),
+    "face-transformer-37": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cuda:1! (when checking argument for argument index "
+                            "in method wrapper_CUDA_scatter__value)", "face-transformer", "face-transformer: Expected all",
+                            TWO_GPUS, True, f"face-transformer {GIT}zhongyy/Face-Transformer@<commit>", 0),
+    # known miss (T): no finetune.py
+    "lawgpt-60": ("RuntimeError", "expected scalar type Half but found Float", "lawgpt", "lawgpt: expected scalar", ALL,
+                  False, f"lawgpt {GIT}pengxiao-song/LaWGPT@<commit>", 0),
+    # known miss (T): the bare load_state_dict
+    "multigrain-4": ("AttributeError", "'str' object has no attribute 'items'", "multigrain",
+                     "multigrain load_state_dict: 'str' object", ALL, False,
+                     f"multigrain {GIT}facebookresearch/multigrain@<commit>", 2),
+    # known miss (T): the caller train_gan, not the content loss
+    "srgan-pytorch-22": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "srgan-pytorch",
+                         "srgan-pytorch train_gan: Expected all", DEVICE, True,
+                         f"srgan-pytorch {GIT}Lornatang/SRGAN-PyTorch@<commit>", 3),
+    # known misses (M, T, B, P, F, L, D, S): the logged message is not read (the title's class only) and nemo's frame
+    # is blamed over whisperlivekit's diarize
+    "whisperlivekit-197": ("RuntimeError", None, "nemo", "nemo get_features: RuntimeError", ALL, False, "nemo==X.Y.Z", 1),
+    "yolodet-pytorch-22": ("RuntimeError", "stack expects each tensor to be equal size, but got [3, 640, 640] at entry 0 "
+                           "and [3, 1280, 1280] at entry 6", "yolodet-pytorch", "yolodet-pytorch collate: stack expects",
+                           ALL, False, f"yolodet-pytorch {GIT}wuzhihao7788/yolodet-pytorch@<commit>", 2),
+    # known miss (T): cut before the method, no API
+    "yolov5face-torchserve-1": ("RuntimeError", f"{PLACEMENT}, cuda:1 and cuda:0! (when checking argument for argument "
+                                "weight in method wrapper__cudnn_convolution)", "yolov5face-torchserve-tensorrt",
+                                "yolov5face-torchserve-tensorrt: Expected all", TWO_GPUS, True,
+                                f"yolov5face-torchserve-tensorrt {GIT}pallashadow/yolov5face_torchserve_tensorrt@<commit>",
+                                0),
+}
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED5, name): row for name, row in HELD_OUT_5.items()},
             **{(GRADED6, name): row for name, row in HELD_OUT_6.items()},
@@ -477,7 +529,8 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
             **{(GRADED8, name): row for name, row in HELD_OUT_8.items()},
             **{(GRADED9, name): row for name, row in HELD_OUT_9.items()},
             **{(GRADED10, name): row for name, row in HELD_OUT_10.items()},
-            **{(GRADED11_DRAFTS, name): row for name, row in HELD_OUT_11.items()}}
+            **{(GRADED11_DRAFTS, name): row for name, row in HELD_OUT_11.items()},
+            **{(GRADED13, name): row for name, row in HELD_OUT_13.items()}}
 
 
 def _graded(folder: Path, name: str):
@@ -902,12 +955,12 @@ MAINTAINER_12 = {
 GRADED12_FLOOR = 91  # of 96: 61 held out (main 31388e4, this scorer; 61 by hand), 91 after graded12fix (not held out)
 
 
-def _maintainer_fields_12(name: str) -> dict[str, bool]:
-    title, exception, message, blamed, pins, *rest = MAINTAINER_12[name]
+def _maintainer_fields_12(name: str, folder: Path = GRADED12, table: dict[str, tuple] = MAINTAINER_12) -> dict[str, bool]:
+    title, exception, message, blamed, pins, *rest = table[name]
     try:
         if not isinstance(pins, tuple):
-            return _maintainer_row(GRADED12, name, MAINTAINER_12[name])
-        rows = [_maintainer_row(GRADED12, name, (title, exception, message, blamed, pin, *rest)) for pin in pins]
+            return _maintainer_row(folder, name, table[name])
+        rows = [_maintainer_row(folder, name, (title, exception, message, blamed, pin, *rest)) for pin in pins]
         return {field: any(row[field] for row in rows) for field in rows[0]}
     except UsageError:
         return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
@@ -917,3 +970,66 @@ def test_the_twelfth_held_out_set_scores_at_least_its_measured_fields():
     right, table = _scored({name: _maintainer_fields_12(name) for name in sorted(MAINTAINER_12)})
     assert sorted(MAINTAINER_12) == sorted(p.stem for p in GRADED12.glob("*.txt"))
     assert right >= GRADED12_FLOOR, table
+
+
+# graded13/EXPECTED.md's accepted values, as MAINTAINER_12's columns, graded strictly as its Results: a title's
+# decoration the expectation writes is required (allennlp's crf_tagger), a bare method of an accepted API is wrong
+# (multigrain load_state_dict), the caller instead of the fixed function is wrong (srgan-pytorch train_gan).
+TWO_GPU_LANES = {"cpu": {"passes"}, "cuda": {"unsupported"}}
+MAINTAINER_13 = {
+    "allennlp-4646": (rf"^(?i:allennlp(?:-models)?) [^:]*crf_tagger[^:]*: {re.escape(TWO_AT)}cuda:0 and cpu!?$",
+                      "RuntimeError", f"{TWO_AT}cuda:0 and cpu!", {"allennlp", "allennlp-models"},
+                      (None, "allennlp==1.1.0"), None, DEV_LANES, None, (), False),
+    "boxmot-1820": (r"^boxmot (?:track\.py|CLIP ?ReID|clip)[^:]*: expected scalar type Float but found Half$",
+                    "RuntimeError", "expected scalar type Float but found Half", {"boxmot"}, None, None, GPU_LANES, None,
+                    (), False),
+    "brats-10": (rf"^(?i:brats) (?:Update )?utils\.py[^:]*: {re.escape(TWO_AT)}cuda:0 and cpu!$", "RuntimeError",
+                 f"{TWO_AT}cuda:0 and cpu!", {"brats"}, f"{HUB}cv-lee/BraTs@", f"{HUB}cv-lee/BraTs", DEV_LANES, None, (),
+                 False),
+    "cream-2": (rf"^(?i:cream) (?:tools/train\.py|train\.py|resume|train_epoch)[^:]*: {re.escape(TWO_AT)}cuda:[12] and "
+                r"cpu!$", "RuntimeError", f"{TWO_AT}cuda:2 and cpu!", {"cream"}, f"{HUB}microsoft/Cream@",
+                f"{HUB}microsoft/Cream", DEV_LANES, None, (), False),
+    "dreamartist-41": (rf"^(?i:dreamartist-sd-webui-extension) train[^:]*: {re.escape(TWO_AT)}cuda:0 and cpu! \(when "
+                       r"checking argument for argument weight in method wrapper__native_layer_norm_backward\)$",
+                       "RuntimeError", f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument weight in method "
+                       "wrapper__native_layer_norm_backward)", {"dreamartist-sd-webui-extension"},
+                       f"{HUB}IrisRainbowNeko/DreamArtist-sd-webui-extension@",
+                       f"{HUB}IrisRainbowNeko/DreamArtist-sd-webui-extension", DEV_LANES, None, (), False),
+    "face-transformer-37": (rf"^(?i:face-transformer) train[^:]*: {re.escape(TWO_AT)}cuda:0 and cuda:1! \(when checking "
+                            r"argument for argument index in method wrapper_CUDA_scatter__value\)$", "RuntimeError",
+                            f"{TWO_AT}cuda:0 and cuda:1! (when checking argument for argument index in method "
+                            "wrapper_CUDA_scatter__value)", {"face-transformer"}, f"{HUB}zhongyy/Face-Transformer@",
+                            f"{HUB}zhongyy/Face-Transformer", TWO_GPU_LANES, None, (), False),
+    "lawgpt-60": (r"^(?i:lawgpt) finetune(?:\.py)?[^:]*: expected scalar type Half but found Float$", "RuntimeError",
+                  "expected scalar type Half but found Float", {"lawgpt"}, f"{HUB}pengxiao-song/LaWGPT@",
+                  f"{HUB}pengxiao-song/LaWGPT", GPU_LANES, None, (), False),
+    "multigrain-4": (r"^multigrain (?:checkpoints?\.resume|resume|MultiOptim\.load_state_dict)[^:]*: 'str' object has no "
+                     r"attribute 'items'$", "AttributeError", "'str' object has no attribute 'items'", {"multigrain"},
+                     f"{HUB}facebookresearch/multigrain@", f"{HUB}facebookresearch/multigrain", ALL_LANES, None, (),
+                     False),
+    "srgan-pytorch-22": (rf"^(?i:srgan-pytorch) (?:content loss|ContentLoss|loss\.py|forward)[^:]*: {re.escape(TWO_AT)}"
+                         r"cuda:0 and cpu!$", "RuntimeError", f"{TWO_AT}cuda:0 and cpu!", {"srgan-pytorch"},
+                         f"{HUB}Lornatang/SRGAN-PyTorch@", f"{HUB}Lornatang/SRGAN-PyTorch", DEV_LANES, None, (), False),
+    "whisperlivekit-197": (r"^(?i:whisperlivekit) [^:]*diarize[^:]*: Expected all tensors to be on the same device, but "
+                           r"got mat2 is on cuda:0", "RuntimeError", "Expected all tensors to be on the same device, but "
+                           "got mat2 is on cuda:0, different from other tensors on cpu (when checking argument in method "
+                           "wrapper_CUDA_bmm)", {"whisperlivekit"}, None, None, DEV_LANES, None, (), False),
+    "yolodet-pytorch-22": (r"^yolodet-pytorch (?:collate|build_dataloader(?:\.py)?)[^:]*: stack expects each tensor to be "
+                           r"equal size, but got \[3, 640, 640\] at entry 0 and \[3, 1280, 1280\] at entry 6$",
+                           "RuntimeError", "stack expects each tensor to be equal size, but got [3, 640, 640] at entry 0 "
+                           "and [3, 1280, 1280] at entry 6", {"yolodet-pytorch"}, f"{HUB}wuzhihao7788/yolodet-pytorch@",
+                           f"{HUB}wuzhihao7788/yolodet-pytorch", ALL_LANES, None, (), False),
+    "yolov5face-torchserve-1": (rf"^(?i:yolov5face[_-]torchserve[_-]tensorrt)[^:]*: {re.escape(TWO_AT)}cuda:1 and cuda:0! "
+                                r"\(when checking argument for argument weight in method wrapper__cudnn_convolution\)$",
+                                "RuntimeError", f"{TWO_AT}cuda:1 and cuda:0! (when checking argument for argument weight "
+                                "in method wrapper__cudnn_convolution)", {"yolov5face-torchserve-tensorrt"},
+                                f"{HUB}pallashadow/yolov5face_torchserve_tensorrt@",
+                                f"{HUB}pallashadow/yolov5face_torchserve_tensorrt", TWO_GPU_LANES, None, (), False),
+}
+GRADED13_FLOOR = 78  # of 96: held out (main 6052656, this scorer; 78 by hand, strict)
+
+
+def test_the_thirteenth_held_out_set_scores_at_least_its_measured_fields():
+    right, table = _scored({name: _maintainer_fields_12(name, GRADED13, MAINTAINER_13) for name in sorted(MAINTAINER_13)})
+    assert sorted(MAINTAINER_13) == sorted(HELD_OUT_13) == sorted(p.stem for p in GRADED13.glob("*.txt"))
+    assert right >= GRADED13_FLOOR, table

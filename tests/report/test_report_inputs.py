@@ -188,7 +188,7 @@ def test_a_rebuild_takes_the_history_of_unchanged_contents_from_the_record_and_r
     import shutil
     from datetime import UTC, datetime
 
-    from harness.report import _inputs, _site
+    from harness.report import _inputs, _site_reports
 
     cache = tmp_path / "cache" / "report-checked"
     monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(cache))
@@ -206,7 +206,7 @@ def test_a_rebuild_takes_the_history_of_unchanged_contents_from_the_record_and_r
     assert len(checks) == 1 and len(prepared) == 1
     original, parsed = (runs / SINGLE.name / "results.json").read_bytes(), []
     real_loads = json.loads
-    monkeypatch.setattr(_site.json, "loads", lambda raw, **kw: (parsed.append(raw) if raw == original else None) or
+    monkeypatch.setattr(_site_reports.json, "loads", lambda raw, **kw: (parsed.append(raw) if raw == original else None) or
                         real_loads(raw, **kw))
     build_site([runs], tmp_path / "site2", now=now)
     assert len(checks) == 1 and len(prepared) == 1  # neither checked nor made into history again
@@ -248,12 +248,12 @@ def test_a_rebuild_takes_the_history_of_unchanged_contents_from_the_record_and_r
 def test_a_rebuild_keeps_an_unchanged_run_report_and_redoes_one_that_was_touched(tmp_path, monkeypatch):
     import shutil
 
-    from harness.report import _site
+    from harness.report import _site_reports
 
     monkeypatch.setenv("REPRO_MATRIX_REPORT_CACHE", str(tmp_path / "report-checked"))
     calls: list[Path] = []
-    real = _site.write_run_reports
-    monkeypatch.setattr(_site, "write_run_reports", lambda dest, results: calls.append(dest) or real(dest, results))
+    real = _site_reports.write_run_reports
+    monkeypatch.setattr(_site_reports, "write_run_reports", lambda dest, results: calls.append(dest) or real(dest, results))
     runs = tmp_path / "runs"
     shutil.copytree(SINGLE, runs / SINGLE.name)
     site = tmp_path / "site"
