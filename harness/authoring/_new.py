@@ -17,6 +17,7 @@ import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -29,6 +30,9 @@ from harness.cases._placeholders import find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
 _SCHEMA = json.loads((Path(__file__).parent.parent / "case.schema.json").read_text())["properties"]["id"]
+
+if TYPE_CHECKING:
+    from harness.environments._releases import ReleaseListing
 
 
 def read_report_file(path: Path) -> str:
@@ -170,16 +174,21 @@ def _todo(case_file: Path, draft: Draft) -> tuple[tuple[Path, int, str], ...]:
 
 
 
-def index_released(deadline_s: float = 10.0) -> Released:
-    """Ask the configured package index (uv's sources, as cells install) whether a project has releases: a 404
-    from every source is "no"; no answer in ``deadline_s`` (an offline host) is "not known"."""
+def _listing(name: str, deadline_s: float) -> ReleaseListing:
+    """One listing of a project's releases from the configured package index (uv's sources, as cells install)."""
     from harness import uv_index_environment
     from harness.environments._releases import list_releases
 
+    environ = {**os.environ, **uv_index_environment()}
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return list_releases(name, environ, python, timeout=deadline_s / 2, deadline=deadline_s)
+
+
+def index_released(deadline_s: float = 10.0) -> Released:
+    """Ask the configured package index whether a project has releases: a 404 from every source is "no"; no
+    answer in ``deadline_s`` (an offline host) is "not known"."""
     def released(name: str) -> bool | None:
-        environ = {**os.environ, **uv_index_environment()}
-        python = f"{sys.version_info.major}.{sys.version_info.minor}"
-        listing = list_releases(name, environ, python, timeout=deadline_s / 2, deadline=deadline_s)
+        listing = _listing(name, deadline_s)
         if listing.versions:
             return True
         if listing.errors and all("404" in error for error in listing.errors):
@@ -191,13 +200,8 @@ def index_released(deadline_s: float = 10.0) -> Released:
 def index_versions(deadline_s: float = 10.0) -> IndexVersions:
     """The releases the configured package index has of a project (one listing, bounded by ``deadline_s``); None
     when a source did not answer (the draft then says the release was not checked)."""
-    from harness import uv_index_environment
-    from harness.environments._releases import list_releases
-
     def versions(name: str) -> tuple[str, ...] | None:
-        environ = {**os.environ, **uv_index_environment()}
-        python = f"{sys.version_info.major}.{sys.version_info.minor}"
-        listing = list_releases(name, environ, python, timeout=deadline_s / 2, deadline=deadline_s)
+        listing = _listing(name, deadline_s)
         if listing.errors and not all("404" in error for error in listing.errors):
             return None
         return tuple(listing.versions)

@@ -249,17 +249,17 @@ class EnvBuilder:
         refresh = [] if self.offline else [a for n in spec.local_requirements() for a in ("--refresh-package", n)]
         own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache), "UV_LINK_MODE": "copy"}
         listed, lock = sandbox.sources / "requirements.in", sandbox.sources / "pylock.toml"
-        _write_fresh(listed, "".join(f"{line}\n" for line in requires))
+        write_atomic(listed, "".join(f"{line}\n" for line in requires))
         self._run_uv(log, [uv, "pip", "compile", "--quiet", "--format", "pylock.toml", "--output-file", str(lock),
                            "--python", python, *offline, *overrides, str(listed)], own,
                      sandbox.seal(sandbox.own_cache, sandbox.sources))
         locked = read_lock(lock)
         constraints = sandbox.sources / "resolved.txt"
-        _write_fresh(constraints, pins(locked))
+        write_atomic(constraints, pins(locked))
         install = [uv, "pip", "install", *offline, "-c", str(constraints)]
         wheels, built = [p for p in locked if p.wheel], [p for p in locked if not p.wheel]
         if wheels:
-            _write_fresh(listed, requirement_lines(requires, wheels))
+            write_atomic(listed, requirement_lines(requires, wheels))
             no_deps = ["--no-deps"] if built else []  # a wheel's dependency may be one of those built
             self._run_uv(log, [*install, "--python", python, *overrides, *refresh, "--no-build", *no_deps, "-r",
                                str(listed)],
@@ -273,7 +273,7 @@ class EnvBuilder:
         aside.mkdir()
         self._new_venv(spec, uv, aside, log, own, sandbox, (aside, sandbox.own_cache), harness_uid=False)
         before = snapshot(aside)
-        _write_fresh(listed, requirement_lines(requires, built))
+        write_atomic(listed, requirement_lines(requires, built))
         self._run_uv(log, [*install, "--python", str(aside / "bin" / "python"), "--no-deps", "-r", str(listed)],
                      own, sandbox.seal(aside, sandbox.own_cache, sandbox.sources))
         move_added(aside, folder, before)
@@ -345,14 +345,6 @@ class EnvBuilder:
             raise EnvBuildError(f"'{Path(argv[0]).name} {' '.join(argv[1:3])}' failed "
                                 f"(exit {proc.returncode}):\n{tail}", log)
         return proc.stdout
-
-
-def _write_fresh(path: Path, text: str) -> None:
-    """Write a file in a folder a build step's private uid owned: whatever it left at that name (a symlink to
-    a host file) is removed first, never written through. Its processes are gone by now."""
-    path.unlink(missing_ok=True)
-    with path.open("x") as handle:
-        handle.write(text)
 
 
 def _host_uses(host: HostTorch | None) -> tuple[Path, ...]:
