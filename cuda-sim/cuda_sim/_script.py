@@ -155,7 +155,9 @@ def _device_mix(raised: Exception | None) -> bool:
 
 def _restored(error: RuntimeError, raised: Exception | None, fn: Any) -> Exception:
     text = str(error)
-    if any(sign in text for sign in _NO_CUDA):
+    # the sign is in the interpreter's text where C++ raised it, only in ``raised`` where it came through the
+    # dispatch mode (the interpreter then drops the text): which path runs depends on what ran before
+    if any(sign in text or sign in str(raised or "") for sign in _NO_CUDA):
         return NotSimulatedError(f"TorchScript {_name(fn)} places a tensor on cuda itself (``.cuda()``, "
                                  "``device='cuda'``): C++ needs a real CUDA backend for that")
     if raised is None or str(raised) in text:

@@ -19,6 +19,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import weakref
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -47,6 +48,8 @@ exit 1
 class Toolkit:
     def __init__(self) -> None:
         self.home = tempfile.mkdtemp(prefix="cuda-sim-toolkit-")
+        # a process that never stops its simulation (the plugin, CUDA_SIM=1 children) removes it at exit
+        self._remove = weakref.finalize(self, shutil.rmtree, self.home, ignore_errors=True)
         bin_dir = os.path.join(self.home, "bin")
         os.makedirs(bin_dir)
         nvcc = os.path.join(bin_dir, "nvcc")
@@ -78,7 +81,7 @@ class Toolkit:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        shutil.rmtree(self.home, ignore_errors=True)
+        self._remove()
 
 
 def _point_at(module: ModuleType, home: str, patcher: Patcher) -> None:

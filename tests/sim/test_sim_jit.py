@@ -198,6 +198,25 @@ def test_scripted_cuda_placement_is_not_simulated(sim):
         _script(_cuda)(torch.ones(2))
 
 
+@pytest.mark.parametrize("where", ["interpreter", "dispatch mode"])
+def test_cuda_placement_is_not_simulated_whichever_path_raised_it(where):
+    # Whether C++ raises "no driver" itself (its text in the interpreter's message) or through the simulation's
+    # dispatch mode (the interpreter drops the text; only the mode's error keeps it) depends on what ran before
+    # in the process: both must give the same NotSimulatedError.
+    from cuda_sim import NotSimulatedError
+    from cuda_sim._script import _restored
+
+    no_driver = RuntimeError("Found no NVIDIA driver on your system.")
+    interpreter = "The following operation failed in the TorchScript interpreter.\nRuntimeError: "
+    if where == "interpreter":
+        error, raised = RuntimeError(interpreter + str(no_driver)), None
+    else:
+        error, raised = RuntimeError(interpreter), no_driver
+    restored = _restored(error, raised, _script(_cuda))
+    assert isinstance(restored, NotSimulatedError)
+    assert "places a tensor on cuda itself" in str(restored)
+
+
 def _add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a + b
 

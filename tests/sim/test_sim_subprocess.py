@@ -57,8 +57,11 @@ def test_the_pth_file_is_the_startup_line():
 
 
 def test_a_child_with_the_variable_joins_when_it_imports_torch(tmp_path):
-    done = _child(tmp_path, _env(**{_startup.ENV: "1"}))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = _child(tmp_path, _env(**{_startup.ENV: "1", "TMPDIR": str(scratch)}))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert list(scratch.iterdir()) == []  # the stub toolkit's folder goes with a simulation never stopped
     assert done.stdout.splitlines() == [
         "harness loaded before torch: False", "cuda: True", "device: cuda:0",
         "mix: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"]
