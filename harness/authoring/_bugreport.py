@@ -129,7 +129,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
+        found = (_header_exception(lines, chains) or _inline_exception(lines) or _logged_error(lines)
+                 or _class_named(lines)
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)
@@ -184,8 +185,21 @@ _CALL_INLINE = re.compile(r"(?<![\w.])(?<!raise )(?P<type>[A-Z][A-Za-z0-9_]{0,80
                           r"\((?P<quote>[\"'])(?P<msg>.{1,1000}?)(?P=quote)\)")
 
 
+# A reply's header as an issue thread is stored or copied ("someone · comment · 2025-02-11"): what follows is a
+# reply or a review note, not the report's own text.
+_REPLY_HEADER = re.compile(r"^\S.{0,80} · (?:comment|review) · \d{4}-\d{2}-\d{2}\s*$")
+
+
+def _description_first(lines: list[str]) -> list[int]:
+    """Line indexes, last first, the report's own text (title, description) before its replies': an exception a
+    reply or review note quotes in prose ("it resolved this problem RuntimeError: ... not the TypeError problem")
+    is the report's only when its own text names none."""
+    replies = next((i for i, line in enumerate(lines) if _REPLY_HEADER.match(line.strip())), len(lines))
+    return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
-    for index in range(len(lines) - 1, -1, -1):
+    for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
             continue
         calls = [m for m in _CALL_INLINE.finditer(lines[index]) if m["type"] not in ("Error", "Exception")]
@@ -198,6 +212,31 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"
+    return None
+
+
+# A logging record in Python's default format ("ERROR:whisperlivekit.diarization:Error in diarize: <message>"): the
+# logger's own words before the message ("Error in diarize: ", "Exception in worker: ") are not the exception's.
+_LOGGED = re.compile(r"^(?P<level>ERROR|CRITICAL|FATAL|WARNING):[\w.]+:\s*(?P<text>\S.{2,1000})$")
+_LOGGER_WORDS = re.compile(r"^(?:(?:Unhandled |Uncaught )?(?:Error|Exception|Failure|Failed)\b[^:]{0,80}:\s*)+")
+
+
+def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
+    message without the logger's words; the class the issue's title names alone, else torch's for a well-known
+    message, else left to fill in."""
+    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()))
+               and not m["text"].lstrip().startswith("Traceback")]
+    records.sort(key=lambda record: record[1]["level"] == "WARNING")
+    for index, match in records:
+        message = _LOGGER_WORDS.sub("", match["text"]).strip()
+        if message == match["text"].strip() and match["level"] == "WARNING":
+            continue  # a warning that names no error is not one
+        title = next((line[2:] for line in lines if line.startswith("# ")), "")
+        named = next((m["type"] for m in _CLASS_NAMED.finditer(title) if m["type"] not in ("Error", "Exception")), "")
+        torch = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), "")
+        exception = named or torch or f"{MARK}: the exception class (the log records only its message)"
+        return index, exception, message, "a logged error record (the logger's words before the message dropped)"
     return None
 
 
@@ -314,6 +353,7 @@ def _sentence_message(text: str) -> str:
     vit_1d." -> "... 'Layernorm'"), else the sentence's end; the reporter's own clause (", I change ...") is never
     the message's."""
     text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
+    text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]

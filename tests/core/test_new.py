@@ -1303,7 +1303,7 @@ APEX_REPORT = ("Source: https://github.com/NVIDIA/apex/issues/1\n\n# fused norm 
     (("https://github.com/someone-else/apex",), True),  # a code host's repository that is not the report's
     (("https://github.com/NVIDIA/apex",), False),  # the report's repository: the index's project is the right one
     (("https://nvidia.github.io/apex-docs",), False),  # the owner's own pages
-    ((), False)])  # no URL: nothing tells them apart
+    ((), True)])  # no URL at all: a name match alone never wins over the repository the report names (graded13 brats)
 def test_an_index_project_that_is_another_projects_name_gets_commit_pins(urls, commit_pinned):
     report = parse_report(APEX_REPORT)
     draft = draft_case("other-apex", report, released=lambda _: True, project_urls=lambda _: urls)

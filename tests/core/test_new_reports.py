@@ -461,7 +461,7 @@ HELD_OUT_11 = {
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",),
-              "cream": ("https://giordonstark.com.com",)}
+              "cream": ("https://giordonstark.com.com",), "brats": ()}  # PyPI's brats ("BraTS algorithms") links nowhere
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
 NOT_RELEASED = {"pixor", "explain-metric-learning", "heartmula", "heartmula-studio", "ace-step-1-5", "cotr", "egoplan",
@@ -536,7 +536,7 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
 def _graded(folder: Path, name: str):
     report = parse_report((folder / f"{name}.txt").read_text())
     draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED,
-                       project_urls=lambda dist: INDEX_URLS.get(dist, ()),
+                       project_urls=lambda dist: INDEX_URLS.get(dist),  # None: not answered
                        versions=lambda dist: INDEX_VERSIONS.get(dist))
     return draft, yaml.safe_load(draft.case_yaml)
 
