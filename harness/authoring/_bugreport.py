@@ -16,6 +16,7 @@ from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
+    REPLY_HEADER,
     _called_names,
     _cited,
     _class_calls,
@@ -27,6 +28,7 @@ from harness.authoring._prose import (
     _path_tops,
     _ran_on,
     _ran_script,
+    _subjects,
 )
 from harness.authoring._traceback import (
     Frame,
@@ -65,6 +67,7 @@ class BugReport:
     named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
     ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
     script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
+    subjects: tuple[str, ...] = ()  # what the report's own prose says ran when it failed (_prose._subjects)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
 
 
@@ -80,7 +83,8 @@ def parse_report(text: str) -> BugReport:
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
-                       named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
+                       named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       subjects=_subjects(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -95,7 +99,8 @@ def parse_report(text: str) -> BugReport:
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
-                     named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
+                     named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       subjects=_subjects(lines))
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:
@@ -185,16 +190,11 @@ _CALL_INLINE = re.compile(r"(?<![\w.])(?<!raise )(?P<type>[A-Z][A-Za-z0-9_]{0,80
                           r"\((?P<quote>[\"'])(?P<msg>.{1,1000}?)(?P=quote)\)")
 
 
-# A reply's header as an issue thread is stored or copied ("someone · comment · 2025-02-11"): what follows is a
-# reply or a review note, not the report's own text.
-_REPLY_HEADER = re.compile(r"^\S.{0,80} · (?:comment|review) · \d{4}-\d{2}-\d{2}\s*$")
-
-
 def _description_first(lines: list[str]) -> list[int]:
     """Line indexes, last first, the report's own text (title, description) before its replies': an exception a
     reply or review note quotes in prose ("it resolved this problem RuntimeError: ... not the TypeError problem")
     is the report's only when its own text names none."""
-    replies = next((i for i, line in enumerate(lines) if _REPLY_HEADER.match(line.strip())), len(lines))
+    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), len(lines))
     return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
 
 

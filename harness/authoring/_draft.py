@@ -38,11 +38,20 @@ from harness.authoring._owners import (
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _import_name, _title, _title_code_name, frameless_api, message_api, prose_api
+from harness.authoring._title import (
+    _import_name,
+    _title,
+    _title_code_name,
+    _title_message,
+    frameless_api,
+    message_api,
+    prose_api,
+    said_api,
+)
 from harness.cases._placeholders import MARK
 
-__all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "IndexVersions", "ProjectUrls", "Released",
-           "device_check_signature", "draft_case", "entry_frame", "frame_owner", "frame_packages",
+__all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "IndexVersions", "ProjectUrls",
+           "Released", "device_check_signature", "draft_case", "entry_frame", "frame_owner", "frame_packages",
            "innermost_library_frame", "make_signature", "message_api", "own_code_names", "prose_api",
            "simulator_frame"]
 
@@ -101,13 +110,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     title = _title(report, culprit, culprit_frame)
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
-    inner = innermost_library_frame(frames)
-    where = [(label, frame) for label, frame in (
-        ("The report's own call into the libraries", entry_frame(frames)),
-        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
-        ("The innermost library frame, where it failed", inner),
-        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
-         and frames[-1] != culprit_frame else None)) if frame is not None]
+    where = _shown_frames(frames, culprit, culprit_frame, report.environment)
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames) or _named_imports(report, culprit)
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
@@ -117,16 +120,50 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
     # the blamed project (named by the link), when it is a package the index has
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
-            and released and released(culprit) is True:
+            and released and released(culprit) is True and not any("git+" in dist for dist, _ in buggy):
         imports, distributions[module] = [*imports, module], culprit
     owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
     owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
-    api = "" if where and owned else (_title_code_name(report.title, traceback.first_message_line)
-                            or prose_api(report, culprit, traceback.first_message_line)
-                            or frameless_api(report, traceback.first_message_line, culprit)
-                            or message_api(traceback.first_message_line))
+    message = traceback.first_message_line
+    api = "" if where and owned else (_title_code_name(report.title, message) or prose_api(report, culprit, message)
+                                      or frameless_api(report, message, culprit) or message_api(message)
+                                      or said_api(report, culprit, _title_message(traceback.exception, message)))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
                  notes, imports, culprit)
+
+
+def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame | None,
+                  environment: Environment) -> list[tuple[str, Frame]]:
+    """The frames the skeleton shows, outermost first: the report's own call into the libraries (the repro's starting
+    point), the blamed project's first frame (the call it entered, when it is not the blamed frame), the blamed frame,
+    the innermost library frame; with no library frame, the report's own frame that raised."""
+    inner = innermost_library_frame(frames)
+    entry = entry_frame(frames)
+    entered = _entered(frames, culprit_frame, environment)
+    return [(label, frame) for label, frame in (
+        ("The report's own call into the libraries", entry),
+        (f"The first {culprit} frame, the call entered", entered if entered not in (entry, culprit_frame) else None),
+        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
+        ("The innermost library frame, where it failed", inner),
+        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
+         and frames[-1] != culprit_frame else None)) if frame is not None]
+
+
+def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Environment) -> Frame | None:
+    """The outermost frame of an installed project's run of frames ending at its blamed ``frame`` (torch's and the
+    standard library's frames between are passed): the project's code the caller entered, where the path to the bug
+    starts (checkpoint.py's ``optimizer.load_state_dict('optimizer_state')`` before multioptim.py's ``D.items()``)."""
+    owner = frame_owner(frame, environment) if frame is not None and frame in frames else None
+    if frame is None or owner is None or owner[1] == "torch":
+        return None
+    first = frame
+    for outer in reversed(frames[: frames.index(frame)]):
+        outer_owner = frame_owner(outer, environment)
+        if outer_owner == owner and outer.function != "<module>":  # a script's top level is the caller's, no API
+            first = outer
+        elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
+            break
+    return first
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
