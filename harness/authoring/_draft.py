@@ -128,7 +128,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     api = "" if where and owned else (_title_code_name(report.title, message) or prose_api(report, culprit, message)
                                       or frameless_api(report, message, culprit) or message_api(message)
                                       or said_api(report, culprit, _title_message(traceback.exception, message)))
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
+                                                      culprit if culprit != "torch" else ""),
                  notes, imports, culprit)
 
 

@@ -194,3 +194,12 @@ def test_a_frameless_skeleton_names_the_run_the_report_names() -> None:
     text = ("Source: https://github.com/acme/lawkit/issues/60\n# RuntimeError: expected scalar type Half but found "
             "Float\n\nRuntimeError: expected scalar type Half but found Float\n\nfinetune.py fails\n")
     assert "The report shows no frame; the API it names: finetune.py" in _draft(text)[0].repro_py
+
+
+def test_a_skeleton_with_no_frame_and_no_api_names_the_project_whose_call_is_to_be_found() -> None:
+    """Class: the report is its message alone (no class, no frame, no API in its words): the skeleton says the call
+    is the blamed project's, to be found (not a bare raise under ``import torch``)."""
+    message = ("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1! (when "
+               "checking argument for argument index in method wrapper_CUDA_scatter__value)")
+    text = f"Source: https://github.com/acme/Face-Kit/issues/37\n# {message}\n\n  {message}\n"
+    assert "find the call of face-kit that ends this way" in _draft(text)[0].repro_py
