@@ -141,13 +141,24 @@ def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame 
     inner = innermost_library_frame(frames)
     entry = entry_frame(frames)
     entered = _entered(frames, culprit_frame, environment)
+    caller = _own_caller(frames, entry) if entry is not None and entry == culprit_frame else None
     return [(label, frame) for label, frame in (
+        ("The report's own call that reaches the blamed code", caller),
         ("The report's own call into the libraries", entry),
         (f"The first {culprit} frame, the call entered", entered if entered not in (entry, culprit_frame) else None),
-        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
+        (f"The innermost {culprit} frame, the call that failed",
+         culprit_frame if culprit_frame not in (inner, entry) else None),
         ("The innermost library frame, where it failed", inner),
         ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
          and frames[-1] != culprit_frame else None)) if frame is not None]
+
+
+def _own_caller(frames: tuple[Frame, ...], frame: Frame) -> Frame | None:
+    """The report's own frame that called ``frame`` (``train_epoch(...)`` in tools/train.py's main), where ``frame`` is
+    both the report's call into the libraries and the blamed frame: the repro starts one call further out."""
+    outer = [f for f in frames[: frames.index(frame)] if frame_owner(f) is None and not _stdlib(f)
+             and f.function != "<module>"]
+    return outer[-1] if outer else None
 
 
 def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Environment) -> Frame | None:

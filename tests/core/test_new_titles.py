@@ -203,3 +203,19 @@ def test_a_skeleton_with_no_frame_and_no_api_names_the_project_whose_call_is_to_
                "checking argument for argument index in method wrapper_CUDA_scatter__value)")
     text = f"Source: https://github.com/acme/Face-Kit/issues/37\n# {message}\n\n  {message}\n"
     assert "find the call of face-kit that ends this way" in _draft(text)[0].repro_py
+
+
+def test_a_skeleton_starts_one_call_out_when_the_reports_call_is_the_blamed_frame() -> None:
+    """Class: the checkout's ``train_epoch`` is both the report's call into torch and the blamed frame: the skeleton
+    starts at the script's call of it (``train_epoch(...)`` in main) and shows that frame once."""
+    text = ("Source: https://github.com/acme/creamkit/issues/2\n\nTraceback (most recent call last):\n"
+            '  File "tools/train.py", line 300, in <module>\n    main()\n'
+            '  File "tools/train.py", line 218, in main\n    metrics = train_epoch(epoch, model, loader, optimizer)\n'
+            '  File "/opt/tiger/creamkit/tools/../lib/core/train.py", line 68, in train_epoch\n    optimizer.step()\n'
+            '  File "/usr/local/lib/python3.8/site-packages/torch/optim/sgd.py", line 106, in step\n'
+            "    buf.mul_(momentum).add_(d_p, alpha=1 - dampening)\n"
+            f"RuntimeError: {PLACEMENT}\n")
+    repro = _draft(text)[0].repro_py
+    shown = [line.strip("# ") for line in repro.splitlines() if line.startswith("    #     ")]
+    assert shown[:3] == ["metrics = train_epoch(epoch, model, loader, optimizer)", "optimizer.step()",
+                         "buf.mul_(momentum).add_(d_p, alpha=1 - dampening)"], shown  # then the message's wrapped end
