@@ -16,6 +16,7 @@ from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
+    REPLY_HEADER,
     _called_names,
     _cited,
     _class_calls,
@@ -27,6 +28,7 @@ from harness.authoring._prose import (
     _path_tops,
     _ran_on,
     _ran_script,
+    _subjects,
 )
 from harness.authoring._traceback import (
     Frame,
@@ -65,6 +67,7 @@ class BugReport:
     named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
     ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
     script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
+    subjects: tuple[str, ...] = ()  # what the report's own prose says ran when it failed (_prose._subjects)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
 
 
@@ -80,7 +83,8 @@ def parse_report(text: str) -> BugReport:
         return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
-                       named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
+                       named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       subjects=_subjects(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -95,7 +99,8 @@ def parse_report(text: str) -> BugReport:
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
-                     named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines))
+                     named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       subjects=_subjects(lines))
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:
@@ -129,7 +134,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_header_exception(lines, chains) or _inline_exception(lines) or _class_named(lines)
+        found = (_header_exception(lines, chains) or _inline_exception(lines) or _logged_error(lines)
+                 or _class_named(lines)
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)
@@ -184,8 +190,16 @@ _CALL_INLINE = re.compile(r"(?<![\w.])(?<!raise )(?P<type>[A-Z][A-Za-z0-9_]{0,80
                           r"\((?P<quote>[\"'])(?P<msg>.{1,1000}?)(?P=quote)\)")
 
 
+def _description_first(lines: list[str]) -> list[int]:
+    """Line indexes, last first, the report's own text (title, description) before its replies': an exception a
+    reply or review note quotes in prose ("it resolved this problem RuntimeError: ... not the TypeError problem")
+    is the report's only when its own text names none."""
+    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), len(lines))
+    return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
-    for index in range(len(lines) - 1, -1, -1):
+    for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
             continue
         calls = [m for m in _CALL_INLINE.finditer(lines[index]) if m["type"] not in ("Error", "Exception")]
@@ -198,6 +212,31 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"
+    return None
+
+
+# A logging record in Python's default format ("ERROR:whisperlivekit.diarization:Error in diarize: <message>"): the
+# logger's own words before the message ("Error in diarize: ", "Exception in worker: ") are not the exception's.
+_LOGGED = re.compile(r"^(?P<level>ERROR|CRITICAL|FATAL|WARNING):[\w.]+:\s*(?P<text>\S.{2,1000})$")
+_LOGGER_WORDS = re.compile(r"^(?:(?:Unhandled |Uncaught )?(?:Error|Exception|Failure|Failed)\b[^:]{0,80}:\s*)+")
+
+
+def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
+    message without the logger's words; the class the issue's title names alone, else torch's for a well-known
+    message, else left to fill in."""
+    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()))
+               and not m["text"].lstrip().startswith("Traceback")]
+    records.sort(key=lambda record: record[1]["level"] == "WARNING")
+    for index, match in records:
+        message = _LOGGER_WORDS.sub("", match["text"]).strip()
+        if message == match["text"].strip() and match["level"] == "WARNING":
+            continue  # a warning that names no error is not one
+        title = next((line[2:] for line in lines if line.startswith("# ")), "")
+        named = next((m["type"] for m in _CLASS_NAMED.finditer(title) if m["type"] not in ("Error", "Exception")), "")
+        torch = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), "")
+        exception = named or torch or f"{MARK}: the exception class (the log records only its message)"
+        return index, exception, message, "a logged error record (the logger's words before the message dropped)"
     return None
 
 
@@ -314,6 +353,7 @@ def _sentence_message(text: str) -> str:
     vit_1d." -> "... 'Layernorm'"), else the sentence's end; the reporter's own clause (", I change ...") is never
     the message's."""
     text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
+    text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]

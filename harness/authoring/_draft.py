@@ -9,7 +9,6 @@ from __future__ import annotations
 import keyword
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
@@ -18,7 +17,8 @@ from packaging.version import InvalidVersion, Version
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._envlist import source_pin
-from harness.authoring._expect import _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
+from harness.authoring._expect import _DEVICE_ERROR, _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
+from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
     DISTRIBUTIONS,
     _checkout_frame,
@@ -34,16 +34,24 @@ from harness.authoring._owners import (
     innermost_library_frame,
     own_code_names,
     own_run,
-    renamed_index_pins,
     simulator_frame,
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import _import_name, _title, _title_code_name, frameless_api, message_api, prose_api
+from harness.authoring._title import (
+    _import_name,
+    _title,
+    _title_code_name,
+    _title_message,
+    frameless_api,
+    message_api,
+    prose_api,
+    said_api,
+)
 from harness.cases._placeholders import MARK
 
-__all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "ProjectUrls", "Released",
-           "device_check_signature", "draft_case", "entry_frame", "frame_owner", "frame_packages",
+__all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "IndexVersions", "ProjectUrls",
+           "Released", "device_check_signature", "draft_case", "entry_frame", "frame_owner", "frame_packages",
            "innermost_library_frame", "make_signature", "message_api", "own_code_names", "prose_api",
            "simulator_frame"]
 
@@ -62,13 +70,6 @@ class Draft:
     culprit: str = ""  # the distribution the draft blames (torch when no other project's frame shows)
 
 
-# Whether a distribution has any release on the package index: True, False (the index says no such project) or
-# None (not asked, or no answer). `new` asks the configured index; tests give a table.
-Released = Callable[[str], "bool | None"]
-# The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
-ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
-# The releases the package index has of a project; None: not known (not asked, offline, no answer in time).
-IndexVersions = Callable[[str], "tuple[str, ...] | None"]
 
 
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
@@ -109,13 +110,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     title = _title(report, culprit, culprit_frame)
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
-    inner = innermost_library_frame(frames)
-    where = [(label, frame) for label, frame in (
-        ("The report's own call into the libraries", entry_frame(frames)),
-        (f"The innermost {culprit} frame, the call that failed", culprit_frame if culprit_frame != inner else None),
-        ("The innermost library frame, where it failed", inner),
-        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
-         and frames[-1] != culprit_frame else None)) if frame is not None]
+    where = _shown_frames(frames, culprit, culprit_frame, report.environment)
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     imports = _imports(traceback.frames) or _named_imports(report, culprit)
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
@@ -125,16 +120,62 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
     # the blamed project (named by the link), when it is a package the index has
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
-            and released and released(culprit) is True:
+            and released and released(culprit) is True and not any("git+" in dist for dist, _ in buggy):
         imports, distributions[module] = [*imports, module], culprit
     owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
     owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
-    api = "" if where and owned else (_title_code_name(report.title, traceback.first_message_line)
-                            or prose_api(report, culprit, traceback.first_message_line)
-                            or frameless_api(report, traceback.first_message_line, culprit)
-                            or message_api(traceback.first_message_line))
-    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api),
+    message = traceback.first_message_line
+    api = "" if where and owned else (_title_code_name(report.title, message) or prose_api(report, culprit, message)
+                                      or frameless_api(report, message, culprit) or message_api(message)
+                                      or said_api(report, culprit, _title_message(traceback.exception, message)))
+    return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
+                                                      culprit if culprit != "torch" else ""),
                  notes, imports, culprit)
+
+
+def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame | None,
+                  environment: Environment) -> list[tuple[str, Frame]]:
+    """The frames the skeleton shows, outermost first: the report's own call into the libraries (the repro's starting
+    point), the blamed project's first frame (the call it entered, when it is not the blamed frame), the blamed frame,
+    the innermost library frame; with no library frame, the report's own frame that raised."""
+    inner = innermost_library_frame(frames)
+    entry = entry_frame(frames)
+    entered = _entered(frames, culprit_frame, environment)
+    caller = _own_caller(frames, entry) if entry is not None and entry == culprit_frame else None
+    return [(label, frame) for label, frame in (
+        ("The report's own call that reaches the blamed code", caller),
+        ("The report's own call into the libraries", entry),
+        (f"The first {culprit} frame, the call entered", entered if entered not in (entry, culprit_frame) else None),
+        (f"The innermost {culprit} frame, the call that failed",
+         culprit_frame if culprit_frame not in (inner, entry) else None),
+        ("The innermost library frame, where it failed", inner),
+        ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
+         and frames[-1] != culprit_frame else None)) if frame is not None]
+
+
+def _own_caller(frames: tuple[Frame, ...], frame: Frame) -> Frame | None:
+    """The report's own frame that called ``frame`` (``train_epoch(...)`` in tools/train.py's main), where ``frame`` is
+    both the report's call into the libraries and the blamed frame: the repro starts one call further out."""
+    outer = [f for f in frames[: frames.index(frame)] if frame_owner(f) is None and not _stdlib(f)
+             and f.function != "<module>"]
+    return outer[-1] if outer else None
+
+
+def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Environment) -> Frame | None:
+    """The outermost frame of an installed project's run of frames ending at its blamed ``frame`` (torch's and the
+    standard library's frames between are passed): the project's code the caller entered, where the path to the bug
+    starts (checkpoint.py's ``optimizer.load_state_dict('optimizer_state')`` before multioptim.py's ``D.items()``)."""
+    owner = frame_owner(frame, environment) if frame is not None and frame in frames else None
+    if frame is None or owner is None or owner[1] == "torch":
+        return None
+    first = frame
+    for outer in reversed(frames[: frames.index(frame)]):
+        outer_owner = frame_owner(outer, environment)
+        if outer_owner == owner and outer.function != "<module>":  # a script's top level is the caller's, no API
+            first = outer
+        elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
+            break
+    return first
 
 
 def _url_project(report: BugReport, notes: list[str]) -> str | None:
@@ -197,6 +238,11 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
+    elif culprit != "torch" and (caller := _installed_caller(report, frames, culprit, culprit_frame)) is not None:
+        project = frame_owner(caller, report.environment)[1]  # type: ignore[index]
+        notes.append(f"{project} (the report's own project, installed) hands {culprit} tensors on mixed devices "
+                     f"({caller.path}, in {caller.function}): drafted as {project}'s bug, {culprit} stays pinned")
+        culprit, culprit_frame = project, caller
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
             and (own := own_run(frames, str(project), culprit_frame)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
@@ -207,6 +253,21 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         culprit, culprit_frame = fixer, None
     packages.append(culprit) if culprit not in packages else None
     return culprit, culprit_frame
+
+
+def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,
+                      ) -> Frame | None:
+    """The innermost frame of the report's own project (its link's) when that project is installed and calls the
+    inner library that raised a device-placement error: the caller chose the devices (whisperlivekit's diarize feeding
+    a CPU chunk to nemo's featurizer on cuda), the inner library only met them."""
+    project = _url_project(report, [])
+    if library is None or project in (None, culprit) or not _DEVICE_ERROR.search(report.traceback.message):
+        return None
+    for frame in reversed(frames[: frames.index(library)] if library in frames else ()):
+        owner = frame_owner(frame, report.environment)
+        if owner is not None and owner[1] == project and "-packages/" in frame.posix:
+            return frame
+    return None
 
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:
@@ -252,121 +313,6 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
         notes.append(f"the report ran Python {environment.python}; cells here run Python {here}: a pin too old for "
                      f"{here} has no wheel here (pin the oldest release that installs, and say so in the case)")
     return shared, buggy, fix
-
-
-def _own_repository(url: str, culprit: str) -> str:
-    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own, else ""."""
-    repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", url)
-    return repo["repo"] if repo and str(canonicalize_name(repo["name"])) == culprit else ""
-
-
-def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:
-    """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
-    not NVIDIA's): its URLs name a code host but not the repository, or do not name the repository's owner."""
-    if urls is None:
-        notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
-                     "answer): if it is another project's, pin commits of the repository instead")
-        return ""
-    squeezed = [re.sub(r"[^a-z0-9]", "", url.lower()) for url in urls]
-    owner = re.sub(r"[^a-z0-9]", "", repo.partition("/")[0].lower())
-    if not urls or any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
-        return ""
-    hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
-    return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
-
-
-def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
-                other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """A project the index does not have, or whose name there is another project's (``other``: that project's
-    page): the report ran its repository's code, so both variants pin commits."""
-    source = _commit_source(url)
-    absent = (f"the package index's {culprit} is another project ({other})" if other else
-              f"the package index has no project named {culprit}")
-    notes.append(f"{absent}: the report ran its repository's code, so the "
-                 f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
-    missing = (f"{culprit}'s project is not on the package index" if other else
-               f"{culprit} has no release on the package index")
-    pin = [(f'{MARK}: {missing}: pin the commit the report ran, e.g. '
-            f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
-           for dist, why in buggy]
-    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
-    return pin, fix
-
-
-def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
-                notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
-                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The culprit's pins after what the package index says: no such project, another project of that name, or no
-    such release (each: commit pins of the report's repository)."""
-    released, project_urls, versions = index
-    if culprit == "torch":
-        return buggy, fix
-    if culprit not in report.environment.pins and released and released(culprit) is False:
-        return _unreleased(culprit, report.url, buggy, notes)
-    if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
-            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
-        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
-            return renamed  # the repository's package is on the index under another name
-        return _unreleased(culprit, report.url, buggy, notes, owner)
-    if (stated := _stated_version(culprit, buggy)) and versions is not None:
-        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
-    return buggy, fix
-
-
-def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
-               notes: list[str]) -> list[tuple[str, str]]:
-    """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
-    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
-    commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
-    if commit and culprit != "torch" and _own_repository(report.url, culprit):
-        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
-        return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
-    pin = next((fix for fix in report.fixes if "==" in fix), "")
-    if not pin:
-        return fix
-    notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
-    if str(canonicalize_name(pin.partition("==")[0])) == culprit:
-        return [(pin, "the release a reply installed and said solved it")]
-    return [*buggy, (pin, "a reply installed this release and said it solved the bug")]
-
-
-def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:
-    return next((dist.partition("==")[2] for dist, _ in buggy if dist.startswith(f"{culprit}==")), "")
-
-
-def _release_on_index(culprit: str, stated: str, known: tuple[str, ...] | None, url: str,
-                      buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
-                      notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """A release the report states that the index does not have (a GitHub-only tag, fish-speech's v1.1.0 where PyPI
-    has 0.1.0): the report ran the repository's code, so both variants pin commits; unknown: said, kept."""
-    if known is None:
-        notes.append(f"{culprit} {stated} was not checked against the package index (no answer): check it is there")
-        return buggy, fix
-    if not _beyond(stated, known):
-        return buggy, fix
-    source = _commit_source(url)
-    latest = f" (its releases there end at {known[-1]})"
-    notes.append(f"the package index has no {culprit} {stated}{latest}: the report ran a release of the repository "
-                 f"that is not on the index, so the variants pin commits ({culprit} @ {source}@COMMIT)")
-    tag = (f'{MARK}: the index has no {culprit} {stated}: pin the commit of its tag, '
-           f'e.g. "{culprit} @ {source}@<commit>"')
-    pin = [(tag, why) if dist == f"{culprit}=={stated}" else (dist, why) for dist, why in buggy]
-    return pin, [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
-
-
-def _commit_source(url: str) -> str:
-    """The git URL of the report's repository, for a commit pin."""
-    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
-    return f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
-
-
-def _beyond(stated: str, known: tuple[str, ...]) -> bool:
-    """Whether a stated release is newer than every release the index lists (the index lists only releases that
-    install on this Python, so an older release it omits may still exist: only a newer one is taken as missing)."""
-    try:
-        return bool(known) and Version(stated) > max(Version(version) for version in known)
-    except InvalidVersion:
-        return False
 
 
 def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,

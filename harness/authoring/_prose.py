@@ -206,3 +206,45 @@ def _ran_script(lines: list[str]) -> str:
     found = next((m for line in joined if (m := _FAILED_SCRIPT.match(line))), None) \
         or next((m for line in joined if (m := _RUN_SCRIPT.search(line))), None)
     return found["script"].removeprefix("./") if found else ""
+
+
+# What a report's own words say ran when it failed, where no frame of the project shows: a file (``finetune.py``,
+# "Update utils.py"), a name shaped like code (``MultiBandDiffusion``, ``Face_Verification``), else a run word and the
+# name before it ("Tensor preprocessing", "click train"). Read from the title and the description, never a reply,
+# an exception line, a log record, code or a link.
+_SUBJECT_FILE = re.compile(r"(?<![\w/.-])(?P<name>[A-Za-z_][\w-]{1,60}\.py)\b")
+_SUBJECT_CODE = re.compile(r"(?<![\w./-])(?P<name>[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z][A-Za-z0-9]*_[A-Za-z0-9_]+)"
+                           r"(?<=[a-z0-9])(?![\w./-])(?!\s*[:=]{0,2}\s*v?\d)")  # no acronym, no listing's "Name: 1.2"
+_SUBJECT_RUN = re.compile(r"(?:\b(?P<noun>[A-Z][a-z]{2,30}) (?=(?i:preprocessing|training|fine-?tuning|inference|"
+                          r"evaluation)\b)|\b(?i:click(?:ed)?|press(?:ed)?|run(?:ning)?|start(?:ed)?|when i|while|"
+                          r"during)\s+(?:the\s+)?)\b(?P<run>(?i:preprocessing|training|train|fine-?tuning|finetune|inference|"
+                          r"evaluation|resuming|resume))\b")
+_RUN_WORDS = {"train": "training", "finetune": "fine-tuning"}  # "When i click train": the run is its training
+# Names of tools and vendors a report mentions in passing, never the run that failed.
+_NOT_SUBJECTS = frozenset({"PyTorch", "TensorFlow", "GitHub", "HuggingFace", "JupyterLab", "PyPI", "OpenAI",
+                           "WandB", "TensorBoard", "MacBook", "PyCharm", "VSCode", "DeepSpeed", "GeForce", "MacOS",
+                           "RedHat", "CentOS", "OpenMMLab", "ModelScope"})
+_NOT_SUBJECT = re.compile(r"^(?:Source: |\(issue |\(pull request )|Error\b|Exception\b|Traceback|\w+Error: |"
+                          r"(?:ERROR|WARNING|INFO|CRITICAL|DEBUG):")
+# A reply's header as an issue thread is stored or copied ("someone · comment · 2025-02-11"): what follows is a
+# reply or a review note, not the report's own text.
+REPLY_HEADER = re.compile(r"^\S.{0,80} · (?:comment|review) · \d{4}-\d{2}-\d{2}\s*$")
+
+
+def _subjects(lines: list[str]) -> tuple[str, ...]:
+    """The names the report's own prose gives its failing run, title first, then the description, in order: files and
+    code names of each line before its run words."""
+    found: list[str] = []
+    fenced = False
+    for line in lines:
+        if REPLY_HEADER.match(line.strip()):
+            break
+        fenced = fenced != line.lstrip().startswith("```")
+        if fenced or line.lstrip().startswith("```") or line[:1].isspace() or _NOT_SUBJECT.match(line.lstrip("# ")):
+            continue
+        text = _NOT_PROSE_CODE.sub(" ", re.sub(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b.*", " ", line))
+        found += [m["name"] for pattern in (_SUBJECT_FILE, _SUBJECT_CODE) for m in pattern.finditer(text)
+                  if m["name"] not in _NOT_SUBJECTS]
+        found += [f"{m['noun']} {m['run'].lower()}" if m["noun"] else _RUN_WORDS.get(m["run"].lower(), m["run"].lower())
+                  for m in _SUBJECT_RUN.finditer(text)]
+    return tuple(dict.fromkeys(found))

@@ -13,9 +13,11 @@ from harness.authoring._signature import _FOLDERS
 
 
 def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
-    """Library, API and symptom: the API is the culprit's innermost function (the call a maintainer knows; dunders
-    and forward/apply plumbing are skipped outward), else a code name in the issue's title; the
-    symptom is the message's first sentence (or, with no message, the issue title from the exception's name on)."""
+    """``<library> <API>: <symptom>``. The library is the blamed project as it is imported. The API, first found of:
+    the blamed project's frames (an installed library's innermost public function; a checkout's function that its
+    script entered), else what the report says ran (its command's script, a code name in its title, an API its prose
+    names, the run its words name), else the report's own function calling the frame's library. The symptom is the
+    message's first sentence (the exception's name with no message), never longer than the title allows."""
     traceback = report.traceback
     message = _title_message(traceback.exception, traceback.first_message_line)
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
@@ -23,19 +25,60 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     owner = frame_owner(frame, report.environment) if frame else None
     own = frame is not None and (owner is None or owner[1] == culprit)
     frames = traceback.final_frames or traceback.frames
-    function = _api(frames, frame, owner, report) if frame and own else ""
-    if frame is None and not function:  # the link names the project, its checkout's frames show its own function
-        function = _own_api(frames)
-    # no frame of the culprit's own (its name came from the link; the frames are torch's): the report's call
-    function = function or (_script_run(report, _title_code_name(report.title, message))
-                            or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
-                            or (run_clause(report.title) if not traceback.frames else "") if not own else "")
+    function = (_project_api(frames, frame, owner, report) if own and frame else _own_api(frames) if frame is None
+                else "") or (said_api(report, culprit, message) if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
-        function = _own_api(frames) or _api(traceback.final_frames or traceback.frames, frame, owner, report)
+        function = _own_api(frames) or _api(frames, frame, owner, report)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
-    where = f"{library} {function}: " if function else f"{library}: "
+    return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
+
+
+def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
+    """The API of the blamed project's own frames: its innermost public function (plumbing and wrappers skipped
+    outward), except that a module's forward in one of its package's folders (``srgan_pytorch/loss.py``) that only
+    the report's scripts call is named with its file: the project's code a maintainer fixes, not the script's."""
+    outer = frames[: frames.index(frame)] if frame in frames else ()
+    called_in_package = any(_package_folder(f) and f.function.isidentifier() and f.function not in _PLUMBING
+                            and frame_owner(f, report.environment) == owner for f in outer)
+    if frame.function in _PLUMBING and _package_folder(frame) and not called_in_package:
+        return f"{frame.posix.rpartition('/')[2]} {frame.function}"
+    return _api(frames, frame, owner, report)
+
+
+def _package_folder(frame: Frame) -> bool:
+    """Whether a frame's file is in a folder named as a Python package (``layers/``, not a checkout's root such as
+    ``PIXOR-master``, where a model's file sits next to the script that runs it), outside an installed tree."""
+    folders = frame.posix.split("/")
+    return len(folders) >= 2 and folders[-2].isidentifier() and "-packages/" not in frame.posix
+
+
+def said_api(report: BugReport, culprit: str, message: str) -> str:
+    """With no frame of the blamed project: what the report says ran, first found of a code name in its title (after
+    the script a frameless report's command runs), a name shaped like code there, an API its prose names, the run its
+    words name, the script its command runs; a frameless report's description (a file, a code name, a run word)."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, culprit)}
+    subjects = [name for name in report.subjects
+                if str(canonicalize_name(name)) not in skip and name.lower() not in message.lower()]
+    frames = report.traceback.frames  # with frames, a script the title names is their <module>: no API
+    in_title = [name for name in subjects if name in report.title and " " not in name
+                and not (frames and name.endswith(".py"))]
+    return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+            or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
+            or (run_clause(report.title) if not frames else "") or (report.script if not own_frames(frames) else "")
+            or (subjects[0] if subjects and not frames else ""))
+
+
+# A device check's parenthesis names the operator that met the mixed devices; when the title is too long, its
+# wording goes first and the operator stays: "(when checking argument for argument weight in method X)" -> "(... X)".
+_DEVICE_CHECK = re.compile(r"\(when checking argument[^)]*? in method (?P<method>\w+)\)")
+_MAX_TITLE = 200  # case.schema.json's maxLength
+
+
+def _fitted(where: str, message: str) -> str:
     title = where + message
-    return title if len(title) <= 200 else _cut(title, 196) + " ..."
+    if len(title) > _MAX_TITLE:
+        title = where + _DEVICE_CHECK.sub(lambda m: f"(... {m['method']})", message)
+    return title if len(title) <= _MAX_TITLE else _cut(title, _MAX_TITLE - 4) + " ..."
 
 
 def _script_run(report: BugReport, named: str | None) -> str:

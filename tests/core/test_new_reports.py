@@ -166,12 +166,12 @@ HELD_OUT_4 = {
     # [rank0]: traceback; the NCCL warning after the exception is a log record, not its message; a str device (every
     # lane: graded5 showed cpu fails too, where the call does not test for "cpu" first as torchrec's does)
     "torchrec-2624": ("AttributeError", "'str' object has no attribute 'type'", "torchrec", "torchrec shard: ", ALL,
-                      True, "torchrec==X.Y.Z", 2),
+                      True, "torchrec==X.Y.Z", 3),
     "deepspeed-6793": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of "
                        "ZeRO stage 3", "deepspeed", "deepspeed no_sync: ", ALL, False, "deepspeed==X.Y.Z", 1),
     # the REPL's flash_attn.__version__ gives the pin; the failing call is the CUDA extension flash_attn_cuda.fwd
     "flash-attention-915": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "flash-attn",
-                            "flash_attn _flash_attn_forward: ", KERNEL, False, "flash-attn==2.5.7", 2),
+                            "flash_attn _flash_attn_forward: ", KERNEL, False, "flash-attn==2.5.7", 3),
     "torchrl-1518": ("RuntimeError", "stack expects each tensor to be equal size, but got [1] at entry 0 and [] at "
                      "entry 1", "torchrl", "torchrl set_info_dict_reader: ", ALL, False, "torchrl==X.Y.Z", 0),
     "torchrl-3137": ("RuntimeError", "stack expects each tensor to be equal size, but got [] at entry 0 and [1] at "
@@ -181,10 +181,10 @@ HELD_OUT_4 = {
                         "configuration. You can save the last checkpoint with ModelCheckpoint(save_top_k=None, "
                         "monitor=None)", "pytorch-lightning",
                         "pytorch_lightning: ModelCheckpoint(save_last=True, monitor=None) is not a valid configuration",
-                        ALL, False, "pytorch-lightning==X.Y.Z", 2),
+                        ALL, False, "pytorch-lightning==X.Y.Z", 3),
     "bayesian-torch-27": ("RuntimeError", "module must have its parameters and buffers on device cuda:0 "
                           "(device_ids[0]) but found one of them on device: cpu", "bayesian-torch", "bayesian_torch "
-                          "quantize: ", DEVICE, True, "bayesian-torch==X.Y.Z", 2),
+                          "quantize: ", DEVICE, True, "bayesian-torch==X.Y.Z", 3),
     # one frame whose 'File "' the paste cut; a GPU-generation check no lane here can show
     "locate-3d-22": ("RuntimeError", "FlashAttention only supports Ampere GPUs or newer.", "flash-attn",
                      "flash_attn _flash_attn_varlen_forward: ", GPU_MODEL, False, "flash-attn==X.Y.Z", 1),
@@ -216,7 +216,7 @@ HELD_OUT_5 = {
     # a str device fails on every lane, the cpu one too (`.to('cpu')`)
     "k2-479": ("AttributeError", STR_DEVICE, "k2", "k2 to: ", ALL, True, "k2==X.Y.Z", 1),
     # PyPI's limix is github.com/limix/limix's, not the report's limix-ldm-ai/LimiX: commit pins
-    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix: ", ALL, True,
+    "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix predictor.py: ", ALL, True,  # the prose's file
                  "limix @ git+https://github.com/limix-ldm-ai/LimiX@<commit>", 0),
     # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
     "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
@@ -227,7 +227,7 @@ HELD_OUT_5 = {
     "veomni-250": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "veomni", "veomni: ", KERNEL,
                    False, "veomni==X.Y.Z", 0),
     "unianimate-dit-40": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "unianimate-dit",
-                          "unianimate-dit: ", KERNEL, False,
+                          "unianimate-dit DiTBlock: ", KERNEL, False,  # the class the prose names
                           "unianimate-dit @ git+https://github.com/ali-vilab/UniAnimate-DiT@<commit>", 0),
     # an exception quoted in prose ends at its closing quote; still blamed on the issue's repository, not on
     # deepspeed (no frame): a miss kept visible
@@ -257,7 +257,7 @@ HELD_OUT_6 = {
                    "pytorch-ignite==X.Y.Z", 1),
     # a message's leading dunder kept; blamed fastai, the frames' library (the fix was the script's: a miss kept)
     "imagenet-fast-9": ("TypeError", "__init__() got an unexpected keyword argument 'sampler'", "fastai",
-                        "fastai fit: __init__() got", ALL, False, "fastai==X.Y.Z", 2),
+                        "fastai fit: __init__() got", ALL, False, "fastai==X.Y.Z", 3),
     "latent-composer-4": ("NameError", "name 'trainer' is not defined. Did you mean: 'Trainer'?",
                           "latent-composer-pytorch", "latent-composer-pytorch: name 'trainer'", ALL, False,
                           "latent-composer-pytorch @ git+https://github.com/aartykov/Latent-Composer-pytorch", 1),
@@ -268,7 +268,7 @@ HELD_OUT_6 = {
                         "peft get_peft_model_state_dict: ", ALL, False, "peft==X.Y.Z", 2),
     # frames in typographic quotes, unindented
     "textgen-710": ("UnboundLocalError", "local variable \u2018new_module\u2019 referenced before assignment", "peft",
-                    "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 2),
+                    "peft _find_and_replace: ", ALL, False, "peft==X.Y.Z", 3),
 }
 # The seventh set (tests/fixtures/graded7, expectations in its EXPECTED.md), graded held out on main 32e1495
 # (/work/notes/heldout3.md); these rows are the drafts after heldout4's fixes by class, the misses still open kept.
@@ -305,7 +305,7 @@ HELD_OUT_7 = {
     # apex called from VideoSys (the issue is not apex's: its metadata is not compared), so a release placeholder
     # of PyPI's other apex (a miss kept visible)
     "videosys-113": ("RuntimeError", "memory format option is only supported by strided tensors", "apex",
-                     "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 1),
+                     "apex fused_layer_norm: ", KERNEL, False, "apex==X.Y.Z", 2),
 }
 # The eighth set (tests/fixtures/graded8, expectations in its EXPECTED.md), graded held out at 53/64 on heldout4's code
 # (/work/notes/heldout4.md); these rows are the drafts after graded8fix's fixes by class.
@@ -326,13 +326,13 @@ HELD_OUT_8 = {
     # IPython's header names the class, the paste is cut before the message: the message is the issue title's
     "granite-tsfm-22": ("TypeError", SEEDABLE, "transformers",
                         f"transformers Trainer.create_accelerator_and_postprocess: {SEEDABLE}", ALL, False,
-                        "transformers==X.Y.Z", 2),
+                        "transformers==X.Y.Z", 3),
     "instructlab-2542": ("TypeError", "__init__() got an unexpected keyword argument 'dispatch_batches'",
                          "transformers", "transformers create_accelerator_and_postprocess: __init__() got", ALL, False,
-                         "transformers==X.Y.Z", 1),
+                         "transformers==X.Y.Z", 2),
     "llava-llama3-5": ("TypeError", SEEDABLE, "transformers",
                        f"transformers create_accelerator_and_postprocess: {SEEDABLE}", ALL, False,
-                       "transformers==X.Y.Z", 2),
+                       "transformers==X.Y.Z", 3),
     "mmaudio-6": ("ModuleNotFoundError", "No module named 'timm.layers'", "timm", "timm: No module named 'timm.layers'",
                   ALL, False, "timm==X.Y.Z", 1),
     # the repository's own module file (from slip import ...; /src/slip.py) is not a distribution "slip"
@@ -358,7 +358,7 @@ HELD_OUT_9 = {
                         "the index has no fish-speech 1.1.0: pin the commit of its tag, e.g. \"fish-speech @ "
                         "git+https://github.com/fishaudio/fish-speech@<commit>\"", 1),
     "flair-1564": ("ValueError", "invalid literal for int() with base 10: '0+cu101'", "flair",
-                   "flair load_language_model: invalid literal for int()", ALL, False, "flair==X.Y.Z", 2),
+                   "flair load_language_model: invalid literal for int()", ALL, False, "flair==X.Y.Z", 3),
     # no frame; the message names torchvision's operator: torchvision's bug, roi_align its API
     "gfpgan-6": ("RuntimeError", ROI_ALIGN, "torchvision", "torchvision roi_align: Could not run", KERNEL, False,
                  "torchvision==X.Y.Z", 0),
@@ -366,18 +366,18 @@ HELD_OUT_9 = {
                       DEVICE, True, "imitation==1.0.1", 1),
     "llama-cookbook-284": ("RuntimeError", "expected mat1 and mat2 to have the same dtype, but got: float != c10::Half",
                            "llama-recipes", "llama_recipes train: expected mat1", GPU_RUN, False, "llama-recipes==X.Y.Z",
-                           3),  # a dtype error seen on a GPU: the cpu lane is left unknown (graded9 accepts both)
+                           4),  # a dtype error seen on a GPU: the cpu lane is left unknown (graded9 accepts both)
     "pytorch-forecasting-247": ("AttributeError", "'list' object has no attribute 'device'", "pytorch-forecasting",
-                                "pytorch_forecasting step: 'list' object", ALL, False, "pytorch-forecasting==0.8.0", 3),
+                                "pytorch_forecasting step: 'list' object", ALL, False, "pytorch-forecasting==0.8.0", 2),
     "speechbrain-2576": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument mat1 in "
                          "method wrapper_CUDA_addmm)", "speechbrain",
-                         "speechbrain reset: Expected all", DEVICE, True, "speechbrain==X.Y.Z", 1),
+                         "speechbrain reset: Expected all", DEVICE, True, "speechbrain==X.Y.Z", 2),
     # no class anywhere (an args tuple above a cut traceback): drafted with the class to fill in (it was refused);
     # its printed versions line is read; the blame (torch's Adam, not tianshou) is a miss kept visible
     "tianshou-681": (MARK, "If capturable=False, state_steps should not be CUDA tensors.", "tianshou",
                      "tianshou sac_with_il_if: If capturable=False", ALL, False, "tianshou==0.4.8", 1),
     "torchaudio-2795": ("RuntimeError", "expected scalar type ComplexFloat but found Float", "torchaudio",
-                        "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 2),
+                        "torchaudio forward: expected scalar type", ALL, False, "torchaudio==X.Y.Z", 3),
 }
 # graded10 (tests/fixtures/graded10): drafted as below after graded10fix; megatron-lm-4013 (no class, no message
 # anywhere) is refused.
@@ -409,7 +409,7 @@ HELD_OUT_10 = {
                                "git+https://github.com/pengzhendong/streaming-sensevoice@<commit>", 0),
     # no class anywhere, a quoted part of torch's device message: completed to torch's wording and RuntimeError
     "tts-2184": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "tts", "tts train_step: Expected all", DEVICE, True,
-                 "tts==X.Y.Z", 2),
+                 "tts==X.Y.Z", 3),
 }
 # graded11 (tests/fixtures/graded11): drafted as below after graded11fix (the repositories not on the index get commit
 # placeholders: NOT_RELEASED).
@@ -437,11 +437,11 @@ HELD_OUT_11 = {
     # the setup's `pip install git+...nerfstudio.git@<sha>` is the pin; the launcher frames give the console command
     "nerfstudio-3222": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nerfstudio", "nerfstudio ns-train: Expected",
                         DEVICE, True, f"nerfstudio {GIT}nerfstudio-project/nerfstudio@290f3fa028dc21da1a00dd9684e1a36c5"
-                        "361452f", 2),
+                        "361452f", 3),
     # Lightning's `_run` in the checkout's own .venv, run by piper_train from piper-master: piper's (PyPI's piper is
     # another project, which these tables cannot say: a piper placeholder)
     "piper-779": ("RuntimeError", "DataLoader worker (pid(s) 700895) exited unexpectedly", "piper",
-                  "piper fit: DataLoader worker", ALL, False, "piper==X.Y.Z", 3),
+                  "piper fit: DataLoader worker", ALL, False, "piper==X.Y.Z", 2),
     "rxn-yield-context-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument mat1 "
                             "in method wrapper_CUDA_addmm)", "rxn-yield-context", "rxn-yield-context fast use code: Expected all",
                             DEVICE, True, f"rxn-yield-context {GIT}Lung-Yi/rxn_yield_context@<commit>", 0),
@@ -461,7 +461,7 @@ HELD_OUT_11 = {
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.
 INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https://github.com/limix/limix",),
-              "cream": ("https://giordonstark.com.com",)}
+              "cream": ("https://giordonstark.com.com",), "brats": ()}  # PyPI's brats ("BraTS algorithms") links nowhere
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
 NOT_RELEASED = {"pixor", "explain-metric-learning", "heartmula", "heartmula-studio", "ace-step-1-5", "cotr", "egoplan",
@@ -481,37 +481,41 @@ TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 HELD_OUT_13 = {
     "allennlp-4646": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "allennlp",
                       "allennlp bidirectional_lm_token_embedder: Expected all", DEVICE, True, "allennlp==X.Y.Z", 0),
-    # known miss (T): torch's layer_norm under the project's name, not track.py's CLIP ReID --half
-    "boxmot-1820": ("RuntimeError", "expected scalar type Float but found Half", "boxmot", "boxmot layer_norm: expected",
+    # no frame of boxmot's (torch's layer_norm only): the title names the script its command runs (titles branch)
+    "boxmot-1820": ("RuntimeError", "expected scalar type Float but found Half", "boxmot", "boxmot track.py: expected",
                     ALL, False, "boxmot==X.Y.Z", 1),
-    # known misses (M, T, P, F, S): the review note's trailing prose is kept; PyPI's brats ("BraTS algorithms") is taken
-    # for cv-lee/BraTs
-    "brats-10": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!   not the TypeError problem", "brats",
-                 "brats: Expected all", DEVICE, True, "brats==X.Y.Z", 0),
+    # the description's line, not the review note's (titles branch); PyPI's brats links no repository: commit pins;
+    # the PR title's utils.py is the title's API. Known miss (S): no frame, the skeleton names nothing of utils.py
+    "brats-10": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "brats", "brats utils.py: Expected all", DEVICE, True,
+                 f"brats {GIT}cv-lee/BraTs@<commit>", 0),
     "cream-2": ("RuntimeError", f"{PLACEMENT}, cuda:2 and cpu!", "cream", "cream train_epoch: Expected all", DEVICE, True,
                 f"cream {GIT}microsoft/Cream@<commit>", 3),
-    # known miss (T): cut before the method, no "training"
+    # the title's "click train" is the run; the device check's wording is elided to fit 200 characters, its method kept
     "dreamartist-41": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument weight in "
                        "method wrapper__native_layer_norm_backward)", "dreamartist-sd-webui-extension",
-                       "dreamartist-sd-webui-extension: Expected all", DEVICE, True,
+                       "dreamartist-sd-webui-extension training: Expected all", DEVICE, True,
                        f"dreamartist-sd-webui-extension {GIT}IrisRainbowNeko/DreamArtist-sd-webui-extension@<commit>", 0),
     "face-transformer-37": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cuda:1! (when checking argument for argument index "
                             "in method wrapper_CUDA_scatter__value)", "face-transformer", "face-transformer: Expected all",
                             TWO_GPUS, True, f"face-transformer {GIT}zhongyy/Face-Transformer@<commit>", 0),
-    # known miss (T): no finetune.py
-    "lawgpt-60": ("RuntimeError", "expected scalar type Half but found Float", "lawgpt", "lawgpt: expected scalar", ALL,
+    # the one sentence's finetune.py is the run (titles branch)
+    "lawgpt-60": ("RuntimeError", "expected scalar type Half but found Float", "lawgpt", "lawgpt finetune.py: expected",
+                  ALL,
                   False, f"lawgpt {GIT}pengxiao-song/LaWGPT@<commit>", 0),
     # known miss (T): the bare load_state_dict
     "multigrain-4": ("AttributeError", "'str' object has no attribute 'items'", "multigrain",
                      "multigrain load_state_dict: 'str' object", ALL, False,
-                     f"multigrain {GIT}facebookresearch/multigrain@<commit>", 2),
-    # known miss (T): the caller train_gan, not the content loss
+                     f"multigrain {GIT}facebookresearch/multigrain@<commit>", 3),
+    # the package's loss.py forward, called only from the checkout's script, is named with its file (titles branch)
     "srgan-pytorch-22": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "srgan-pytorch",
-                         "srgan-pytorch train_gan: Expected all", DEVICE, True,
+                         "srgan-pytorch loss.py forward: Expected all", DEVICE, True,
                          f"srgan-pytorch {GIT}Lornatang/SRGAN-PyTorch@<commit>", 3),
-    # known misses (M, T, B, P, F, L, D, S): the logged message is not read (the title's class only) and nemo's frame
-    # is blamed over whisperlivekit's diarize
-    "whisperlivekit-197": ("RuntimeError", None, "nemo", "nemo get_features: RuntimeError", ALL, False, "nemo==X.Y.Z", 1),
+    # the ERROR record's message (the logger's "Error in diarize: " dropped), the title's class; whisperlivekit's
+    # installed diarize hands nemo the CPU chunk: blamed over nemo's get_features (titles branch)
+    "whisperlivekit-197": ("RuntimeError", "Expected all tensors to be on the same device, but got mat2 is on cuda:0, "
+                           "different from other tensors on cpu (when checking argument in method wrapper_CUDA_bmm)",
+                           "whisperlivekit", "whisperlivekit diarize: Expected all", DEVICE, True,
+                           "whisperlivekit==X.Y.Z", 3),
     "yolodet-pytorch-22": ("RuntimeError", "stack expects each tensor to be equal size, but got [3, 640, 640] at entry 0 "
                            "and [3, 1280, 1280] at entry 6", "yolodet-pytorch", "yolodet-pytorch collate: stack expects",
                            ALL, False, f"yolodet-pytorch {GIT}wuzhihao7788/yolodet-pytorch@<commit>", 2),
@@ -536,7 +540,7 @@ HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
 def _graded(folder: Path, name: str):
     report = parse_report((folder / f"{name}.txt").read_text())
     draft = draft_case(name, report, f"{name}.txt", released=lambda dist: dist not in NOT_RELEASED,
-                       project_urls=lambda dist: INDEX_URLS.get(dist, ()),
+                       project_urls=lambda dist: INDEX_URLS.get(dist),  # None: not answered
                        versions=lambda dist: INDEX_VERSIONS.get(dist))
     return draft, yaml.safe_load(draft.case_yaml)
 
@@ -952,7 +956,8 @@ MAINTAINER_12 = {
                   "size, but got [24, 32, 64] at entry 0 and [24, 64, 32] at entry 1", {"tr-misr"}, f"{HUB}Suanmd/TR-MISR@",
                   f"{HUB}Suanmd/TR-MISR", ALL_LANES, None, (), False),
 }
-GRADED12_FLOOR = 91  # of 96: 61 held out (main 31388e4, this scorer; 61 by hand), 91 after graded12fix (not held out)
+GRADED12_FLOOR = 93  # of 96: 61 held out (main 31388e4, this scorer; 61 by hand), 91 after graded12fix, 93 after titles
+# (frameless titles name what the report's words say ran: MultiBandDiffusion, Face_Verification; not held out)
 
 
 def _maintainer_fields_12(name: str, folder: Path = GRADED12, table: dict[str, tuple] = MAINTAINER_12) -> dict[str, bool]:
@@ -1026,7 +1031,8 @@ MAINTAINER_13 = {
                                 f"{HUB}pallashadow/yolov5face_torchserve_tensorrt@",
                                 f"{HUB}pallashadow/yolov5face_torchserve_tensorrt", TWO_GPU_LANES, None, (), False),
 }
-GRADED13_FLOOR = 78  # of 96: held out (main 6052656, this scorer; 78 by hand, strict)
+GRADED13_FLOOR = 91  # of 96: 78 held out (main 6052656, this scorer; 78 by hand, strict); 91 after the titles branch's
+# classes (logged error records, reply notes, link-less index names, an installed caller's device mix, titles; not held out)
 
 
 def test_the_thirteenth_held_out_set_scores_at_least_its_measured_fields():

@@ -1,0 +1,141 @@
+"""What the package index says about a draft's blamed project: no such project, another project of that name, a
+stated release it lacks, or a fix a reply names; each turns release pins into commit pins of the report's repository.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from harness.authoring._bugreport import BugReport
+from harness.authoring._owners import renamed_index_pins
+from harness.cases._placeholders import MARK
+
+# Whether a distribution has any release on the package index: True, False (the index says no such project) or
+# None (not asked, or no answer). `new` asks the configured index; tests give a table.
+Released = Callable[[str], "bool | None"]
+# The URLs the package index's metadata gives for a project (home page, project URLs); None: not known (offline).
+ProjectUrls = Callable[[str], "tuple[str, ...] | None"]
+# The releases the package index has of a project; None: not known (not asked, offline, no answer in time).
+IndexVersions = Callable[[str], "tuple[str, ...] | None"]
+
+
+def _own_repository(url: str, culprit: str) -> str:
+    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own, else ""."""
+    repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", url)
+    return repo["repo"] if repo and str(canonicalize_name(repo["name"])) == culprit else ""
+
+
+def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:
+    """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
+    not NVIDIA's): its URLs name a code host but not the repository, do not name the repository's owner, or there
+    are none (PyPI's ``brats`` links nowhere: a name match alone never wins over the report's repository)."""
+    if urls is None:
+        notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
+                     "answer): if it is another project's, pin commits of the repository instead")
+        return ""
+    squeezed = [re.sub(r"[^a-z0-9]", "", url.lower()) for url in urls]
+    owner = re.sub(r"[^a-z0-9]", "", repo.partition("/")[0].lower())
+    if not urls:  # a name match with no link at all: nothing ties it to the repository the report names
+        return "its metadata links no repository"
+    if any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
+        return ""
+    hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
+    return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
+
+
+def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
+                other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A project the index does not have, or whose name there is another project's (``other``: that project's
+    page): the report ran its repository's code, so both variants pin commits."""
+    source = _commit_source(url)
+    absent = (f"the package index's {culprit} is another project ({other})" if other else
+              f"the package index has no project named {culprit}")
+    notes.append(f"{absent}: the report ran its repository's code, so the "
+                 f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
+    missing = (f"{culprit}'s project is not on the package index" if other else
+               f"{culprit} has no release on the package index")
+    pin = [(f'{MARK}: {missing}: pin the commit the report ran, e.g. '
+            f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
+           for dist, why in buggy]
+    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+    return pin, fix
+
+
+def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The culprit's pins after what the package index says: no such project, another project of that name, or no
+    such release (each: commit pins of the report's repository)."""
+    released, project_urls, versions = index
+    if culprit == "torch":
+        return buggy, fix
+    if culprit not in report.environment.pins and released and released(culprit) is False:
+        return _unreleased(culprit, report.url, buggy, notes)
+    if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
+            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
+            return renamed  # the repository's package is on the index under another name
+        return _unreleased(culprit, report.url, buggy, notes, owner)
+    if (stated := _stated_version(culprit, buggy)) and versions is not None:
+        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
+    return buggy, fix
+
+
+def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+               notes: list[str]) -> list[tuple[str, str]]:
+    """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
+    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
+    commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
+    if commit and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
+        return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
+    pin = next((fix for fix in report.fixes if "==" in fix), "")
+    if not pin:
+        return fix
+    notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
+    if str(canonicalize_name(pin.partition("==")[0])) == culprit:
+        return [(pin, "the release a reply installed and said solved it")]
+    return [*buggy, (pin, "a reply installed this release and said it solved the bug")]
+
+
+def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:
+    return next((dist.partition("==")[2] for dist, _ in buggy if dist.startswith(f"{culprit}==")), "")
+
+
+def _release_on_index(culprit: str, stated: str, known: tuple[str, ...] | None, url: str,
+                      buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
+                      notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A release the report states that the index does not have (a GitHub-only tag, fish-speech's v1.1.0 where PyPI
+    has 0.1.0): the report ran the repository's code, so both variants pin commits; unknown: said, kept."""
+    if known is None:
+        notes.append(f"{culprit} {stated} was not checked against the package index (no answer): check it is there")
+        return buggy, fix
+    if not _beyond(stated, known):
+        return buggy, fix
+    source = _commit_source(url)
+    latest = f" (its releases there end at {known[-1]})"
+    notes.append(f"the package index has no {culprit} {stated}{latest}: the report ran a release of the repository "
+                 f"that is not on the index, so the variants pin commits ({culprit} @ {source}@COMMIT)")
+    tag = (f'{MARK}: the index has no {culprit} {stated}: pin the commit of its tag, '
+           f'e.g. "{culprit} @ {source}@<commit>"')
+    pin = [(tag, why) if dist == f"{culprit}=={stated}" else (dist, why) for dist, why in buggy]
+    return pin, [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+
+
+def _commit_source(url: str) -> str:
+    """The git URL of the report's repository, for a commit pin."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/[\w.-]+", url)
+    return f"git+{repo.group()}" if repo else "git+https://github.com/OWNER/REPO"
+
+
+def _beyond(stated: str, known: tuple[str, ...]) -> bool:
+    """Whether a stated release is newer than every release the index lists (the index lists only releases that
+    install on this Python, so an older release it omits may still exist: only a newer one is taken as missing)."""
+    try:
+        return bool(known) and Version(stated) > max(Version(version) for version in known)
+    except InvalidVersion:
+        return False
