@@ -108,10 +108,16 @@ def test_what_a_source_build_installed_moves_in_the_same_way_across_filesystems(
     aside = tmp_path / "aside"
     for root in (aside, env):
         (root / "site").mkdir(parents=True)
+    (env / "site" / "shared").mkdir()  # a namespace folder another package installed: merged file by file
+    (env / "site" / "shared" / "a.py").write_text("a")
     before = snapshot(aside)
     secret = _root_only(tmp_path / "root-only.txt")
     package = _private_tree(aside / "site" / "pkg", secret)
+    (aside / "site" / "shared").mkdir()
+    _private_file(aside / "site" / "shared" / "b.py", b"b", 0o4755)
     move_added(aside, env, before)
+    assert sorted(p.name for p in (env / "site" / "shared").iterdir()) == ["a.py", "b.py"]
+    assert not stat.S_IMODE((env / "site" / "shared" / "b.py").stat().st_mode) & stat.S_ISUID
     landed = env / "site" / "pkg"
     assert (landed / "module.py").read_text() == "VALUE = 1\n" and (landed / "data" / "table.txt").read_text() == "t"
     assert os.readlink(landed / "secret-link") == str(secret) and (landed / "secret-link").is_symlink()
@@ -119,7 +125,7 @@ def test_what_a_source_build_installed_moves_in_the_same_way_across_filesystems(
         info = os.lstat(path)
         assert (info.st_uid, info.st_gid) == (0, 0), path
         assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID), f"{path} is set-uid root: {oct(info.st_mode)}"
-    assert not package.exists() and list((aside / "site").iterdir()) == []
+    assert not package.exists() and [p.name for p in (aside / "site").rglob("*")] == ["shared"]
 
 
 def _private_tree(package: Path, secret: Path) -> Path:
@@ -208,3 +214,24 @@ def test_an_environment_builds_whichever_side_of_a_filesystem_boundary_uv_cache_
     assert [p.name for p in envs.iterdir() if p.name.startswith(".building-")] == []
     assert not any((cache / ".repro-matrix-builds").glob("*")), "a build left its folder in uv's cache"
 
+
+
+def test_a_cache_bind_mounted_from_the_same_filesystem_is_not_built_in(tmp_path):
+    """Same device, another mount (a bind mount, a container's volume): a rename still fails (EXDEV), so the
+    environment is built in place, and the rename probe leaves nothing in uv's cache."""
+    if os.geteuid() != 0:
+        pytest.skip("a bind mount needs root (CI runs as root)")
+    source, cache, envs = tmp_path / "cache-source", tmp_path / "uv-cache", tmp_path / "envs"
+    for folder in (source, cache, envs):
+        folder.mkdir()
+    mounted = subprocess.run(["mount", "--bind", str(source), str(cache)], capture_output=True, text=True,
+                             check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"a bind mount was refused here: {mounted.stderr.strip()}")
+    try:
+        assert os.stat(cache).st_dev == os.stat(envs).st_dev
+        folder = envs / ".building-x-1-2"
+        assert build_place(cache, folder) == folder
+        assert [p.name for p in (cache / ".repro-matrix-builds").iterdir()] == []
+    finally:
+        subprocess.run(["umount", "-l", str(cache)], check=False)
