@@ -208,6 +208,8 @@ def test_an_environment_builds_whichever_side_of_a_filesystem_boundary_uv_cache_
     out = subprocess.run([python, "-c", "import plain, frombuild; print(plain.VALUE, frombuild.VALUE)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["wheel", "source"]
+    log = Path(python).parent.parent.with_suffix(".build.log").read_text()
+    assert "built from source with the build's own uv cache" in log, log
     site = next(Path(python).parent.parent.glob("lib/python3*/site-packages"))
     assert {os.lstat(p).st_uid for p in (site / "frombuild", *(site / "frombuild").iterdir())} == {0}
     assert list(scratch.iterdir()) == []  # the build's scratch folder, copies and own cache: removed
