@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +70,24 @@ def snapshot(root: Path) -> set[Path]:
 def move_added(source: Path, target: Path, before: set[Path]) -> None:
     """Move what was added under ``source`` since ``before`` to the same place under ``target`` (folders
     merged, never a file replaced). Symlinks move as links. As root, what moves becomes root's: a build from
-    source ran as a private uid, which must own nothing in the environment."""
+    source ran as a private uid, which must own nothing in the environment. A rename where both are on one
+    filesystem, a copy otherwise: either way only regular files, folders and symlinks, checked before any
+    moves (a FIFO would move by a rename and hang the copy)."""
+    _refuse_special(source, before)
+    _move_added(source, target, before)
+
+
+def _refuse_special(source: Path, before: set[Path]) -> None:
+    for folder, dirs, files in os.walk(source):
+        here = Path(folder).relative_to(source)
+        for name in (*dirs, *files):
+            mode = os.lstat(Path(folder) / name).st_mode
+            if here / name not in before and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                raise EnvBuildError(f"a package built from source installs {here / name}, which is not a regular "
+                                    "file, folder or symlink: a package holds only those")
+
+
+def _move_added(source: Path, target: Path, before: set[Path]) -> None:
     for folder, dirs, files in os.walk(source):
         here = Path(folder).relative_to(source)
         kept = []
@@ -108,4 +126,4 @@ def _adopt(path: Path) -> None:
 
 
 def _merge(source: Path, target: Path) -> None:
-    move_added(source, target, set())
+    _move_added(source, target, set())

@@ -20,7 +20,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,12 @@ _COMPILE = ("import compileall, sys; "  # best effort: a file that does not comp
 def default_env_root() -> Path:
     configured = os.environ.get("REPRO_MATRIX_ENVS")
     return Path(configured) if configured else project_root() / ".repro-envs"
+
+
+def own_venv_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of ``uv venv`` for a source build's venv of its own: no uv cache (uv makes a throwaway
+    one in the step's private /tmp), so the step is given no cache folder to write (or, as root, to chown)."""
+    return {**env, "UV_NO_CACHE": "1"}
 
 
 def find_uv() -> str:
@@ -271,7 +277,10 @@ class EnvBuilder:
                          f"{', '.join(p.name for p in built)}]\n")
         aside = sandbox.scratch / "built"
         aside.mkdir()
-        self._new_venv(spec, uv, aside, log, own, sandbox, (aside, sandbox.own_cache), harness_uid=False)
+        # Not given the own cache: as root each private-uid step re-chowns what it may write, and after the
+        # resolution that cache can hold the build requirements unpacked (torch: ~15,000 files, 0.2 s a walk,
+        # benchmarks/chown_walk.py). ``uv venv`` installs nothing.
+        self._new_venv(spec, uv, aside, log, own_venv_environment(own), sandbox, (aside,), harness_uid=False)
         before = snapshot(aside)
         write_atomic(listed, requirement_lines(requires, built))
         self._run_uv(log, [*install, "--python", str(aside / "bin" / "python"), "--no-deps", "-r", str(listed)],

@@ -109,9 +109,11 @@ def _adopt_wheel(path: Path, destination: Path) -> str:
 
 
 def _copy_new(fd: int, destination: Path) -> None:
-    """Another filesystem: copy into a file that did not exist (O_EXCL: never through a link)."""
+    """Another filesystem: copy into a file that did not exist (O_EXCL: never through a link), mode 0644 as a
+    moved wheel has, whatever the harness's umask."""
     out = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
+        os.fchmod(out, 0o644)
         with os.fdopen(os.dup(fd), "rb") as reader, os.fdopen(out, "wb") as writer:
             shutil.copyfileobj(reader, writer)
     except BaseException:

@@ -79,6 +79,30 @@ def _sdist(folder: Path, secret: Path, targets: dict[str, str]) -> Path:
     return archive
 
 
+SOURCE_BACKEND = '''
+import pathlib
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    import wheelmaker
+    return wheelmaker.wheel(pathlib.Path(wheel_directory), "frombuild",
+                            {"frombuild/__init__.py": b"VALUE = 'source'\\n"})
+'''
+
+
+def source_package(folder: Path) -> Path:
+    """frombuild: a local folder with an in-tree backend and no build requirement (no index is asked)."""
+    source = folder / "built-src"
+    source.mkdir()
+    (source / "pyproject.toml").write_text('[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+                                           'backend-path = ["."]\n')
+    (source / "backend.py").write_text(SOURCE_BACKEND)
+    (source / "wheelmaker.py").write_text(WHEELMAKER)
+    return source
+
+
 def _root_only(path: Path) -> Path:
     path.write_text(SECRET)
     os.chown(path, 0, 0)
@@ -202,3 +226,28 @@ def test_the_wheelhouse_build_reuses_the_wheels_already_in_the_folder(tmp_path):
     assert proc.returncode == 0 and proc.containment == "bwrap", (tmp_path / "wheel.log").read_text()
     assert list(wheels.iterdir()) == [there] and there.stat().st_ino == before.st_ino
     assert "the wheel folder has it already" in (tmp_path / "wheel.log").read_text()
+
+
+def test_a_source_builds_own_venv_is_made_without_its_own_uv_cache(tmp_path, monkeypatch):
+    """As root each private-uid step is given (chowned) what it may write. After the resolution the build's own
+    uv cache can hold its build requirements unpacked (torch: ~15,000 files, benchmarks/chown_walk.py), so only
+    the steps that use that cache get it: the resolution and the build; ``uv venv`` of the build's own venv
+    writes that venv alone, with no cache (uv makes a throwaway one in its private /tmp)."""
+    from harness.environments._venv_build import EnvBuilder
+
+    steps: list[tuple[list[str], tuple[Path, ...], dict[str, str]]] = []
+    step = EnvBuilder._step
+
+    def recorded(self, log, argv, env, confinement):
+        steps.append((argv, tuple(confinement.writable), env))
+        return step(self, log, argv, env, confinement)
+
+    monkeypatch.setattr(EnvBuilder, "_step", recorded)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "shared-uv-cache"))
+    env = VenvBackend(root=tmp_path / "envs").prepare(
+        EnvSpec(requires=(f"frombuild @ {source_package(tmp_path).as_uri()}",)), lambda message: None)
+    assert Path(env.python_path).is_file()
+    own = [argv[1:3] for argv, writable, _ in steps if any(p.name == "uv-cache" for p in writable)]
+    assert own == [["pip", "compile"], ["pip", "install"]], own
+    (venv,) = [(writable, env) for argv, writable, env in steps if argv[1] == "venv" and argv[-1].endswith("/built")]
+    assert [p.name for p in venv[0]] == ["built"] and venv[1]["UV_NO_CACHE"] == "1", venv
