@@ -100,10 +100,10 @@ def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[s
                 total += size
         except Timeout:
             say(f"skipping {folder.name}: in use by a running build")
-    files, size = prune_store(root, dry_run=dry_run)
-    if files:
-        say(f"{'would remove' if dry_run else 'removing'} {files} file(s) of {STORE} that no environment uses "
-            f"({human_size(size)})")
+    stored, stored_bytes = prune_store(root, dry_run=dry_run)
+    if stored:
+        say(f"{'would remove' if dry_run else 'removing'} {stored} file(s) of {STORE} that no environment uses "
+            f"({human_size(stored_bytes)})")
     return total
 
 
