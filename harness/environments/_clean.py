@@ -1,6 +1,6 @@
 """Prune cached environments that no case file uses any more, saying how much disk each one holds, and the
 per-case caches (``.cell-caches/<case>``: bytecode, JIT-built extensions) that environments still in use
-keep for cases that no longer use them."""
+keep for cases that no longer use them, and the shared bytecode (``.bytecode-store``) no environment links to."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from harness.cases._load import Case
+from harness.environments._bytecode import STORE, prune_store
 from harness.environments._venv_build import _CELL_CACHES, default_env_root
 from harness.run._lanes import LANE_TABLE
 from harness.run._plan import plan_cells
@@ -99,6 +100,10 @@ def clean_environments(cases: Sequence[Case], *, dry_run: bool, say: Callable[[s
                 total += size
         except Timeout:
             say(f"skipping {folder.name}: in use by a running build")
+    stored, stored_bytes = prune_store(root, dry_run=dry_run)
+    if stored:
+        say(f"{'would remove' if dry_run else 'removing'} {stored} file(s) of {STORE} that no environment uses "
+            f"({human_size(stored_bytes)})")
     return total
 
 

@@ -31,6 +31,7 @@ from harness._exceptions import EnvBuildError
 from harness._io import write_atomic
 from harness.containment._process import Confinement, HelperProcess
 from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
+from harness.environments._bytecode import SharedBytecode
 from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
 from harness.environments._index import uv_index_environment
@@ -140,6 +141,9 @@ class EnvBuilder:
             self._store_owners(folder, folder.with_suffix(".build.log"), {**os.environ, **self.index_environment()},
                                private, spec.host)
             self._compile_bytecode(folder, folder.with_suffix(".build.log"), private)
+            # The whole build: the module map and the bytecode (a third of it or more) count too (issue 21).
+            meta["build_s"] = round(time.perf_counter() - started, 2)
+            write_atomic(folder / _MARKER, json.dumps(meta, indent=1))
             progress(f"{env_id}: ready in {meta['build_s']:.1f}s")
             return self._prepared(env_id, spec, folder, meta, reused=False)
 
@@ -328,9 +332,15 @@ class EnvBuilder:
         env.pop("PYTHONPYCACHEPREFIX", None)
         # -S: no site, so no .pth file of an installed package runs here, where the environment is writable
         # (its files are hardlinks of uv's shared cache: a write into one would change the cache's copy).
+        shared = SharedBytecode(self.root, folder)
+        shared.lend()  # what another environment already compiled from the same files: hardlinked, not compiled
         with BuildSandbox(env_root=self.root, private=private, env=env) as sandbox:
             self._step(log, [python, "-I", "-S", "-c", _COMPILE, str(folder / "lib")], env,
                        sandbox.seal(folder, harness_uid=True))
+        kept = shared.keep()
+        with log.open("a") as handle:
+            handle.write(f"[repro-matrix: bytecode: {shared.lent} files from {shared.store.parent}, "
+                         f"{kept} compiled here and kept there]\n")
         (folder / _BYTECODE).write_text("")
 
     def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:

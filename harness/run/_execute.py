@@ -89,6 +89,8 @@ class Executor:
         self._side_by_side = self.jobs
         self._to_build: dict[str, EnvSpec] = {}  # by key: what this run builds, in the order it needs them
         self._builds_started = 0
+        self._env_keys: dict[str, str] = {}  # cell key -> its environment's key
+        self._queue = _CellQueue((), self._needs_build)
 
     def _scratch_base(self) -> Path:
         self._scratch.mkdir(mode=0o700, exist_ok=True)
@@ -120,16 +122,16 @@ class Executor:
     def _run_all(self, cells: Sequence[Cell], on_done: CellDone) -> list[CellRecord]:
         records: list[CellRecord | None] = [None] * len(cells)
         self._side_by_side = max(1, min(self.jobs, len(cells)))
+        self._queue = _CellQueue(cells, self._needs_build)
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cell")
-        futures: list[Future[CellRecord]] = [pool.submit(self._run_one, cell) for cell in cells]
-        index_of = {future: index for index, future in enumerate(futures)}
+        # One task per cell, each running the cell the queue gives it when a worker is free (not a fixed one).
+        futures: list[Future[tuple[int, CellRecord]]] = [pool.submit(self._run_next) for _ in cells]
         try:
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=index_of.__getitem__):
-                    index = index_of[future]
-                    record = records[index] = future.result()
+                for index, record in sorted(future.result() for future in finished):
+                    records[index] = record
                     on_done(sum(r is not None for r in records), cells[index], record)
         except KeyboardInterrupt:
             self._stopping.set()
@@ -137,20 +139,34 @@ class Executor:
             for future in futures:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-            for index, future in enumerate(futures):
+            for future in futures:
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    index, record = future.result()
+                    records[index] = records[index] or record
+            for index, cell in enumerate(cells):
                 if records[index] is None:
-                    records[index] = self._collect_interrupted(cells[index], future)
+                    records[index] = _interrupted(cell)
             raise _Interrupted([r for r in records if r is not None]) from None
         pool.shutdown(wait=True)
         return [r for r in records if r is not None]
 
-    def _collect_interrupted(self, cell: Cell, future: Future[CellRecord]) -> CellRecord:
-        if future.done() and not future.cancelled() and future.exception() is None:
-            return future.result()
-        record = _blank(cell)
-        record.status, record.judgement = "interrupted", Verdict.INFRA_ERROR
-        record.reason = "not finished: the run was interrupted"
-        return record
+    def _run_next(self) -> tuple[int, CellRecord]:
+        index, cell, key = self._queue.take()
+        try:
+            return index, self._run_one(cell)
+        finally:
+            self._queue.done(key)
+
+    def _needs_build(self, cell: Cell) -> str | None:
+        """The key of the environment ``cell`` waits for if it ran now: one this run has not prepared yet."""
+        if not self._host_lane(cell)[0] or cell.variant.expect[cell.lane.name].kind == "unsupported" \
+                or self._host_skip(cell) is not None:
+            return None
+        key = self._env_keys.get(cell.key)
+        if key is None:  # (a key hashes local requirements' files: once per cell, not once per look)
+            key = self._env_keys[cell.key] = cell.env_spec(self.host).key()
+        slot = self._slots.get(key)
+        return None if slot is not None and (slot.prepared is not None or slot.error is not None) else key
 
     # -- one cell --------------------------------------------------------------------------------
     def _run_one(self, cell: Cell) -> CellRecord:
@@ -291,6 +307,40 @@ class Executor:
         return record
 
 
+class _CellQueue:
+    """The cells not started yet, handed to free workers: the first, in plan order, whose environment no other
+    worker is preparing. In plan order alone a free worker often took a cell of the environment the other one
+    was building and sat idle until it was ready (issue 21: a cold run went at about one worker's pace); now it
+    builds the next environment, or runs a cell whose environment is ready, meanwhile."""
+
+    def __init__(self, cells: Sequence[Cell], needs_build: Callable[[Cell], str | None]) -> None:
+        self._waiting = list(enumerate(cells))
+        self._needs_build = needs_build
+        self._preparing: dict[str, int] = {}  # environment key -> workers whose cell needs it (one builds it)
+        self._lock = threading.Lock()
+
+    def take(self) -> tuple[int, Cell, str | None]:
+        """The next cell (its index in the plan) and the environment it waits for, if any (give it back to
+        :meth:`done`)."""
+        with self._lock:
+            keys = [(item, self._needs_build(item[1])) for item in self._waiting]
+            item, key = next(((item, key) for item, key in keys if key is None or key not in self._preparing),
+                             keys[0])  # every cell left waits for an environment being built: the first one's
+            self._waiting.remove(item)
+            if key is not None:
+                self._preparing[key] = self._preparing.get(key, 0) + 1
+            return (*item, key)
+
+    def done(self, key: str | None) -> None:
+        """A cell taken with ``key`` is over (its environment is ready by then, or failed)."""
+        if key is None:
+            return
+        with self._lock:
+            self._preparing[key] -= 1
+            if not self._preparing[key]:
+                del self._preparing[key]
+
+
 class _Interrupted(KeyboardInterrupt):
     def __init__(self, records: list[CellRecord]) -> None:
         super().__init__("interrupted")
@@ -298,6 +348,13 @@ class _Interrupted(KeyboardInterrupt):
 
 
 Interrupted = _Interrupted
+
+
+def _interrupted(cell: Cell) -> CellRecord:
+    record = _blank(cell)
+    record.status, record.judgement = "interrupted", Verdict.INFRA_ERROR
+    record.reason = "not finished: the run was interrupted"
+    return record
 
 
 def _blank(cell: Cell) -> CellRecord:

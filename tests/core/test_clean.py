@@ -90,3 +90,17 @@ def test_clean_prunes_the_caches_of_cases_that_no_longer_use_an_environment(tmp_
     assert f"removing {used}/.cell-caches/removed-case (4 B; no case of that name uses this environment)" in said
     assert sorted(p.name for p in caches.iterdir()) == ["confirmed"] and (elsewhere / "keep").is_dir()
     assert (caches / "confirmed" / "pycache" / "x.pyc").is_file()
+
+
+def test_clean_removes_shared_bytecode_no_environment_links_to(tmp_path):
+    root, used = make_root(tmp_path)
+    stored = root / ".bytecode-store" / "cpython-311" / "ab"
+    stored.mkdir(parents=True)
+    (stored / "ab-orphan.pyc").write_bytes(b"o" * 10)
+    (stored / "ab-in-use.pyc").write_bytes(b"u" * 10)
+    (root / used / "in-use.pyc").hardlink_to(stored / "ab-in-use.pyc")
+    said: list[str] = []
+    clean_environments(load_cases([FIXTURES]).cases, dry_run=True, say=said.append, root=root)
+    assert "would remove 1 file(s) of .bytecode-store that no environment uses (10 B)" in said
+    clean_environments(load_cases([FIXTURES]).cases, dry_run=False, say=said.append, root=root)
+    assert sorted(p.name for p in stored.iterdir()) == ["ab-in-use.pyc"]
