@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 # pip setting -> uv variable. Index URLs are passed through only when the user set them for pip
 # explicitly in the environment; find-links is also read from pip's config files.
@@ -60,3 +62,18 @@ def uv_index_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     if "UV_FIND_LINKS" in result:
         result["UV_FIND_LINKS"] = ",".join(result["UV_FIND_LINKS"].split())
     return result
+
+
+_MISSING = (re.compile(r"(?:no version of|Because) ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?(?:[=<>!~]=?[^\s,]+)?)"
+                       r"(?: was not found| could not be found|,|\s)"),)
+
+
+def offline_hint(error: str, links: Path | None) -> str:
+    """An offline install failure, led by the requirement the wheel folder does not hold."""
+    found = next((m.group(1) for pattern in _MISSING for m in pattern.finditer(error)
+                  if m.group(1) not in ("there", "the", "all", "only")), None)
+    where = str(links) if links is not None else "the --find-links folder"
+    lead = (f"offline: {where} holds no wheel for {found}" if found else f"offline: {where} lacks a wheel this "
+            "environment needs")
+    return (f"{lead}; make the folder on a connected machine with 'nox -s wheelhouse -- --case ID ... --output DIR' "
+            f"and bring it here.\n{error}")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from harness._exceptions import EnvBuildError
 from harness.environments._hosttorch import requirement_name
 
@@ -30,14 +32,48 @@ class Locked:
 
 def read_lock(path: Path) -> list[Locked]:
     """The packages of uv's ``pylock.toml``; one without wheels (an sdist, a folder, an archive, a VCS
-    checkout) has to be built. Written by a build step (as root, a private uid): never read through a link."""
+    checkout) has to be built."""
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)) as handle:
-            data = tomllib.loads(handle.read())
+        data = tomllib.loads(_read_step_output(path))
         return [Locked(requirement_name(str(p["name"])), str(p.get("version", "")), _wheel(p))
                 for p in data.get("packages", [])]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as error:
         raise EnvBuildError(f"uv's resolution {path} could not be read: {error}") from error
+
+
+def read_pins(path: Path) -> list[Locked] | None:
+    """The packages of uv's resolution written as requirements, taken to have wheels (a check with
+    ``--no-build`` says so before an install relies on it); None where a line is not ``name==version``
+    (a ``name @ URL``: only a ``pylock.toml`` says whether that is a wheel)."""
+    try:
+        lines = [line.split("#", 1)[0].strip() for line in _read_step_output(path).splitlines()]
+    except OSError as error:
+        raise EnvBuildError(f"uv's resolution {path} could not be read: {error}") from error
+    locked = []
+    for line in filter(None, lines):
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            return None
+        specifiers = list(requirement.specifier)
+        if requirement.url or requirement.marker or len(specifiers) != 1 or specifiers[0].operator != "==":
+            return None
+        locked.append(Locked(requirement_name(requirement.name), specifiers[0].version, wheel=True))
+    return locked
+
+
+def by_name(requires: Sequence[str]) -> bool:
+    """Every requirement names a release, none a URL (a wheel, an archive, a folder, a VCS checkout)."""
+    try:
+        return not any(Requirement(line).url for line in requires)
+    except InvalidRequirement:
+        return False
+
+
+def _read_step_output(path: Path) -> str:
+    """Written by a build step (as root, a private uid): never read through a link, nor a FIFO's wait."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)) as handle:
+        return handle.read()
 
 
 def _wheel(package: dict[str, Any]) -> bool:

@@ -13,9 +13,9 @@ writable, the run's output hidden). No code a case chose runs while uv's shared 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
-import re
 import secrets
 import shutil
 import sys
@@ -34,9 +34,10 @@ from harness.containment._sandbox import BuildSandbox, build_place, uv_cache_dir
 from harness.environments._bytecode import SharedBytecode
 from harness.environments._compat import RUNTIME as COMPAT_RUNTIME
 from harness.environments._hosttorch import HostTorch, host_paths, link_host_torch
-from harness.environments._index import uv_index_environment
+from harness.environments._index import offline_hint, uv_index_environment
+from harness.environments._resolve import Resolution, resolve
 from harness.environments._spec import EnvSpec
-from harness.environments._split import move_added, pins, read_lock, requirement_lines, snapshot
+from harness.environments._split import move_added, requirement_lines, snapshot
 from harness.environments._torchvision_compat import MODULE as COMPAT_MODULE
 from harness.environments._torchvision_compat import NAME as COMPAT_NAME
 from harness.environments._torchvision_compat import PTH_LINE as COMPAT_PTH_LINE
@@ -218,9 +219,7 @@ class EnvBuilder:
         site = Path(self._site_packages(python, log, env, sandbox))
         write_atomic(site / f"{COMPAT_MODULE}.py", COMPAT_RUNTIME.read_text())
         write_atomic(site / COMPAT_PTH, COMPAT_PTH_LINE)
-        with log.open("a") as handle:
-            handle.write(f"[repro-matrix: compat {COMPAT_NAME}: {reason}; wrote {COMPAT_MODULE}.py, {COMPAT_PTH} "
-                         f"into {site}]\n")
+        _note(log, f"compat {COMPAT_NAME}: {reason}; wrote {COMPAT_MODULE}.py, {COMPAT_PTH} into {site}")
         try:
             self._step(log, [python, "-I", "-B", "-c", "import torchvision"], env, sandbox.seal())
         except EnvBuildError as error:
@@ -258,14 +257,11 @@ class EnvBuilder:
         # the build's own cache, fresh. (uv refuses --refresh-package together with --offline.)
         refresh = [] if self.offline else [a for n in spec.local_requirements() for a in ("--refresh-package", n)]
         own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache), "UV_LINK_MODE": "copy"}
-        listed, lock = sandbox.sources / "requirements.in", sandbox.sources / "pylock.toml"
+        listed, constraints = sandbox.sources / "requirements.in", sandbox.sources / "resolved.txt"
         write_atomic(listed, "".join(f"{line}\n" for line in requires))
-        self._run_uv(log, [uv, "pip", "compile", "--quiet", "--format", "pylock.toml", "--output-file", str(lock),
-                           "--python", python, *offline, *overrides, str(listed)], own,
-                     sandbox.seal(sandbox.own_cache, sandbox.sources))
-        locked = read_lock(lock)
-        constraints = sandbox.sources / "resolved.txt"
-        write_atomic(constraints, pins(locked))
+        locked = resolve(Resolution([uv, "pip", "compile", "--quiet", "--python", python, *offline, *overrides],
+                                    functools.partial(self._run_uv, log), functools.partial(_note, log)),
+                         requires, env, own, sandbox, writes, listed, constraints)
         install = [uv, "pip", "install", *offline, "-c", str(constraints)]
         wheels, built = [p for p in locked if p.wheel], [p for p in locked if not p.wheel]
         if wheels:
@@ -276,9 +272,8 @@ class EnvBuilder:
                          env, sandbox.seal(*writes, sandbox.sources, harness_uid=True))
         if not built:
             return
-        with log.open("a") as handle:
-            handle.write(f"[repro-matrix: built from source with the build's own uv cache, in a venv of its own: "
-                         f"{', '.join(p.name for p in built)}]\n")
+        _note(log, "built from source with the build's own uv cache, in a venv of its own: "
+                   f"{', '.join(p.name for p in built)}")
         aside = sandbox.scratch / "built"
         aside.mkdir()
         # Not given the own cache: as root each private-uid step re-chowns what it may write, and after the
@@ -338,9 +333,7 @@ class EnvBuilder:
             self._step(log, [python, "-I", "-S", "-c", _COMPILE, str(folder / "lib")], env,
                        sandbox.seal(folder, harness_uid=True))
         kept = shared.keep()
-        with log.open("a") as handle:
-            handle.write(f"[repro-matrix: bytecode: {shared.lent} files from {shared.store.parent}, "
-                         f"{kept} compiled here and kept there]\n")
+        _note(log, f"bytecode: {shared.lent} files from {shared.store.parent}, {kept} compiled here and kept there")
         (folder / _BYTECODE).write_text("")
 
     def _site_packages(self, python: str, log: Path, env: dict[str, str], sandbox: BuildSandbox) -> str:
@@ -370,21 +363,6 @@ def _host_uses(host: HostTorch | None) -> tuple[Path, ...]:
     return host_paths(host) if host is not None else ()
 
 
-_MISSING = (re.compile(r"(?:no version of|Because) ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?(?:[=<>!~]=?[^\s,]+)?)"
-                       r"(?: was not found| could not be found|,|\s)"),)
-
-
-def offline_hint(error: str, links: Path | None) -> str:
-    """An offline install failure, led by the requirement the wheel folder does not hold."""
-    found = next((m.group(1) for pattern in _MISSING for m in pattern.finditer(error)
-                  if m.group(1) not in ("there", "the", "all", "only")), None)
-    where = str(links) if links is not None else "the --find-links folder"
-    lead = (f"offline: {where} holds no wheel for {found}" if found else f"offline: {where} lacks a wheel this "
-            "environment needs")
-    return (f"{lead}; make the folder on a connected machine with 'nox -s wheelhouse -- --case ID ... --output DIR' "
-            f"and bring it here.\n{error}")
-
-
 def _link_simulation(folder: Path) -> None:
     """Children of a cuda-sim cell join its simulation: the line is inert unless the cell exports
     ``CUDA_SIM_SUBPROCESS=1`` and the simulator's folder (cuda_sim/_startup.py), and names no path
@@ -394,3 +372,7 @@ def _link_simulation(folder: Path) -> None:
         if not pth.is_file() or pth.read_text() != ENV_PTH_LINE:
             write_atomic(pth, ENV_PTH_LINE)
 
+
+def _note(log: Path, text: str) -> None:  # a line of the harness's own in a build log
+    with log.open("a") as handle:
+        handle.write(f"[repro-matrix: {text}]\n")

@@ -18,7 +18,8 @@ import pytest
 from harness import uv_index_environment
 from harness._exceptions import UsageError
 from harness.environments._hosttorch import HostTorch, is_family, pinned_torch, probe_host_torch
-from harness.environments._venv_build import find_uv, offline_hint
+from harness.environments._index import offline_hint
+from harness.environments._venv_build import find_uv
 
 REPO = Path(__file__).resolve().parents[2]
 CASE = """\

@@ -248,6 +248,56 @@ def test_a_source_builds_own_venv_is_made_without_its_own_uv_cache(tmp_path, mon
         EnvSpec(requires=(f"frombuild @ {source_package(tmp_path).as_uri()}",)), lambda message: None)
     assert Path(env.python_path).is_file()
     own = [argv[1:3] for argv, writable, _ in steps if any(p.name == "uv-cache" for p in writable)]
-    assert own == [["pip", "compile"], ["pip", "install"]], own
+    assert own == [["pip", "compile"], ["pip", "install"]], own  # a URL: resolved as a pylock.toml at once
     (venv,) = [(writable, env) for argv, writable, env in steps if argv[1] == "venv" and argv[-1].endswith("/built")]
     assert [p.name for p in venv[0]] == ["built"] and venv[1]["UV_NO_CACHE"] == "1", venv
+
+
+def _recorded_steps(monkeypatch) -> list[tuple[list[str], tuple[Path, ...]]]:
+    from harness.environments._venv_build import EnvBuilder
+
+    steps: list[tuple[list[str], tuple[Path, ...]]] = []
+    step = EnvBuilder._step
+
+    def recorded(self, log, argv, env, confinement):
+        steps.append((argv, tuple(confinement.writable)))
+        return step(self, log, argv, env, confinement)
+
+    monkeypatch.setattr(EnvBuilder, "_step", recorded)
+    return steps
+
+
+def _compiles(steps) -> list[tuple[str, bool]]:
+    """Each ``uv pip compile``: its output format and whether it had the build's own cache."""
+    return [("pylock" if "pylock.toml" in argv else "requirements", any(p.name == "uv-cache" for p in writable))
+            for argv, writable in steps if argv[1:3] == ["pip", "compile"]]
+
+
+def test_a_resolution_of_wheels_alone_writes_no_pylock(tmp_path, monkeypatch):
+    """For a ``pylock.toml`` uv unpacks each local wheel it resolves to hash it (a find-links torch: 700 MB and
+    ~9 s a build); wheels alone are resolved as requirements and checked with ``--no-build`` instead."""
+    steps = _recorded_steps(monkeypatch)
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "shared-uv-cache"))
+    env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None)
+    assert Path(env.python_path).is_file()
+    assert _compiles(steps) == [("requirements", True), ("requirements", False)], steps
+    (check,) = [argv for argv, _ in steps if "--no-build" in argv and argv[1:3] == ["pip", "compile"]]
+    assert "-c" in check
+
+
+def test_an_index_package_without_a_wheel_is_found_and_built_from_source(tmp_path, monkeypatch):
+    """An sdist named by name and version (no URL): the ``--no-build`` check fails, the ``pylock.toml`` says
+    which package to build, and the build installs it."""
+    steps = _recorded_steps(monkeypatch)
+    links = tmp_path / "links"
+    links.mkdir()
+    source = source_package(tmp_path)
+    with tarfile.open(links / "frombuild-1.0.tar.gz", "w:gz") as archive:
+        archive.add(source, arcname="frombuild-1.0")
+    found = os.environ.get("UV_FIND_LINKS", "")
+    monkeypatch.setenv("UV_FIND_LINKS", ",".join(filter(None, (str(links), found))))
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "shared-uv-cache"))
+    env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("frombuild==1.0",)), lambda message: None)
+    site = next(Path(env.python_path).parent.parent.glob("lib/python3*/site-packages"))
+    assert (site / "frombuild" / "__init__.py").read_text() == "VALUE = 'source'\n"
+    assert _compiles(steps) == [("requirements", True), ("requirements", False), ("pylock", True)], steps
