@@ -84,7 +84,9 @@ def _normal(requirement: str) -> str:
         parsed = Requirement(requirement)
     except InvalidRequirement:
         return requirement
-    return f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+    # a direct reference (`pkg @ git+https://...@COMMIT`) is what it points at: two commits are two runs
+    return (f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+            f"{'@' + parsed.url if parsed.url else ''}")
 
 
 _SKELETON_IMPORT = re.compile(rf"^import (?P<module>\w+)\s+{re.escape(SKELETON_IMPORT)} \({IMPORT_DISTRIBUTION} "

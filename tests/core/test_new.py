@@ -980,6 +980,26 @@ def test_validate_refuses_a_fix_variant_that_pins_the_buggy_release(tmp_path):
         load_case(folder)
 
 
+COMMIT_A, COMMIT_B = "0123456789abcdef0123456789abcdef01234567", "76543210fedcba9876543210fedcba9876543210"
+
+
+@pytest.mark.parametrize(("fix_commit", "refused"), [(COMMIT_B, False), (COMMIT_A, True)])
+def test_validate_tells_two_commit_pins_of_one_repository_apart(tmp_path, fix_commit, refused):
+    """A direct reference's URL is what the variant runs: buggy and fix pinning two commits of one repository are
+    two runs (graded14: every commit-pinned case was refused as "runs exactly what buggy variant runs")."""
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    repository = "diffusers @ git+https://github.com/huggingface/diffusers@"
+    data["variants"]["buggy"]["requires"] = [repository + COMMIT_A]
+    data["variants"]["fix"]["requires"] = [repository + fix_commit]
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    if refused:
+        with pytest.raises(CaseFileError, match=r"fix variant 'fix' runs exactly what buggy variant 'buggy' runs"):
+            load_case(folder)
+    else:
+        assert load_case(folder).variants["fix"].requires != load_case(folder).variants["buggy"].requires
+
+
 def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports(tmp_path):
     folder = _filled(tmp_path, "ai-toolkit-212.txt")
     data = yaml.safe_load((folder / "case.yaml").read_text())
