@@ -1011,6 +1011,45 @@ def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports
         load_case(folder)
 
 
+FRAMELESS = ("https://github.com/acme-labs/widgetnet/issues/42\n\nTraining crashes after resuming\n\n"
+             "RuntimeError: Expected object of backend CPU but got backend CUDA for argument #2 'weight'\n")
+
+
+def _frameless_case(tmp_path: Path, buggy: list[str], fix: dict) -> Path:
+    """A made-up report with no frame, drafted and filled in, its repro importing torch alone (as graded14's
+    frameless drafts of commit-pinned projects did), then given the buggy and fix variants' own fields."""
+    report = tmp_path / "widgetnet.txt"
+    report.write_text(FRAMELESS)
+    folder = new("widget", tmp_path, report, released=lambda dist: True).folder
+    fill_in(folder)
+    repro = folder / "repro.py"
+    repro.write_text(re.sub(r"(?m)^import widgetnet\b.*\n", "", repro.read_text()))
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data["variants"]["buggy"]["requires"] = buggy
+    data["variants"]["fix"] = {**data["variants"]["fix"], "requires": [], **fix}
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder
+
+
+@pytest.mark.parametrize(("fix", "told"), [
+    ({"requires": [f"widgetnet @ git+https://github.com/acme-labs/widgetnet@{COMMIT_B}"]}, "fix variant 'fix' pins it"),
+    ({"args": ["--workaround"]}, "the title, a tag and the upstream issue name it")])
+def test_validate_refuses_a_buggy_variant_that_pins_no_library_where_the_case_s_library_is_not_torch(
+        tmp_path, fix, told):
+    """graded14: a frameless draft imports torch alone, so a buggy variant with `requires: []` passed validate
+    although it cannot run the project's bug."""
+    folder = _frameless_case(tmp_path, [], fix)
+    with pytest.raises(CaseFileError, match=rf"buggy variant 'buggy' pins no library besides torch, yet the case's "
+                                            rf"library is widgetnet \({re.escape(told)}\)"):
+        load_case(folder)
+
+
+def test_validate_keeps_a_torch_bug_whose_buggy_variant_pins_torch_alone(tmp_path):
+    """A bug in torch itself: the fix variant changes torch; the case names the project the bug showed in."""
+    folder = _frameless_case(tmp_path, ["torch==2.0.1"], {"requires": ["torch==2.1.2"]})
+    assert load_case(folder).variants["buggy"].requires == ("torch==2.0.1",)
+
+
 def test_validate_lists_the_skeleton_s_not_implemented_error_as_a_placeholder(tmp_path):
     written = new("skeleton", tmp_path, REPORTS / "ai-toolkit-212.txt")
     fill_in(written.folder)
