@@ -182,14 +182,16 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
     otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
     report's own text imports or links (nor the first folder of a source path it names), the module it names most
-    is taken, and the note says so."""
+    is taken, and the note says so; never when the frames show the repository's own package (a checkout's
+    ``verl/verl/...`` calling ray: ray is named, verl is the project)."""
     match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
     repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
     own = own_code_names(report.traceback.frames)
     named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
-    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
+    framed = {owner[1] for frame in report.traceback.frames if (owner := frame_owner(frame, report.environment))}
+    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
     project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
