@@ -236,7 +236,8 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
         culprit_frame = _checkout_frame(frames, project) or culprit_frame
     elif frames and culprit != "torch" and _frame_module(frames[-1]) is None and not _stdlib(frames[-1]) \
-            and (project := _url_project(report, [])) and project != culprit and _checkout_frame(frames[-1:], project):
+            and (project := _url_project(report, [])) and project != culprit \
+            and (_checkout_frame(frames[-1:], project) or _relative(frames[-1])):
         notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
@@ -255,6 +256,11 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         culprit, culprit_frame = fixer, None
     packages.append(culprit) if culprit not in packages else None
     return culprit, culprit_frame
+
+
+def _relative(frame: Frame) -> bool:
+    """A frame of a script run by a relative path (``tools/train.py``): the checkout's own code, run from its root."""
+    return not re.match(r"(?:[/~<\\]|[A-Za-z]:)", frame.path)
 
 
 def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,

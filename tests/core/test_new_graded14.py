@@ -38,3 +38,42 @@ def test_a_checkout_whose_frames_show_the_linked_package_keeps_the_blame_past_a_
     assert draft.culprit == "widgetrl", draft.culprit
     assert data["title"].startswith("widgetrl "), data["title"]
     assert "widgetrl" in " ".join(data["variants"]["buggy"]["requires"])
+
+
+# A reply's copy of a console that wrapped at a ragged width: the first frame's path cut at "site-packages/w", the
+# function name cut at "_run_eval_epo", the message cut inside a word; the paste's last frame line is cut short.
+WRAPPED = ("https://github.com/someone/Captioner.pytorch/issues/7\n\nAfter the first epoch it raises\n```\n"
+           'File "/home/jiang/anaconda3/envs/pyl/lib/python3.7/site-packages/w\n'
+           'idgetlightning/trainer/evaluation_loop.py", line 490, in _run_eval_epo\n'
+           "ch_end\n"
+           "    eval_results = model.validation_epoch_end(eval_results)\n"
+           '  File "tools/train_pl.py", line 219, in validation_epoch_end\n'
+           "    for _ in outputs]) / len(outputs)\n"
+           "RuntimeError: Expected all tensors to be on the same device, but foun\n"
+           "d at least two devices, cuda:0 and cuda:1!\n"
+           "Exception ignored in: <function tqdm.__del__ at 0x7f2ea66388c0>\n"
+           "Traceback (most recent call last):\n"
+           '  File "/home/jiang/anaconda3/envs/pyl/lib/python3.7/site-packages/tq\n'
+           'dm/std.py", line 1124, in __del__\n'
+           '  File "/home/jiang/anaconda3/envs/pyl/lib/python3.7/site-packages/tq\n'
+           'dm/std.py", line 1337, in close\n'
+           '  File "/home/j/anaconda3/envs/p\n```\n')
+
+
+def test_a_ragged_console_wrap_in_a_reply_is_undone() -> None:
+    """Class (imagecaptioning): the wrap was not undone, so "site-packages/w" + "idgetlightning/..." became the
+    distribution "idgetlightning" and the signature stopped at "but foun"."""
+    report = parse_report(WRAPPED)
+    assert report.traceback.message == ("Expected all tensors to be on the same device, but found at least two "
+                                        "devices, cuda:0 and cuda:1!")
+    first = report.traceback.frames[0]
+    assert first.path.endswith("/site-packages/widgetlightning/trainer/evaluation_loop.py"), first.path
+    assert first.function == "_run_eval_epoch_end"
+
+
+def test_the_innermost_frame_of_a_script_run_by_a_relative_path_blames_the_linked_project() -> None:
+    """Class (imagecaptioning, mmaction2): the innermost frame is the checkout's own script run by a relative path
+    (``tools/train_pl.py``), called by an installed framework: the linked project is blamed, not the framework."""
+    draft, data = _draft(WRAPPED, released=lambda dist: True)
+    assert draft.culprit == "captioner-pytorch", draft.culprit
+    assert data["title"].startswith("captioner-pytorch validation_epoch_end: "), data["title"]
