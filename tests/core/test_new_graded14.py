@@ -77,3 +77,13 @@ def test_the_innermost_frame_of_a_script_run_by_a_relative_path_blames_the_linke
     draft, data = _draft(WRAPPED, released=lambda dist: True)
     assert draft.culprit == "captioner-pytorch", draft.culprit
     assert data["title"].startswith("captioner-pytorch validation_epoch_end: "), data["title"]
+
+
+def test_a_titles_circumstance_after_the_message_is_not_the_messages() -> None:
+    """Class (accelerate): a title-only report, "RuntimeError: Found dtype Float but expected BFloat16 on a CPU":
+    " on a CPU" is where the reporter ran it, not torch's words; the signature and the title stop before it."""
+    report = ("https://github.com/org/widgetkit/issues/3\n\n# [Casting] RuntimeError: Found dtype Half but expected "
+              "Float on a CPU\n\nWhen I run the example on CPUs with bf16 it fails.\n")
+    _, data = _draft(report, released=lambda dist: True)
+    assert data["signature"] == "Found dtype Half but expected Float", data["signature"]
+    assert data["title"].endswith(": Found dtype Half but expected Float"), data["title"]

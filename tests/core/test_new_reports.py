@@ -537,7 +537,7 @@ HELD_OUT_13 = {
 # assert what is drafted now, known misses included (marked), so a change to any of them is seen.
 GRADED14 = ROOT / "tests" / "fixtures" / "graded14"
 HELD_OUT_14 = {
-    # known misses (M, T): the title's " on a CPU" kept in the signature; the bare backward
+    # known miss (T): the bare backward (fix14: the title's " on a CPU" no longer in the signature)
     "accelerate-1420": ("RuntimeError", "Found dtype Float but expected BFloat16 on a CPU", "accelerate",
                         "accelerate backward: Found dtype", ALL, False, "accelerate==X.Y.Z", 3),
     # known misses (B, P, F, T, V): Lightning's frames blamed over the linked detectron2 script; the collect_env
