@@ -200,9 +200,10 @@ def _title_code_name(title: str, message: str) -> str:
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
-    name), else as a plain word the report's code calls; neither a module nor the library's own name, an exception,
-    a version nor a word of the message."""
+    name), else as a plain word the report's code calls; neither a module, a listed package nor the library's own
+    name, an exception, a version nor a word of the message."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    skip |= set(report.environment.pins)  # a package its listing names (`typing_extensions`) is no API
     for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
         root, _, rest = code.removesuffix("()").partition(".")
         others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)

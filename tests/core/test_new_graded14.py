@@ -87,3 +87,15 @@ def test_a_titles_circumstance_after_the_message_is_not_the_messages() -> None:
     _, data = _draft(report, released=lambda dist: True)
     assert data["signature"] == "Found dtype Half but expected Float", data["signature"]
     assert data["title"].endswith(": Found dtype Half but expected Float"), data["title"]
+
+
+def test_a_package_the_reports_listing_names_is_never_its_api() -> None:
+    """Class (ray): a frameless report whose prose writes a listed package as inline code (`typing_extensions`, the
+    conda list's last row): a package is not the API the title and the skeleton name."""
+    report = ("https://github.com/widget-org/widgetray/issues/5\n\n# [Tune] Expected all tensors to be on the same "
+              "device\n\nMy environment, from `pyparsing` to `typing_extensions`:\n\n"
+              "pyparsing 3.0.9 pypi_0 pypi\ntorch 1.13.0 py3.10_cuda11.7_cudnn8.5.0_0 pytorch\n"
+              "widgetray 2.3.0 pypi_0 pypi\ntyping_extensions 4.3.0\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert "typing_extensions" not in data["title"], data["title"]
+    assert "typing_extensions" not in draft.repro_py
