@@ -70,7 +70,9 @@ _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
 _INSTALL = re.compile(r"\binstall\b")
-_LISTINGS = ((_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
+# detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
+_PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
+_LISTINGS = ((_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
              (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
              (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".

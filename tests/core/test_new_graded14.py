@@ -99,3 +99,14 @@ def test_a_package_the_reports_listing_names_is_never_its_api() -> None:
     draft, data = _draft(report, released=lambda dist: True)
     assert "typing_extensions" not in data["title"], data["title"]
     assert "typing_extensions" not in draft.repro_py
+
+
+def test_the_python_row_of_a_collect_env_table_is_read() -> None:
+    """Class (detectron2): its collect_env table writes sys.version whole after "Python" and a run of spaces."""
+    table = ("sys.platform                     linux\n"
+             "Python                           3.11.4 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]\n"
+             "numpy                            1.24.4\n"
+             "PyTorch                          2.0.1+cu117 @/usr/local/lib/python3.11/dist-packages/torch\n")
+    environment = parse_report(f"{table}\nTypeError: f() missing 1 required positional argument: 'x'\n").environment
+    assert environment.python == "3.11.4"
+    assert environment.pins["torch"].version == "2.0.1+cu117"

@@ -540,8 +540,8 @@ HELD_OUT_14 = {
     # known miss (T): the bare backward (fix14: the title's " on a CPU" no longer in the signature)
     "accelerate-1420": ("RuntimeError", "Found dtype Float but expected BFloat16 on a CPU", "accelerate",
                         "accelerate backward: Found dtype", ALL, False, "accelerate==X.Y.Z", 3),
-    # known misses (B, P, F, T, V): Lightning's frames blamed over the linked detectron2 script; the collect_env
-    # table's Python row not read
+    # known misses (B, P, F, T): Lightning's frames blamed over the linked detectron2 script (fix14: the collect_env
+    # table's Python row read)
     "detectron2-5078": ("TypeError", "TrainingModule.on_validation_epoch_end() missing 1 required positional argument: "
                         "'_outputs'", "pytorch-lightning", "pytorch_lightning: TrainingModule", ALL, False,
                         "pytorch-lightning==X.Y.Z", 3),
