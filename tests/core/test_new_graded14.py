@@ -110,3 +110,18 @@ def test_the_python_row_of_a_collect_env_table_is_read() -> None:
     environment = parse_report(f"{table}\nTypeError: f() missing 1 required positional argument: 'x'\n").environment
     assert environment.python == "3.11.4"
     assert environment.pins["torch"].version == "2.0.1+cu117"
+
+
+def test_an_index_entry_without_links_is_the_project_of_a_repository_owner_named_after_it() -> None:
+    """Class (pyannote-audio, openrlhf): pypi.org's entry lists no URL at all. An organisation named after its
+    project (widgetorg/widgetorg-audio) publishes its own package: release pins, not "another project"; a person's
+    repository of that name (someone/widgetorg-audio) still gets commit pins (nothing ties the name to it)."""
+    def buggy(owner: str) -> str:
+        report = (f"https://github.com/{owner}/widgetorg-audio/issues/8\n\nTraceback (most recent call last):\n"
+                  f'  File "{SITE}/torch/nn/functional.py", line 2523, in instance_norm\n'
+                  "    return torch.instance_norm(\n"
+                  f"RuntimeError: {PLACEMENT}\n")
+        _, data = _draft(report, released=lambda dist: True, project_urls=lambda dist: ())
+        return " ".join(data["variants"]["buggy"]["requires"])
+    assert "widgetorg-audio==X.Y.Z" in buggy("widgetorg"), buggy("widgetorg")
+    assert "git+https://github.com/someone/widgetorg-audio@<commit>" in buggy("someone"), buggy("someone")

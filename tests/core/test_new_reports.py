@@ -557,12 +557,11 @@ HELD_OUT_14 = {
     "mmengine-1538": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "mmengine", "mmengine: Expected all", DEVICE, True,
                       "mmengine==X.Y.Z", 0),
     "openrlhf-325": ("RuntimeError", f"{PLACEMENT}, cuda:3 and cpu!", "openrlhf", "openrlhf train_ppo_llama: Expected all",
-                     DEVICE, True, f"openrlhf {GIT}OpenRLHF/OpenRLHF@<commit>", 0),
-    # known miss (P, F): an index entry with no URL read as another project: commit pins
+                     DEVICE, True, "openrlhf==X.Y.Z", 0),  # fix14: the URL-less entry is OpenRLHF's own
+    # fix14: the URL-less index entry is the repository's (its owner is named after it): release placeholders
     "pyannote-audio-1538": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument weight in "
                             "method wrapper_CUDA__cudnn_batch_norm)", "pyannote-audio",
-                            "pyannote-audio instance_norm: Expected all", DEVICE, True,
-                            f"pyannote-audio {GIT}pyannote/pyannote-audio@<commit>", 1),
+                            "pyannote-audio instance_norm: Expected all", DEVICE, True, "pyannote-audio==X.Y.Z", 1),
     # fix14: the listed package typing_extensions no longer taken for the API (T still misses "Tune")
     "ray-33011": ("RuntimeError", "Expected all tensors to be on the same device", "ray",
                   "ray: Expected all", DEVICE, True, "ray==2.3.0", 0),
