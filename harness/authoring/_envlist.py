@@ -69,6 +69,8 @@ _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
+_ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade to|update to)\s+['\"`]?[\w.-]+==",
+                      re.IGNORECASE)
 _INSTALL = re.compile(r"\binstall\b")
 # detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
 _PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
@@ -252,7 +254,9 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) else ():
+        # "things are fixed now, you can use x==1": a release said to work, not the run's
+        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) \
+                and not _ADVISED.search(line) else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:

