@@ -15,6 +15,7 @@ _DEVICE_ERROR = re.compile(
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image"
+    r"|CUDA (?:is|was|has been) already initiali[sz]ed|re-initiali[sz]e CUDA"  # a CPU run never initialises CUDA
     r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
 # A check of the GPU's generation ("FlashAttention only supports Ampere GPUs or newer", "compute capability 7.0"):
 # the result depends on which GPU runs it, and no lane here has an old one.

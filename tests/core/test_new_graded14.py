@@ -136,3 +136,13 @@ def test_a_release_a_maintainer_tells_the_reporter_to_use_is_the_fix_not_the_run
     _, data = _draft(report, released=lambda dist: True)
     assert "widgettrl==0.7.9" not in " ".join(data["variants"]["buggy"]["requires"]), data["variants"]["buggy"]
     assert data["variants"]["fix"]["requires"] == ["widgettrl==0.7.9"], data["variants"]["fix"]
+
+
+def test_an_error_about_cuda_already_initialised_passes_on_the_cpu_lane() -> None:
+    """Class (xturing): "Lightning can't create new processes if CUDA is already initialized" needs CUDA
+    initialised before a fork; a CPU run never initialises CUDA, so the cpu lane passes."""
+    report = ("RuntimeError: Widget can't create new processes if CUDA is already initialized. Did you manually call "
+              "`torch.cuda.*` functions?\n")
+    _, data = _draft(report, released=lambda dist: True)
+    expect = data["variants"]["buggy"]["expect"]
+    assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces"), expect
