@@ -17,7 +17,14 @@ from packaging.version import InvalidVersion, Version
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._envlist import source_pin
-from harness.authoring._expect import _DEVICE_ERROR, _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
+from harness.authoring._expect import (
+    _CUDA_INIT,
+    _DEVICE_ERROR,
+    _DEVICE_GUESS,
+    _STR_DEVICE_GUESS,
+    _TWO_GPUS,
+    _expectations,
+)
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
     DISTRIBUTIONS,
@@ -243,8 +250,10 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         culprit, culprit_frame = project, frames[-1]
     elif culprit != "torch" and (caller := _installed_caller(report, frames, culprit, culprit_frame)) is not None:
         project = frame_owner(caller, report.environment)[1]  # type: ignore[index]
-        notes.append(f"{project} (the report's own project, installed) hands {culprit} tensors on mixed devices "
-                     f"({caller.path}, in {caller.function}): drafted as {project}'s bug, {culprit} stays pinned")
+        how = ("hands {} tensors on mixed devices" if _DEVICE_ERROR.search(report.traceback.message) else
+               "initialised CUDA before {} started its processes").format(culprit)
+        notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
+                     f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
             and (own := own_run(frames, str(project), culprit_frame)):
@@ -266,10 +275,13 @@ def _relative(frame: Frame) -> bool:
 def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,
                       ) -> Frame | None:
     """The innermost frame of the report's own project (its link's) when that project is installed and calls the
-    inner library that raised a device-placement error: the caller chose the devices (whisperlivekit's diarize feeding
-    a CPU chunk to nemo's featurizer on cuda), the inner library only met them."""
+    inner library that raised a device-placement or CUDA-state error: the caller chose the devices (whisperlivekit's
+    diarize feeding a CPU chunk to nemo's featurizer on cuda) or initialised CUDA before the inner library started
+    its processes (xturing's finetune and Lightning); an error of the library's own stays the library's."""
     project = _url_project(report, [])
-    if library is None or project in (None, culprit) or not _DEVICE_ERROR.search(report.traceback.message):
+    message = report.traceback.message
+    if library is None or project in (None, culprit) \
+            or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
         return None
     for frame in reversed(frames[: frames.index(library)] if library in frames else ()):
         owner = frame_owner(frame, report.environment)

@@ -74,7 +74,8 @@ _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade t
 _INSTALL = re.compile(r"\binstall\b")
 # detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
 _PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
-_LISTINGS = ((_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
+_LISTINGS = ((_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"), (_LISTED, "env listing"),
+             (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
              (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
              (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".

@@ -146,3 +146,17 @@ def test_an_error_about_cuda_already_initialised_passes_on_the_cpu_lane() -> Non
     _, data = _draft(report, released=lambda dist: True)
     expect = data["variants"]["buggy"]["expect"]
     assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces"), expect
+
+
+def test_the_linked_projects_installed_frame_outer_to_the_library_that_raised_is_blamed() -> None:
+    """Class (xturing): the linked project, installed, calls an inner framework that raised an error that is not a
+    device mix; the project's frame is blamed (its tracker got the report), the framework stays pinned."""
+    report = ("https://github.com/widget-ai/widgetune/issues/231\n\nTraceback (most recent call last):\n"
+              '  File "/home/u/run.py", line 9, in <module>\n    model.finetune(dataset=instruction_dataset)\n'
+              f'  File "{SITE}/widgetune/models/causal.py", line 120, in finetune\n    trainer.fit()\n'
+              f'  File "{SITE}/lightning_fabric/strategies/launchers/multiprocessing.py", line 190, in '
+              "_check_bad_cuda_fork\n    raise RuntimeError(message)\n"
+              "RuntimeError: Lightning can't create new processes if CUDA is already initialized.\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetune", draft.culprit
+    assert data["title"].startswith("widgetune finetune: "), data["title"]
