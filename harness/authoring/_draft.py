@@ -256,7 +256,7 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
                      f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
-            and (own := own_run(frames, str(project), culprit_frame)):
+            and (own := own_run(frames, str(project), culprit_frame, report.title)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
         culprit, culprit_frame = str(project), own[0]
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:

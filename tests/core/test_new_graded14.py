@@ -160,3 +160,20 @@ def test_the_linked_projects_installed_frame_outer_to_the_library_that_raised_is
     draft, data = _draft(report, released=lambda dist: True)
     assert draft.culprit == "widgetune", draft.culprit
     assert data["title"].startswith("widgetune finetune: "), data["title"]
+
+
+def test_a_script_copy_the_title_places_the_error_in_is_the_linked_projects_code() -> None:
+    """Class (detectron2): the linked project's script, copied outside its repository (``/media/./x/detection/``),
+    calls Lightning, which raised; the issue's title says the error is "in widget_train_net.py". The script is the
+    project's own code: the project is blamed, Lightning stays pinned as what ran it."""
+    report = ("https://github.com/widget-research/widgetdet/issues/5078\n\n# TypeError: TrainingModule.on_validation_"
+              "epoch_end() missing 1 required positional argument: '_outputs' in widget_train_net.py\n\n"
+              "Traceback (most recent call last):\n"
+              '  File "/media/./x/detection/widget_train_net.py", line 240, in train\n'
+              "    trainer.validate(module, data_module)\n"
+              '  File "/usr/local/lib/python3.10/dist-packages/pytorch_lightning/trainer/trainer.py", line 1046, in '
+              "_run_stage\n    return self._evaluation_loop.run()\n"
+              "TypeError: TrainingModule.on_validation_epoch_end() missing 1 required positional argument: '_outputs'\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetdet", draft.culprit
+    assert data["title"].startswith("widgetdet train: "), data["title"]

@@ -540,11 +540,10 @@ HELD_OUT_14 = {
     # known miss (T): the bare backward (fix14: the title's " on a CPU" no longer in the signature)
     "accelerate-1420": ("RuntimeError", "Found dtype Float but expected BFloat16 on a CPU", "accelerate",
                         "accelerate backward: Found dtype", ALL, False, "accelerate==X.Y.Z", 3),
-    # known misses (B, P, F, T): Lightning's frames blamed over the linked detectron2 script (fix14: the collect_env
-    # table's Python row read)
+    # fix14: the copied detectron2 script the title names is blamed over Lightning's frames; the collect_env table's
+    # Python row read; detectron2==0.6 pinned from that table (though pypi.org has no detectron2: 404)
     "detectron2-5078": ("TypeError", "TrainingModule.on_validation_epoch_end() missing 1 required positional argument: "
-                        "'_outputs'", "pytorch-lightning", "pytorch_lightning: TrainingModule", ALL, False,
-                        "pytorch-lightning==X.Y.Z", 3),
+                        "'_outputs'", "detectron2", "detectron2 train: TrainingModule", ALL, False, "detectron2==0.6", 3),
     "fairseq-986": ("RuntimeError", "Expected object of backend CPU but got backend CUDA for argument #4 'mat1'", "fairseq",
                     "fairseq train: Expected object", DEVICE, True, f"fairseq {GIT}facebookresearch/fairseq@<commit>", 0),
     # undone by fix14: the reply's console wrap; the relative tools/train_pl.py frame is the checkout's
