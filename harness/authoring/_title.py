@@ -65,7 +65,20 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or (run_clause(report.title) if not frames else "") or (report.script if not own_frames(frames) else "")
-            or (subjects[0] if subjects and not frames else ""))
+            or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))
+
+
+# A component label opening an issue title ("[Tune] ...", "[RLlib] ..."): the part of the library that ran; a
+# label of the issue's kind ("[Bug]", "[Feature Request]") names none.
+_TITLE_TAG = re.compile(r"^\s*\[(?P<tag>[A-Z][A-Za-z0-9]{1,30})\]")
+_KIND_TAGS = frozenset({"bug", "bugs", "feature", "question", "help", "docs", "doc", "documentation", "wip", "fix",
+                        "rfc", "discussion", "enhancement", "request", "issue", "error", "support", "urgent", "p0",
+                        "p1", "p2", "draft", "misc", "other", "general", "bugfix", "feat", "new", "solved", "closed"})
+
+
+def _title_tag(title: str) -> str:
+    match = _TITLE_TAG.match(title)
+    return match["tag"] if match and match["tag"].lower() not in _KIND_TAGS else ""
 
 
 # A device check's parenthesis names the operator that met the mixed devices; when the title is too long, its

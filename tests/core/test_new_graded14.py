@@ -177,3 +177,14 @@ def test_a_script_copy_the_title_places_the_error_in_is_the_linked_projects_code
     draft, data = _draft(report, released=lambda dist: True)
     assert draft.culprit == "widgetdet", draft.culprit
     assert data["title"].startswith("widgetdet train: "), data["title"]
+
+
+def test_a_frameless_titles_component_label_names_the_api_and_a_kind_label_never_does() -> None:
+    """Class (ray): a frameless report titled "[Tune] Expected all tensors ...": the label is the part of the library
+    that ran; "[Bug]" names the issue's kind, no API."""
+    def title(label: str) -> str:
+        report = (f"https://github.com/widget-org/widgetray/issues/9\n\n# [{label}] Expected all tensors to be on the "
+                  "same device\n\nIt fails after the first trial.\n")
+        return str(_draft(report, released=lambda dist: True)[1]["title"])
+    assert title("Tune").startswith("widgetray Tune: Expected all tensors"), title("Tune")
+    assert title("Bug").startswith("widgetray: Expected all tensors"), title("Bug")

@@ -561,9 +561,9 @@ HELD_OUT_14 = {
     "pyannote-audio-1538": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument weight in "
                             "method wrapper_CUDA__cudnn_batch_norm)", "pyannote-audio",
                             "pyannote-audio instance_norm: Expected all", DEVICE, True, "pyannote-audio==X.Y.Z", 1),
-    # fix14: the listed package typing_extensions no longer taken for the API (T still misses "Tune")
+    # fix14: the listed package typing_extensions no longer taken for the API; the title's [Tune] label is the API
     "ray-33011": ("RuntimeError", "Expected all tensors to be on the same device", "ray",
-                  "ray: Expected all", DEVICE, True, "ray==2.3.0", 0),
+                  "ray Tune: Expected all", DEVICE, True, "ray==2.3.0", 0),
     # fix14: the maintainer's "you can use trl==0.7.9" is the fix's pin (P still misses the title's 0.7.8)
     "trl-1202": ("RuntimeError", "expected scalar type Float but found BFloat16", "trl", "trl: expected scalar", ALL,
                  False, "trl==X.Y.Z", 0),
