@@ -28,7 +28,9 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     function = (_project_api(frames, frame, owner, report) if own and frame else _own_api(frames) if frame is None
                 else "") or (said_api(report, culprit, message) if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
-        function = _own_api(frames) or _api(frames, frame, owner, report)
+        # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
+        function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
+                                        else _leading_run(report.title))
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
 
@@ -144,6 +146,16 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
 _RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?P<verb>training|running|using|"
                          r"evaluating|testing|fine-?tuning)\s+(?:the\s+|a\s+|my\s+)?"
                          r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
+
+
+# A title opening with the run that failed: "Training fails : ...", "Inference crashed with ...".
+_LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluation|validation|resuming)\s+(?:fails?|"
+                          r"failed|crash(?:es|ed)?|breaks?|errors?|raises?)\b", re.I)
+
+
+def _leading_run(title: str) -> str:
+    match = _LEADING_RUN.match(title)
+    return match["run"].lower() if match else ""
 
 
 def run_clause(title: str) -> str:

@@ -188,3 +188,17 @@ def test_a_frameless_titles_component_label_names_the_api_and_a_kind_label_never
         return str(_draft(report, released=lambda dist: True)[1]["title"])
     assert title("Tune").startswith("widgetray Tune: Expected all tensors"), title("Tune")
     assert title("Bug").startswith("widgetray: Expected all tensors"), title("Bug")
+
+
+def test_torchs_function_is_never_the_linked_projects_api_and_a_titles_leading_run_is() -> None:
+    """Class (pyannote-audio): only torch's frames show and the link names the project: torch's ``instance_norm``
+    under the project's name names none of its code; the title's "Training fails" says what ran."""
+    def title(heading: str) -> str:
+        report = (f"https://github.com/widget-org/widget-audio/issues/15\n\n# {heading}\n\n"
+                  "Traceback (most recent call last):\n"
+                  f'  File "{SITE}/torch/nn/functional.py", line 2523, in instance_norm\n'
+                  "    return torch.instance_norm(\n"
+                  f"RuntimeError: {PLACEMENT}\n")
+        return str(_draft(report, released=lambda dist: True)[1]["title"])
+    assert title('Training fails : "Expected all tensors"').startswith("widget-audio training: "), title("Training")
+    assert title("Crash on the second epoch").startswith("widget-audio: Expected all"), title("Crash")

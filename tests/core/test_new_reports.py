@@ -557,10 +557,11 @@ HELD_OUT_14 = {
                       "mmengine==X.Y.Z", 0),
     "openrlhf-325": ("RuntimeError", f"{PLACEMENT}, cuda:3 and cpu!", "openrlhf", "openrlhf train_ppo_llama: Expected all",
                      DEVICE, True, "openrlhf==X.Y.Z", 0),  # fix14: the URL-less entry is OpenRLHF's own
-    # fix14: the URL-less index entry is the repository's (its owner is named after it): release placeholders
+    # fix14: the URL-less index entry is the repository's (its owner is named after it): release placeholders;
+    # the title's "Training fails" over torch's instance_norm
     "pyannote-audio-1538": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! (when checking argument for argument weight in "
                             "method wrapper_CUDA__cudnn_batch_norm)", "pyannote-audio",
-                            "pyannote-audio instance_norm: Expected all", DEVICE, True, "pyannote-audio==X.Y.Z", 1),
+                            "pyannote-audio training: Expected all", DEVICE, True, "pyannote-audio==X.Y.Z", 1),
     # fix14: the listed package typing_extensions no longer taken for the API; the title's [Tune] label is the API
     "ray-33011": ("RuntimeError", "Expected all tensors to be on the same device", "ray",
                   "ray Tune: Expected all", DEVICE, True, "ray==2.3.0", 0),
@@ -1138,7 +1139,7 @@ MAINTAINER_14 = {
                     "Lightning can't create new processes if CUDA is already initialized.", {"xturing"}, None, None,
                     ANY_CUDA, None, ("3.10",), False),
 }
-GRADED14_FLOOR = 84  # of 96: 61 held out (main 9f5627b, this scorer; 61 by hand, strict); 84 after fix14 (not held out)
+GRADED14_FLOOR = 85  # of 96: 61 held out (main 9f5627b, this scorer; 61 by hand, strict); 85 after fix14 (not held out)
 
 
 def _maintainer_fields_14(name: str) -> dict[str, bool]:
