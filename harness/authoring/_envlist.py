@@ -114,8 +114,18 @@ _WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resol
                       r"|no (?:error|issue)s?)\b", re.IGNORECASE)
 
 
+# "After upgrade from 0.7.5 to 0.7.8 X gets RuntimeError": the release upgraded to is the one that ran (and broke).
+_UPGRADED = re.compile(rf"\b(?:upgrad\w*|updat\w*|bump\w*|going)\s+from\s+v?{_RELEASE}\s+to\s+v?(?P<ver>{_RELEASE})"
+                       r"(?![\w.])", re.IGNORECASE)
+
+
 def _unnamed_pin(lines: list[str]) -> Pin | None:
-    """The first release a sentence states without naming a package (exactly one distinct version, else none)."""
+    """The first release a sentence states without naming a package (exactly one distinct version, else none); an
+    upgrade "from A to B" the report's title or description states gives B."""
+    upgraded = next(((index, match["ver"]) for index, line in enumerate(lines) if "from" in line
+                     for match in _UPGRADED.finditer(line)), None)
+    if upgraded is not None:
+        return Pin(upgraded[1], "a sentence (no package named)", upgraded[0] + 1)
     found = [(index, match["ver"]) for index, line in enumerate(lines)
              if ("version" in line or " v" in line) and not _WORKING.search(line)
              for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]

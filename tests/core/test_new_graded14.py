@@ -202,3 +202,12 @@ def test_torchs_function_is_never_the_linked_projects_api_and_a_titles_leading_r
         return str(_draft(report, released=lambda dist: True)[1]["title"])
     assert title('Training fails : "Expected all tensors"').startswith("widget-audio training: "), title("Training")
     assert title("Crash on the second epoch").startswith("widget-audio: Expected all"), title("Crash")
+
+
+def test_the_release_a_title_says_it_upgraded_to_is_the_buggy_pin() -> None:
+    """Class (trl): "After upgrade from 0.7.5 to 0.7.8 Trainer gets RuntimeError ...": 0.7.8 ran and broke, the
+    linked project's buggy pin; 0.7.5 (what worked) is not."""
+    report = ("https://github.com/org/widgettrl/issues/4\n\n# After upgrade from 0.7.5 to 0.7.8 Trainer gets "
+              "RuntimeError: expected scalar type Float but found BFloat16\n")
+    _, data = _draft(report, released=lambda dist: True)
+    assert data["variants"]["buggy"]["requires"] == ["widgettrl==0.7.8"], data["variants"]["buggy"]
