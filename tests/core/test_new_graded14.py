@@ -19,6 +19,12 @@ def _draft(text: str, **index: object) -> tuple[Draft, dict[str, Any]]:
     return draft, yaml.safe_load(draft.case_yaml)
 
 
+def _assert_blamed(report: str, project: str, title: str) -> None:
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == project, draft.culprit
+    assert data["title"].startswith(title), data["title"]
+
+
 def test_a_checkout_whose_frames_show_the_linked_package_keeps_the_blame_past_a_task_runner() -> None:
     """Class (verl): the linked repository's checkout (``~/widgetrl/widgetrl/...``) calls an installed task runner
     whose re-raise (``taskpool.exceptions.TaskError(RuntimeError)``) names it in the text; the runner's frames sit
@@ -74,9 +80,7 @@ def test_a_ragged_console_wrap_in_a_reply_is_undone() -> None:
 def test_the_innermost_frame_of_a_script_run_by_a_relative_path_blames_the_linked_project() -> None:
     """Class (imagecaptioning, mmaction2): the innermost frame is the checkout's own script run by a relative path
     (``tools/train_pl.py``), called by an installed framework: the linked project is blamed, not the framework."""
-    draft, data = _draft(WRAPPED, released=lambda dist: True)
-    assert draft.culprit == "captioner-pytorch", draft.culprit
-    assert data["title"].startswith("captioner-pytorch validation_epoch_end: "), data["title"]
+    _assert_blamed(WRAPPED, "captioner-pytorch", "captioner-pytorch validation_epoch_end: ")
 
 
 def test_a_titles_circumstance_after_the_message_is_not_the_messages() -> None:
@@ -149,17 +153,15 @@ def test_an_error_about_cuda_already_initialised_passes_on_the_cpu_lane() -> Non
 
 
 def test_the_linked_projects_installed_frame_outer_to_the_library_that_raised_is_blamed() -> None:
-    """Class (xturing): the linked project, installed, calls an inner framework that raised an error that is not a
-    device mix; the project's frame is blamed (its tracker got the report), the framework stays pinned."""
+    """Class (xturing): the linked project, installed, initialised CUDA and then called an inner framework that
+    raised for it; the project's frame is blamed (its tracker got the report), the framework stays pinned."""
     report = ("https://github.com/widget-ai/widgetune/issues/231\n\nTraceback (most recent call last):\n"
               '  File "/home/u/run.py", line 9, in <module>\n    model.finetune(dataset=instruction_dataset)\n'
               f'  File "{SITE}/widgetune/models/causal.py", line 120, in finetune\n    trainer.fit()\n'
               f'  File "{SITE}/lightning_fabric/strategies/launchers/multiprocessing.py", line 190, in '
               "_check_bad_cuda_fork\n    raise RuntimeError(message)\n"
               "RuntimeError: Lightning can't create new processes if CUDA is already initialized.\n")
-    draft, data = _draft(report, released=lambda dist: True)
-    assert draft.culprit == "widgetune", draft.culprit
-    assert data["title"].startswith("widgetune finetune: "), data["title"]
+    _assert_blamed(report, "widgetune", "widgetune finetune: ")
 
 
 def test_a_script_copy_the_title_places_the_error_in_is_the_linked_projects_code() -> None:
@@ -174,9 +176,7 @@ def test_a_script_copy_the_title_places_the_error_in_is_the_linked_projects_code
               '  File "/usr/local/lib/python3.10/dist-packages/pytorch_lightning/trainer/trainer.py", line 1046, in '
               "_run_stage\n    return self._evaluation_loop.run()\n"
               "TypeError: TrainingModule.on_validation_epoch_end() missing 1 required positional argument: '_outputs'\n")
-    draft, data = _draft(report, released=lambda dist: True)
-    assert draft.culprit == "widgetdet", draft.culprit
-    assert data["title"].startswith("widgetdet train: "), data["title"]
+    _assert_blamed(report, "widgetdet", "widgetdet train: ")
 
 
 def test_a_frameless_titles_component_label_names_the_api_and_a_kind_label_never_does() -> None:
