@@ -165,8 +165,16 @@ _SENTENCE = re.compile(rf"\b[Vv]ersions? of\s+(?P<names>{_NAME_LIST})\s+(?:is|ar
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 
 
+# "the code is not work when pytorch-lightning=1.1.1": the release a sentence says fails is the one that ran.
+_FAILS_WITH = re.compile(rf"\b(?:(?:is |does |do )?not work\w*|doesn't work|fails?|failed|breaks?|broken)\s+"
+                         rf"(?:when|with|on|using|in|for)\s+(?:using\s+)?(?P<name>[A-Za-z][\w.-]{{1,60}})\s*={{1,2}}\s*"
+                         rf"v?(?P<ver>{_RELEASE})", re.IGNORECASE)
+
+
 def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
+        for failing in _FAILS_WITH.finditer(line) if "=" in line else ():
+            yield _dist(failing["name"]), Pin(failing["ver"], "env listing", index + 1)
         for match in _SENTENCE.finditer(line) if "ersion" in line else ():
             names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
             versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]

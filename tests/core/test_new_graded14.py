@@ -211,3 +211,11 @@ def test_the_release_a_title_says_it_upgraded_to_is_the_buggy_pin() -> None:
               "RuntimeError: expected scalar type Float but found BFloat16\n")
     _, data = _draft(report, released=lambda dist: True)
     assert data["variants"]["buggy"]["requires"] == ["widgettrl==0.7.8"], data["variants"]["buggy"]
+
+
+def test_a_release_a_sentence_says_fails_is_read_as_the_run_and_one_it_requires_is_not() -> None:
+    """Class (imagecaptioning): "widgetlightning=0.9.0 is required, and the code is not work when
+    widgetlightning=1.1.1 or 1.1.0": the release that fails is what ran; the required one is not read."""
+    text = ("It should notice that widgetlightning=0.9.0 is required, and the code is not work when  "
+            "widgetlightning=1.1.1 or 1.1.0.\n\nRuntimeError: Expected all tensors to be on the same device\n")
+    assert parse_report(text).environment.pins["widgetlightning"].version == "1.1.1"
