@@ -357,7 +357,12 @@ def _sentence_message(text: str) -> str:
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]
-    return re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
+    return _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" ."))
+
+
+# Where the reporter ran it, said after the message in a title ("... expected BFloat16 on a CPU"): not the message's.
+_CIRCUMSTANCE = re.compile(r"\s+on\s+(?:(?:a|an|the|my|multiple|several|\d+)\s+)?(?:CPU|GPU|TPU|MPS|XPU|NPU|Mac|M[123]"
+                           r"|Apple Silicon|Windows|Colab)s?$", re.IGNORECASE)
 
 
 def _exception_named(found: tuple[int, str, str, str], lines: list[str], chains: list[list[_Part]],

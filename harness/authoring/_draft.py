@@ -17,7 +17,14 @@ from packaging.version import InvalidVersion, Version
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._envlist import source_pin
-from harness.authoring._expect import _DEVICE_ERROR, _DEVICE_GUESS, _STR_DEVICE_GUESS, _TWO_GPUS, _expectations
+from harness.authoring._expect import (
+    _CUDA_INIT,
+    _DEVICE_ERROR,
+    _DEVICE_GUESS,
+    _STR_DEVICE_GUESS,
+    _TWO_GPUS,
+    _expectations,
+)
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
     DISTRIBUTIONS,
@@ -182,14 +189,16 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
     otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
     report's own text imports or links (nor the first folder of a source path it names), the module it names most
-    is taken, and the note says so."""
+    is taken, and the note says so; never when the frames show the repository's own package (a checkout's
+    ``verl/verl/...`` calling ray: ray is named, verl is the project)."""
     match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
     if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
         return None
     repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
     own = own_code_names(report.traceback.frames)
     named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
-    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)}:
+    framed = {owner[1] for frame in report.traceback.frames if (owner := frame_owner(frame, report.environment))}
+    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed:
         return repo
     module = max(dict.fromkeys(named), key=named.count)
     project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
@@ -234,17 +243,20 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
         culprit_frame = _checkout_frame(frames, project) or culprit_frame
     elif frames and culprit != "torch" and _frame_module(frames[-1]) is None and not _stdlib(frames[-1]) \
-            and (project := _url_project(report, [])) and project != culprit and _checkout_frame(frames[-1:], project):
+            and (project := _url_project(report, [])) and project != culprit \
+            and (_checkout_frame(frames[-1:], project) or _relative(frames[-1])):
         notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
                      f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
         culprit, culprit_frame = project, frames[-1]
     elif culprit != "torch" and (caller := _installed_caller(report, frames, culprit, culprit_frame)) is not None:
         project = frame_owner(caller, report.environment)[1]  # type: ignore[index]
-        notes.append(f"{project} (the report's own project, installed) hands {culprit} tensors on mixed devices "
-                     f"({caller.path}, in {caller.function}): drafted as {project}'s bug, {culprit} stays pinned")
+        how = ("hands {} tensors on mixed devices" if _DEVICE_ERROR.search(report.traceback.message) else
+               "initialised CUDA before {} started its processes").format(culprit)
+        notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
+                     f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
-            and (own := own_run(frames, str(project), culprit_frame)):
+            and (own := own_run(frames, str(project), culprit_frame, report.title)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
         culprit, culprit_frame = str(project), own[0]
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
@@ -255,13 +267,21 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
     return culprit, culprit_frame
 
 
+def _relative(frame: Frame) -> bool:
+    """A frame of a script run by a relative path (``tools/train.py``): the checkout's own code, run from its root."""
+    return not re.match(r"(?:[/~<\\]|[A-Za-z]:)", frame.path)
+
+
 def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,
                       ) -> Frame | None:
     """The innermost frame of the report's own project (its link's) when that project is installed and calls the
-    inner library that raised a device-placement error: the caller chose the devices (whisperlivekit's diarize feeding
-    a CPU chunk to nemo's featurizer on cuda), the inner library only met them."""
+    inner library that raised a device-placement or CUDA-state error: the caller chose the devices (whisperlivekit's
+    diarize feeding a CPU chunk to nemo's featurizer on cuda) or initialised CUDA before the inner library started
+    its processes (xturing's finetune and Lightning); an error of the library's own stays the library's."""
     project = _url_project(report, [])
-    if library is None or project in (None, culprit) or not _DEVICE_ERROR.search(report.traceback.message):
+    message = report.traceback.message
+    if library is None or project in (None, culprit) \
+            or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
         return None
     for frame in reversed(frames[: frames.index(library)] if library in frames else ()):
         owner = frame_owner(frame, report.environment)

@@ -69,8 +69,13 @@ _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 _DIGIT = re.compile(r"\d")
+_ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade to|update to)\s+['\"`]?[\w.-]+==",
+                      re.IGNORECASE)
 _INSTALL = re.compile(r"\binstall\b")
-_LISTINGS = ((_DUNDER, "env listing"), (_LISTED, "env listing"), (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
+# detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
+_PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
+_LISTINGS = ((_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"), (_LISTED, "env listing"),
+             (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
              (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
              (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
@@ -109,8 +114,18 @@ _WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resol
                       r"|no (?:error|issue)s?)\b", re.IGNORECASE)
 
 
+# "After upgrade from 0.7.5 to 0.7.8 X gets RuntimeError": the release upgraded to is the one that ran (and broke).
+_UPGRADED = re.compile(rf"\b(?:upgrad\w*|updat\w*|bump\w*|going)\s+from\s+v?{_RELEASE}\s+to\s+v?(?P<ver>{_RELEASE})"
+                       r"(?![\w.])", re.IGNORECASE)
+
+
 def _unnamed_pin(lines: list[str]) -> Pin | None:
-    """The first release a sentence states without naming a package (exactly one distinct version, else none)."""
+    """The first release a sentence states without naming a package (exactly one distinct version, else none); an
+    upgrade "from A to B" the report's title or description states gives B."""
+    upgraded = next(((index, match["ver"]) for index, line in enumerate(lines) if "from" in line
+                     for match in _UPGRADED.finditer(line)), None)
+    if upgraded is not None:
+        return Pin(upgraded[1], "a sentence (no package named)", upgraded[0] + 1)
     found = [(index, match["ver"]) for index, line in enumerate(lines)
              if ("version" in line or " v" in line) and not _WORKING.search(line)
              for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]
@@ -150,8 +165,16 @@ _SENTENCE = re.compile(rf"\b[Vv]ersions? of\s+(?P<names>{_NAME_LIST})\s+(?:is|ar
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 
 
+# "the code is not work when pytorch-lightning=1.1.1": the release a sentence says fails is the one that ran.
+_FAILS_WITH = re.compile(rf"\b(?:(?:is |does |do )?not work\w*|doesn't work|fails?|failed|breaks?|broken)\s+"
+                         rf"(?:when|with|on|using|in|for)\s+(?:using\s+)?(?P<name>[A-Za-z][\w.-]{{1,60}})\s*={{1,2}}\s*"
+                         rf"v?(?P<ver>{_RELEASE})", re.IGNORECASE)
+
+
 def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
+        for failing in _FAILS_WITH.finditer(line) if "=" in line else ():
+            yield _dist(failing["name"]), Pin(failing["ver"], "env listing", index + 1)
         for match in _SENTENCE.finditer(line) if "ersion" in line else ():
             names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
             versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
@@ -250,7 +273,9 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(name), Pin("", "pip freeze", index + 1, source["url"] or source["at"])
             continue
         found = False
-        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) else ():
+        # "things are fixed now, you can use x==1": a release said to work, not the run's
+        for match in _FREEZE.finditer(line) if "==" in line and not _CODE_TEST.match(line) \
+                and not _ADVISED.search(line) else ():
             found = True
             yield _dist(match["name"]), Pin(match["ver"], "pip freeze", index + 1)
         if found:

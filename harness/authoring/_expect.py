@@ -7,6 +7,8 @@ import re
 
 from harness.authoring._signature import MAX_SIGNATURE_SOURCE
 
+# CUDA initialised before a fork or a process start: a CPU run never initialises it.
+_CUDA_INIT = re.compile(r"CUDA (?:is|was|has been) already initiali[sz]ed|re-initiali[sz]e CUDA", re.IGNORECASE)
 _DEVICE_ERROR = re.compile(
     r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
@@ -14,7 +16,7 @@ _DEVICE_ERROR = re.compile(
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
-    r"|illegal memory access|CUDA driver|no kernel image"
+    r"|illegal memory access|CUDA driver|no kernel image|" + _CUDA_INIT.pattern +
     r"|\blib(?:cuda|cudart|cublas\w*|cufft|cudnn\w*|nccl|cusparse|curand|cusolver|nvrtc|nvJitLink)\b", re.IGNORECASE)
 # A check of the GPU's generation ("FlashAttention only supports Ampere GPUs or newer", "compute capability 7.0"):
 # the result depends on which GPU runs it, and no lane here has an old one.

@@ -32,13 +32,18 @@ def _own_repository(url: str, culprit: str) -> str:
 def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:
     """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
     not NVIDIA's): its URLs name a code host but not the repository, do not name the repository's owner, or there
-    are none (PyPI's ``brats`` links nowhere: a name match alone never wins over the report's repository)."""
+    are none (PyPI's ``brats`` links nowhere: a name match alone never wins over the report's repository), unless
+    the repository's owner is named after the project."""
     if urls is None:
         notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
                      "answer): if it is another project's, pin commits of the repository instead")
         return ""
     squeezed = [re.sub(r"[^a-z0-9]", "", url.lower()) for url in urls]
     owner = re.sub(r"[^a-z0-9]", "", repo.partition("/")[0].lower())
+    if not urls and len(owner) >= 4 and owner in re.sub(r"[^a-z0-9]", "", culprit):
+        notes.append(f"the package index's {culprit} links no repository; taken as {repo}'s, whose owner is named "
+                     "after it (check it is)")
+        return ""  # an organisation named after its project (pyannote/pyannote-audio) publishing its own package
     if not urls:  # a name match with no link at all: nothing ties it to the repository the report names
         return "its metadata links no repository"
     if any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 from harness.authoring._traceback import Traceback
 
@@ -33,21 +34,42 @@ _MIN_WRAP = 60
 
 def unwrap_console(lines: list[str]) -> list[str]:
     """Join the lines a console hard-wrapped at a fixed width (Windows' cmd: 80 columns): the width is read from
-    a frame line cut before its closing quote, and every line exactly that wide continues on the next one. The
-    lines joined away stay as blank lines, so report line numbers hold."""
-    widths = {len(line) for line in lines if 'File "' in line and _CUT_FILE.match(line)}
-    if len(widths) != 1 or (width := widths.pop()) < _MIN_WRAP:
+    the frame lines cut before their closing quote (the width most of them share: a paste's last line may be cut
+    short), and every line exactly that wide continues on the next one. A cut frame line whose path goes on at the
+    next line's start (``.../site-packages/p`` + ``ytorch_lightning/x.py", line 3, in f``), and a frame's function
+    name whose end stands alone before the frame's source line, are joined whatever their width (a reply's copy
+    is ragged). The lines joined away stay as blank lines, so report line numbers hold."""
+    widths = Counter(len(line) for line in lines if 'File "' in line and _CUT_FILE.match(line))
+    if not widths:
         return lines
+    ranked = widths.most_common(2)
+    width = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else 0
     out = list(lines)
     index = 0
     while index < len(out) - 1:
         head = index
-        while len(lines[index]) == width and index + 1 < len(out) and lines[index + 1].strip():
+        while index + 1 < len(out) and lines[index + 1].strip() and _continues(out[head], lines, index, width):
             out[head] += lines[index + 1]
             out[index + 1] = ""
             index += 1
         index += 1
     return out
+
+
+def _continues(joined: str, lines: list[str], index: int, width: int) -> bool:
+    """Whether ``lines[index + 1]`` goes on ``lines[index]`` (the end of ``joined``, the line joined so far)."""
+    line, after = lines[index], lines[index + 1]
+    if width >= _MIN_WRAP and len(line) == width:
+        return True
+    if _CUT_FILE.match(line) and _PATH_REST.match(after):
+        return True
+    return bool(_FRAME_END.match(joined) and _NAME_REST.match(after) and index + 2 < len(lines)
+                and lines[index + 2].startswith(" "))
+
+
+_PATH_REST = re.compile(r'^[^\s"]{1,300}", line \d+')  # the rest of a cut path, then the frame's line number
+_FRAME_END = re.compile(r'^\s*File "[^"]+", line \d+, in \w+$')
+_NAME_REST = re.compile(r"^\w{1,40}$")
 
 
 # The tags GitHub's markdown lets through around pasted errors; any other "<...>" is left (it may be Python's).

@@ -97,18 +97,20 @@ def _checkout_name(folder: str) -> str:
     return str(canonicalize_name(re.sub(r"-(?:main|master)$", "", folder, flags=re.I)))
 
 
-def own_run(frames: tuple[Frame, ...], project: str, library: Frame | None) -> tuple[Frame | None, str] | None:
+def own_run(frames: tuple[Frame, ...], project: str, library: Frame | None,
+            title: str = "") -> tuple[Frame | None, str] | None:
     """Where the link's project, not the blamed library, ran the bug's code (its frame, and why): a launcher's frames
     only (accelerate, torchrun: the worker's exception, not the launcher's code); a checkout of its repository whose
     own environment installed the library, from any of its scripts when the library's frame is a launcher or trainer
     loop running them (Lightning's ``_run``), else from a script at the checkout's root (an application calling what
-    it bundles)."""
+    it bundles); a script the issue's title places the error in (``... in lightning_train_net.py``) is the link's
+    project's own wherever it was copied."""
     if library is None:
         return None
     looping = library.function.rpartition(".")[2] in LAUNCHERS
     if looping and all(f.function.rpartition(".")[2] in LAUNCHERS | {"main", "<module>"} for f in frames[-2:]):
         return None, f"the frames are {library.function}'s, a launcher's, which ran {project}'s code that failed"
-    if (caller := _framework_caller(frames, project, library)) is not None:
+    if (caller := _framework_caller(frames, project, library, title)) is not None:
         return caller, f"{caller.path} is {project}'s own code (a checkout of it), calling the framework that raised"
     script = _checkout_script(frames, project, library, looping)
     return (script, f"{script.path} is {project}'s own code, run with what its checkout installed") if script else None
@@ -118,7 +120,7 @@ def own_run(frames: tuple[Frame, ...], project: str, library: Frame | None) -> t
 _FRAMEWORKS = re.compile(r"-packages/(?:accelerate|lightning|pytorch_lightning|lightning_fabric)/")
 
 
-def _framework_caller(frames: tuple[Frame, ...], project: str, library: Frame) -> Frame | None:
+def _framework_caller(frames: tuple[Frame, ...], project: str, library: Frame, title: str) -> Frame | None:
     """The frame that calls into an installed framework (accelerate, Lightning) when it lies in a checkout of the
     link's repository (``/mnt/d/x/Cogvideo/finetune/trainer.py`` for zai-org/CogVideo), else none."""
     index = next((i for i, frame in enumerate(frames) if frame is library), None)
@@ -129,7 +131,9 @@ def _framework_caller(frames: tuple[Frame, ...], project: str, library: Frame) -
     caller = frames[index - 1] if index else None
     if caller is None or "-packages/" in caller.posix:
         return None
-    return caller if project in map(_checkout_name, caller.posix.split("/")[:-1]) else None
+    script = caller.posix.rpartition("/")[2]
+    titled = bool(title) and re.search(rf"(?<![\w./-]){re.escape(script)}\b", title) is not None
+    return caller if titled or project in map(_checkout_name, caller.posix.split("/")[:-1]) else None
 
 
 def _checkout_script(frames: tuple[Frame, ...], project: str, library: Frame, anywhere: bool) -> Frame | None:

@@ -118,12 +118,13 @@ def _cited(lines: list[str], url: str) -> tuple[str, ...]:
 _COMMIT_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/commit/(?P<sha>[0-9a-f]{7,40})\b")
 _SAYS_FIXED = re.compile(r"\b(?:fixed|fixes|solved|solves|resolved|resolves|works now|it works|worked)\b",
                          re.IGNORECASE)
-_PIP_PIN = re.compile(r"\bpip3? install\s+(?:-U\s+)?['\"]?(?P<pin>[A-Za-z][\w.-]{0,60}==[\w.+!-]{1,40})['\"`]?")
+_PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|please) (?:just )?(?:use|upgrade to|update "
+                      r"to|install)\s+)['\"`]?(?P<pin>[A-Za-z][\w.-]{0,60}==[\w.+!-]{1,40})['\"`]?")
 
 
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
-    ``name==version`` a reply installed and said solved it."""
+    ``name==version`` a reply installed (or tells the reporter to use) and said solved it."""
     own = _URL.match(url)
     own_repo = own["repo"].lower() if own else ""
     found: list[str] = []
@@ -132,7 +133,7 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
         for match in _COMMIT_URL.finditer(line) if own_repo and "/commit/" in line else ():
             if match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " ")):
                 found.append(f"commit:{match['sha']}")
-        for match in _PIP_PIN.finditer(line) if "install" in line else ():
+        for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])
     return tuple(dict.fromkeys(found))

@@ -28,7 +28,9 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     function = (_project_api(frames, frame, owner, report) if own and frame else _own_api(frames) if frame is None
                 else "") or (said_api(report, culprit, message) if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
-        function = _own_api(frames) or _api(frames, frame, owner, report)
+        # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
+        function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
+                                        else _leading_run(report.title))
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
 
@@ -65,7 +67,20 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or (run_clause(report.title) if not frames else "") or (report.script if not own_frames(frames) else "")
-            or (subjects[0] if subjects and not frames else ""))
+            or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))
+
+
+# A component label opening an issue title ("[Tune] ...", "[RLlib] ..."): the part of the library that ran; a
+# label of the issue's kind ("[Bug]", "[Feature Request]") names none.
+_TITLE_TAG = re.compile(r"^\s*\[(?P<tag>[A-Z][A-Za-z0-9]{1,30})\]")
+_KIND_TAGS = frozenset({"bug", "bugs", "feature", "question", "help", "docs", "doc", "documentation", "wip", "fix",
+                        "rfc", "discussion", "enhancement", "request", "issue", "error", "support", "urgent", "p0",
+                        "p1", "p2", "draft", "misc", "other", "general", "bugfix", "feat", "new", "solved", "closed"})
+
+
+def _title_tag(title: str) -> str:
+    match = _TITLE_TAG.match(title)
+    return match["tag"] if match and match["tag"].lower() not in _KIND_TAGS else ""
 
 
 # A device check's parenthesis names the operator that met the mixed devices; when the title is too long, its
@@ -131,6 +146,16 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
 _RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?P<verb>training|running|using|"
                          r"evaluating|testing|fine-?tuning)\s+(?:the\s+|a\s+|my\s+)?"
                          r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
+
+
+# A title opening with the run that failed: "Training fails : ...", "Inference crashed with ...".
+_LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluation|validation|resuming)\s+(?:fails?|"
+                          r"failed|crash(?:es|ed)?|breaks?|errors?|raises?)\b", re.I)
+
+
+def _leading_run(title: str) -> str:
+    match = _LEADING_RUN.match(title)
+    return match["run"].lower() if match else ""
 
 
 def run_clause(title: str) -> str:
@@ -200,9 +225,10 @@ def _title_code_name(title: str, message: str) -> str:
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
-    name), else as a plain word the report's code calls; neither a module nor the library's own name, an exception,
-    a version nor a word of the message."""
+    name), else as a plain word the report's code calls; neither a module, a listed package nor the library's own
+    name, an exception, a version nor a word of the message."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    skip |= set(report.environment.pins)  # a package its listing names (`typing_extensions`) is no API
     for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
         root, _, rest = code.removesuffix("()").partition(".")
         others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)

@@ -287,7 +287,7 @@ def _build_case(folder: Path, path: Path, text: str, data: dict[str, Any]) -> Ca
         missing = ({"buggy", "fix"} - roles).pop()
         raise CaseFileError(path, f"no variant with role {missing!r}",
                             fix="a case needs at least one buggy and one fix variant")
-    check_variants(path, folder / relative, variants, lambda trail: yaml_line(text, trail))
+    check_variants(path, folder / relative, variants, lambda trail: yaml_line(text, trail), data)
     if data.get("status") == "retired" and not data.get("retired_reason"):
         raise CaseFileError(path, "retired case without retired_reason", fix="say why it was retired")
     return Case(

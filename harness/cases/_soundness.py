@@ -39,7 +39,7 @@ class _Variant(Protocol):
 
 
 def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
-                   line_of: Callable[[list[Any]], int | None]) -> None:
+                   line_of: Callable[[list[Any]], int | None], case: Mapping[str, Any] | None = None) -> None:
     buggy = [v for v in variants.values() if v.role == "buggy"]
     told_apart = _script_text(script)
     for fix in (v for v in variants.values() if v.role == "fix"):
@@ -58,6 +58,13 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   f"{module!r}: the import fails in every lane",
                             fix=f"pin the release of {module} the variant runs (the buggy variant: the one the report "
                                 "ran), e.g. in its requires", line=line_of(["variants", variant, "requires"]))
+    unrun = _library_unpinned(list(variants.values()), case or {})
+    if unrun:
+        variant, library, told = unrun
+        raise CaseFileError(path, f"buggy variant {variant!r} pins no library besides torch, yet the case's library "
+                                  f"is {library} ({told}): the buggy variant cannot run the bug",
+                            fix=f"pin the release (or commit) of {library} the report ran in the buggy variant's "
+                                "requires", line=line_of(["variants", variant, "requires"]))
     unpinned = _skeleton_import_unpinned(script, variants.values())
     if unpinned:
         variant, module, dist = unpinned
@@ -84,7 +91,9 @@ def _normal(requirement: str) -> str:
         parsed = Requirement(requirement)
     except InvalidRequirement:
         return requirement
-    return f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+    # a direct reference (`pkg @ git+https://...@COMMIT`) is what it points at: two commits are two runs
+    return (f"{canonicalize_name(parsed.name)}{sorted(parsed.extras)}{parsed.specifier}{parsed.marker or ''}"
+            f"{'@' + parsed.url if parsed.url else ''}")
 
 
 _SKELETON_IMPORT = re.compile(rf"^import (?P<module>\w+)\s+{re.escape(SKELETON_IMPORT)} \({IMPORT_DISTRIBUTION} "
@@ -102,10 +111,43 @@ def _skeleton_import_unpinned(script: Path, variants: Any) -> tuple[str, str, st
     return None
 
 
+def _torch_alone(variant: _Variant) -> bool:
+    return not variant.patches and not variant.shims and all(_name(r) in ("torch", "") for r in variant.requires)
+
+
+def _library_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(buggy variant, library, how the case tells it) for a buggy variant with torch alone in a case whose library
+    is not torch: a fix variant pins another library, or (no fix variant changing torch, which makes it a torch bug)
+    the title's first word is a tag and the upstream issue's repository. A repro importing torch alone (a draft from
+    a report that shows no frame of the project) would otherwise pass while it cannot show the bug."""
+    fixes = [v for v in variants if v.role == "fix"]
+    for buggy in (v for v in variants if v.role == "buggy" and _torch_alone(v)):
+        for fix in fixes:
+            others = [name for name in map(_name, fix.requires) if name not in ("torch", "")]
+            if others:
+                return buggy.name, others[0], f"fix variant {fix.name!r} pins it"
+        torch = {r for r in buggy.requires if _name(r) == "torch"}
+        named = _named_project(case)
+        if named and all({r for r in fix.requires if _name(r) == "torch"} == torch for fix in fixes):
+            return buggy.name, named, "the title, a tag and the upstream issue name it"
+    return None
+
+
+def _named_project(case: Mapping[str, Any]) -> str | None:
+    words = str(case.get("title", "")).split(maxsplit=1)
+    first = str(canonicalize_name(words[0].rstrip(":"))) if words else ""
+    tags = {str(canonicalize_name(str(tag))) for tag in case.get("tags") or []}
+    upstream = case.get("upstream")
+    issue = re.match(r"https?://github\.com/[^/]+/([^/#?]+)", str(upstream.get("issue", ""))) \
+        if isinstance(upstream, Mapping) else None
+    if first not in ("", "torch", "pytorch") and first in tags and issue and canonicalize_name(issue[1]) == first:
+        return first
+    return None
+
+
 def _imports_missing(script: Path, variants: Any) -> tuple[str, str] | None:
     """(variant, module) for a variant with torch alone whose script imports a library it cannot have."""
-    bare = [v for v in variants if not v.patches and not v.shims
-            and all(_name(r) in ("torch", "") for r in v.requires)]
+    bare = [v for v in variants if _torch_alone(v)]
     if not bare:
         return None
     local = {p.stem for p in script.parent.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}

@@ -980,6 +980,26 @@ def test_validate_refuses_a_fix_variant_that_pins_the_buggy_release(tmp_path):
         load_case(folder)
 
 
+COMMIT_A, COMMIT_B = "0123456789abcdef0123456789abcdef01234567", "76543210fedcba9876543210fedcba9876543210"
+
+
+@pytest.mark.parametrize(("fix_commit", "refused"), [(COMMIT_B, False), (COMMIT_A, True)])
+def test_validate_tells_two_commit_pins_of_one_repository_apart(tmp_path, fix_commit, refused):
+    """A direct reference's URL is what the variant runs: buggy and fix pinning two commits of one repository are
+    two runs (graded14: every commit-pinned case was refused as "runs exactly what buggy variant runs")."""
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    repository = "diffusers @ git+https://github.com/huggingface/diffusers@"
+    data["variants"]["buggy"]["requires"] = [repository + COMMIT_A]
+    data["variants"]["fix"]["requires"] = [repository + fix_commit]
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    if refused:
+        with pytest.raises(CaseFileError, match=r"fix variant 'fix' runs exactly what buggy variant 'buggy' runs"):
+            load_case(folder)
+    else:
+        assert load_case(folder).variants["fix"].requires != load_case(folder).variants["buggy"].requires
+
+
 def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports(tmp_path):
     folder = _filled(tmp_path, "ai-toolkit-212.txt")
     data = yaml.safe_load((folder / "case.yaml").read_text())
@@ -989,6 +1009,45 @@ def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports
     with pytest.raises(CaseFileError, match=r"variant 'buggy' pins no library besides torch, yet repro\.py imports "
                                             r"'diffusers': the import fails in every lane"):
         load_case(folder)
+
+
+FRAMELESS = ("https://github.com/acme-labs/widgetnet/issues/42\n\nTraining crashes after resuming\n\n"
+             "RuntimeError: Expected object of backend CPU but got backend CUDA for argument #2 'weight'\n")
+
+
+def _frameless_case(tmp_path: Path, buggy: list[str], fix: dict) -> Path:
+    """A made-up report with no frame, drafted and filled in, its repro importing torch alone (as graded14's
+    frameless drafts of commit-pinned projects did), then given the buggy and fix variants' own fields."""
+    report = tmp_path / "widgetnet.txt"
+    report.write_text(FRAMELESS)
+    folder = new("widget", tmp_path, report, released=lambda dist: True).folder
+    fill_in(folder)
+    repro = folder / "repro.py"
+    repro.write_text(re.sub(r"(?m)^import widgetnet\b.*\n", "", repro.read_text()))
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data["variants"]["buggy"]["requires"] = buggy
+    data["variants"]["fix"] = {**data["variants"]["fix"], "requires": [], **fix}
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder
+
+
+@pytest.mark.parametrize(("fix", "told"), [
+    ({"requires": [f"widgetnet @ git+https://github.com/acme-labs/widgetnet@{COMMIT_B}"]}, "fix variant 'fix' pins it"),
+    ({"args": ["--workaround"]}, "the title, a tag and the upstream issue name it")])
+def test_validate_refuses_a_buggy_variant_that_pins_no_library_where_the_case_s_library_is_not_torch(
+        tmp_path, fix, told):
+    """graded14: a frameless draft imports torch alone, so a buggy variant with `requires: []` passed validate
+    although it cannot run the project's bug."""
+    folder = _frameless_case(tmp_path, [], fix)
+    with pytest.raises(CaseFileError, match=rf"buggy variant 'buggy' pins no library besides torch, yet the case's "
+                                            rf"library is widgetnet \({re.escape(told)}\)"):
+        load_case(folder)
+
+
+def test_validate_keeps_a_torch_bug_whose_buggy_variant_pins_torch_alone(tmp_path):
+    """A bug in torch itself: the fix variant changes torch; the case names the project the bug showed in."""
+    folder = _frameless_case(tmp_path, ["torch==2.0.1"], {"requires": ["torch==2.1.2"]})
+    assert load_case(folder).variants["buggy"].requires == ("torch==2.0.1",)
 
 
 def test_validate_lists_the_skeleton_s_not_implemented_error_as_a_placeholder(tmp_path):
