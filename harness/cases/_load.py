@@ -358,6 +358,10 @@ def _case_file(folder: Path, path: Path, relative: str, key: str, *, text: str, 
                         fix=f"add {relative} to {folder} or remove it from '{key}'")
 
 
+# RFC 3986: never unencoded in a URL; what an example's "<commit>" or "{sha}" leaves behind
+_NOT_IN_A_URL = re.compile(r'[<>"{}|\\^`\s]')
+
+
 def merge_requirements(path: Path, shared: Iterable[str], own: Iterable[str], variant: str) -> tuple[str, ...]:
     """Case-level requirements overlaid by the variant's (same package name: the variant wins)."""
     merged: dict[str, str] = {}
@@ -367,6 +371,11 @@ def merge_requirements(path: Path, shared: Iterable[str], own: Iterable[str], va
         except InvalidRequirement as error:
             raise CaseFileError(path, f"variant {variant!r}: invalid requirement {text!r}: {error}",
                                 fix=f"use pip requirement syntax, e.g. '{TORCH_PIN}'") from None
+        stray = _NOT_IN_A_URL.search(requirement.url or "")
+        if stray:
+            raise CaseFileError(path, f"variant {variant!r}: the URL of {text!r} holds {stray.group()!r}, which no "
+                                      "URL holds: an example's placeholder such as '<commit>' left in",
+                                fix="write the real value, e.g. the full commit hash after '@'")
         merged[canonicalize_name(requirement.name)] = text
     torch = merged.get("torch")
     if torch is None or not re.search(r"==\s*[\w.+]+\s*$", torch):

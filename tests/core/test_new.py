@@ -1000,6 +1000,18 @@ def test_validate_tells_two_commit_pins_of_one_repository_apart(tmp_path, fix_co
         assert load_case(folder).variants["fix"].requires != load_case(folder).variants["buggy"].requires
 
 
+@pytest.mark.parametrize("commit", ["<commit>", "{sha}", "<sha>"])
+def test_validate_refuses_a_commit_pin_that_keeps_the_example_s_placeholder(tmp_path, commit):
+    """graded15: `new`'s example pin "pkg @ git+URL@<commit>", copied as written, passed validate and cannot
+    install."""
+    folder = _filled(tmp_path, "ai-toolkit-212.txt")
+    data = yaml.safe_load((folder / "case.yaml").read_text())
+    data["variants"]["fix"]["requires"] = [f"diffusers @ git+https://github.com/huggingface/diffusers@{commit}"]
+    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(CaseFileError, match=r"variant 'fix': the URL of .* holds '[<{]', which no URL holds"):
+        load_case(folder)
+
+
 def test_validate_refuses_a_buggy_variant_that_pins_no_library_its_repro_imports(tmp_path):
     folder = _filled(tmp_path, "ai-toolkit-212.txt")
     data = yaml.safe_load((folder / "case.yaml").read_text())
