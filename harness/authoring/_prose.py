@@ -184,6 +184,14 @@ _CPU_SET = re.compile(r"""\b(?:accelerator|device)\s*=\s*(?P<quote>["'])(?P<devi
 _GPU_SAID = re.compile(r"\.cuda\(\)|\bNVIDIA\b|\b(?:RTX|GTX)\s?\d{3,4}\b|\b[AHV]100\b|\bTesla\b", re.IGNORECASE)
 
 
+# An 8-bit run through bitsandbytes' CUDA library: its setup banner loading the binary, or an 8-bit load or layer.
+_EIGHT_BIT = re.compile(r"libbitsandbytes_cuda\d*|\bload_in_8bit\s*=\s*True|\bLinear8bitLt\b|\bbitsandbytes==")
+
+
+def _eight_bit(lines: list[str]) -> bool:
+    return any(_EIGHT_BIT.search(line) for line in lines)
+
+
 def _ran_on(lines: list[str]) -> str:
     text = "\n".join(lines)
     if _NO_GPU.search(text):

@@ -1,0 +1,84 @@
+"""graded15's miss classes on made-up reports of each shape (issue 21 §1; tests/fixtures/graded15/EXPECTED.md lists
+the real reports behind them). Each test fails on main 66122ed and passes with the fix of its class."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import Draft, draft_case
+
+SITE = "/home/u/miniconda3/envs/w/lib/python3.10/site-packages"
+HALF = "expected scalar type Half but found Float"
+
+
+def _draft(text: str, **index: object) -> tuple[Draft, dict[str, Any]]:
+    draft = draft_case("t", parse_report(text), "report.txt", **index)  # type: ignore[arg-type]
+    return draft, yaml.safe_load(draft.case_yaml)
+
+
+def _buggy(data: dict[str, Any]) -> str:
+    return " ".join(data["variants"]["buggy"]["requires"])
+
+
+def test_a_model_cards_two_releases_of_one_package_give_the_released_one() -> None:
+    """Class (peft-175): a Hugging Face "framework versions" block naming two installs tried on one line
+    ("widgetft 0.2.0/widgetft 0.3.0.dev0", "other 0.4.1.dev0/ other 0.4.0"): the release the index has is the run's."""
+    report = (f"https://github.com/widget-org/widgetft/issues/9\n# RuntimeError: {HALF}\n\nEnvironment:\n"
+              "Transformers 4.27.0\nother 0.4.1.dev0/ other 0.4.0\nwidgetft 0.2.0/widgetft 0.3.0.dev0\n\n"
+              "Training with the adapter fails as the title says.\n")
+    pins = parse_report(report).environment.pins
+    assert (pins["widgetft"].version, pins["other"].version) == ("0.2.0", "0.4.0")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetft"
+    assert "widgetft==0.2.0" in _buggy(data)
+
+
+def test_a_cut_traceback_blames_the_linked_project_its_listing_pins_over_the_outer_frame_shown() -> None:
+    """Class (bitsandbytes-392): the stored text stops inside the traceback (the exception is in the title); the only
+    frame shown is an outer trainer's; the report pins the linked project on its own line. The trainer only called
+    the code that raised: the linked, pinned project is blamed and its release is the buggy pin."""
+    report = (f"https://github.com/widget-org/widgetquant/issues/3\n# RuntimeError: {HALF}\n\nwidgetquant==0.3.1\n"
+              "my error log:\n"
+              f'  File "{SITE}/widgettrain/trainer.py", line 1662, in train\n'
+              "    return inner_training_loop(\n"
+              '  File "/home/u\n')
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetquant", draft.culprit
+    assert data["title"].startswith("widgetquant"), data["title"]
+    assert "widgetquant==0.3.1" in _buggy(data)
+    # a complete traceback keeps its innermost library's blame
+    whole = report.replace('  File "/home/u\n', f"RuntimeError: {HALF}\n")
+    assert _draft(whole, released=lambda dist: True)[0].culprit == "widgettrain"
+
+
+def test_a_checkouts_copy_of_a_package_above_a_cut_traceback_is_the_linked_projects() -> None:
+    """Class (prollama-15): a checkout of the linked repository (``WidgetLM-main``) holds its own copy of a PyPI
+    package (``WidgetLM-main/adapterlib/model.py``) that calls an installed library; the stored traceback stops before
+    the raising frame. The copy is the project's code: the project is blamed, named with the copy's call."""
+    report = (f"https://github.com/Widget-Group/WidgetLM/issues/15\n# RuntimeError: {HALF}\n\n"
+              "Traceback (most recent call last):\n"
+              '  File "infer.py", line 204, in <module>\n'
+              "    out = model.generate(**batch)\n"
+              '  File "/root/work/WidgetLM-main/adapterlib/model.py", line 581, in generate\n'
+              "    return self.base_model.generate(**kwargs)\n"
+              f'  File "{SITE}/widgetformers/generation/utils.py", line 2801, in sample\n'
+              "    outputs = self(**model_inputs)\n"
+              f'  File "{SITE}/torch/nn/modules/module.py",\n')
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetlm", draft.culprit
+    assert data["title"].startswith("widgetlm generate"), data["title"]
+
+
+def test_a_dtype_error_of_an_8bit_run_is_unsupported_on_cpu_and_cuda_sim() -> None:
+    """Class (peft-175, bitsandbytes-392): the run loaded bitsandbytes' CUDA library (its setup banner) and failed with
+    a dtype error: the 8-bit layers are CUDA kernels, which neither the cpu lane nor cuda-sim runs."""
+    report = (f"https://github.com/widget-org/widgetft/issues/9\n# RuntimeError: {HALF}\n\nwidgetft==0.2.0\n"
+              f"CUDA SETUP: Loading binary {SITE}/bitsandbytes/libbitsandbytes_cuda116.so...\n")
+    expect = _draft(report, released=lambda dist: True)[1]["variants"]["buggy"]["expect"]
+    assert {lane: kind.split(":")[0] for lane, kind in expect.items()} == \
+        {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
+    plain = report.replace(f"CUDA SETUP: Loading binary {SITE}/bitsandbytes/libbitsandbytes_cuda116.so...\n", "")
+    assert _draft(plain, released=lambda dist: True)[1]["variants"]["buggy"]["expect"]["cuda-sim"] == "reproduces"
