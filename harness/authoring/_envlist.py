@@ -255,8 +255,8 @@ def source_pin(dist: str, pin: Pin, notes: list[str]) -> str:
 
 
 # A model card's "Framework versions" line naming two installs tried: "peft 0.2.0/peft 0.3.0.dev0".
-_SLASHED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<first>{_RELEASE})\s*/\s*(?P=name) (?P<second>{_RELEASE})"
-                      r"\s*$", re.IGNORECASE)
+_SLASHED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<first>{_RELEASE})\s*/\s*(?P=name) "
+                      rf"(?P<second>{_RELEASE})\s*$", re.IGNORECASE)
 
 
 def _slashed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
