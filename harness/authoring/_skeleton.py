@@ -15,7 +15,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
-from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_IMPORT
+from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_HEADER, SKELETON_IMPORT
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
     body = "\n".join([
         '"""Repro for cases/' + case_id + ": see case.yaml for the bug, its upstream links and the variants.",
         "",
-        f"Written by `python -m harness new` from {_docstring_safe(source) or 'no report'}: write the {MARK} call.",
+        f"{SKELETON_HEADER} {_docstring_safe(source) or 'no report'}: write the {MARK} call.",
         "Build tiny models from configs (no downloads: HF_HUB_OFFLINE=1 is set), call the library on the path",
         "the traceback shows, and let the bug raise. The harness runs `repro.py --variant NAME --device cpu|cuda`",
         "(plus the variant's args) and matches the exception against case.yaml's signature.",
