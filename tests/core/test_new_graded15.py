@@ -82,3 +82,18 @@ def test_a_dtype_error_of_an_8bit_run_is_unsupported_on_cpu_and_cuda_sim() -> No
         {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
     plain = report.replace(f"CUDA SETUP: Loading binary {SITE}/bitsandbytes/libbitsandbytes_cuda116.so...\n", "")
     assert _draft(plain, released=lambda dist: True)[1]["variants"]["buggy"]["expect"]["cuda-sim"] == "reproduces"
+
+
+def test_a_message_the_stored_text_cuts_inside_a_word_is_taken_whole_from_its_other_copy() -> None:
+    """Class (lightning-16816): the report quotes the error twice; the last traceback's copy stops inside a word where
+    the stored text was cut ("... and c"). The signature is the whole message, from the earlier copy."""
+    whole = "You asked for -1 widgets but only 1 is free. The widgets [] are held by other processes and can't be used."
+    trace = ("Traceback (most recent call last):\n"
+             '  File "<stdin>", line 1, in <module>\n'
+             f'  File "{SITE}/widgetfab/finder.py", line 122, in find_widgets\n'
+             "    raise RuntimeError(\n"
+             "RuntimeError: {}\n")
+    report = (f"https://github.com/widget-org/widgetfab/issues/8\n\n```\n{trace.format(whole)}```\n\nLater:\n```\n"
+              f"{trace.format(whole[:whole.index('and c') + 5])}\n[gap: stored text not returned]\n```\n")
+    signature = _draft(report, released=lambda dist: True)[1]["signature"]
+    assert signature.endswith("can't be used\\."), signature

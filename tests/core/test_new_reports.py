@@ -600,7 +600,8 @@ HELD_OUT_15 = {
     # known miss (T): colossalai's ModelWrapper forward, not coati's SFTTrainer._train
     "colossalai-6169": ("RuntimeError", "mat1 and mat2 must have the same dtype, but got Float and BFloat16",
                         "colossalai", "colossalai forward: mat1", ALL, False, "colossalai==X.Y.Z", 3),
-    # known miss (M): the stored text's cut "and c" kept in the signature
+    # known miss (T): no "num_devices=-1"/"default" decoration; fix15 (not held out): the cut "and c" copy's message is
+    # taken whole from the report's earlier copy
     "lightning-16816": ("RuntimeError", FABRIC, "lightning-fabric", "lightning_fabric find_usable_cuda_devices: You",
                         ALL, False, "lightning-fabric==X.Y.Z", 2),
     # known miss (T): the script, not the LoRA/int8 decoration; fix15 (not held out): "peft 0.2.0/peft 0.3.0.dev0" read,
@@ -1244,7 +1245,7 @@ MAINTAINER_15 = {
                  f"{TWO_AT}cuda:0 and cpu!", {"ta-lbf"}, f"{HUB}jiawangbai/TA-LBF@", "labels_cuda", DEV_LANES, None,
                  ("3.7",), False),
 }
-GRADED15_FLOOR = 69  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 69 after fix15
+GRADED15_FLOOR = 70  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 70 after fix15
 # (not held out)
 
 
