@@ -215,9 +215,12 @@ _CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za
 
 
 def _title_code_name(title: str, message: str) -> str:
-    """For a report without frames: the API the issue's title names (the last part of a dotted name)."""
+    """For a report without frames: the API the issue's title names (the last part of a dotted name; a file's name
+    with its suffix: "Update rpo_continuous_action.py" names the script, never "py")."""
     for match in _CODE_NAME.finditer(title):
-        name = (match["tick"] or match["snake"]).replace("::", ".").rpartition(".")[2]
+        dotted = (match["tick"] or match["snake"]).replace("::", ".")
+        stem, _, name = dotted.rpartition(".")
+        name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
     return ""

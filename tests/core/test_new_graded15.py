@@ -97,3 +97,13 @@ def test_a_message_the_stored_text_cuts_inside_a_word_is_taken_whole_from_its_ot
               f"{trace.format(whole[:whole.index('and c') + 5])}\n[gap: stored text not returned]\n```\n")
     signature = _draft(report, released=lambda dist: True)[1]["signature"]
     assert signature.endswith("can't be used\\."), signature
+
+
+def test_a_title_naming_a_script_file_gives_the_script_not_its_suffix() -> None:
+    """Class (cleanrl-396): a pull request titled "Update ppo_widget_action.py" with the fixed error in its text and no
+    frame: the title's API is the script's name, never the file suffix "py"."""
+    report = ("https://github.com/someone/widgetrl/pull/396\n# Update ppo_widget_action.py\n\n"
+              "Fix RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+              "cuda:0 and cpu!\n")
+    title = _draft(report, released=lambda dist: True)[1]["title"]
+    assert title.startswith("widgetrl ppo_widget_action.py: Expected all tensors"), title
