@@ -138,7 +138,12 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
                 and name.rpartition(".")[2] not in LAUNCHERS:
             call = _SOURCE_CALL.search(frame.source) if name == "main" else None
             return call["name"] if call else name  # a script's entry function: the call its failing line makes
-    return ""
+    # only a comprehension or a lambda at a script's top level ("attack_one.py", in <listcomp>): the script names it
+    inline = next((f for f in reversed(own_frames(frames)) if f.function in _INLINE), None)
+    return inline.posix.rpartition("/")[2] if inline else ""
+
+
+_INLINE = frozenset({"<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>", "<lambda>"})
 
 
 # An issue title's clause naming the run that failed: "... when training csmsc/tts1", "error when using the fast use

@@ -107,3 +107,18 @@ def test_a_title_naming_a_script_file_gives_the_script_not_its_suffix() -> None:
               "cuda:0 and cpu!\n")
     title = _draft(report, released=lambda dist: True)[1]["title"]
     assert title.startswith("widgetrl ppo_widget_action.py: Expected all tensors"), title
+
+
+def test_a_scripts_comprehension_frame_names_the_script_in_the_title() -> None:
+    """Class (ta-lbf-2): the report's own frame is a list comprehension at a script's top level ("attack_one.py", in
+    <listcomp>) calling into torch: the title names the script, not nothing."""
+    report = ("https://github.com/someone/widget-attack/issues/2\n"
+              "# RuntimeError: Expected all tensors to be on the same device\n\n"
+              'File "attack_widget.py", line 235, in <listcomp>\n'
+              " acc = len([i for i in range(len(output)) if labels[i] == pred[i]])\n"
+              'File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 27, in wrapped\n'
+              " return f(*args, **kwargs)\n"
+              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
+              "and cpu!\n")
+    title = _draft(report, released=lambda dist: True)[1]["title"]
+    assert title.startswith("widget-attack attack_widget.py: Expected all"), title
