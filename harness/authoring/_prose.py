@@ -217,6 +217,12 @@ def _ran_script(lines: list[str]) -> str:
     return found["script"].removeprefix("./") if found else ""
 
 
+# "I find the error on the line:" and the source line quoted on the next line (``x = torch.where(...)``).
+_ON_THE_LINE = re.compile(r"\b(?:error|fails?|failed|raises?|crash\w*)\b.{0,40}\b(?:on|at|in) (?:the|this) "
+                          r"(?:following )?line\s*:?\s*$", re.IGNORECASE)
+_QUOTED_CODE = re.compile(r"^\s*(?:(?P<target>[A-Za-z_]\w{0,60})\s*=\s*)?(?P<call>[A-Za-z_][\w.]{0,80})\(")
+
+
 # What a report's own words say ran when it failed, where no frame of the project shows: a file (``finetune.py``,
 # "Update utils.py"), a name shaped like code (``MultiBandDiffusion``, ``Face_Verification``), else a run word and the
 # name before it ("Tensor preprocessing", "click train"). Read from the title and the description, never a reply,
@@ -245,9 +251,11 @@ def _subjects(lines: list[str]) -> tuple[str, ...]:
     code names of each line before its run words."""
     found: list[str] = []
     fenced = False
-    for line in lines:
+    for index, line in enumerate(lines):
         if REPLY_HEADER.match(line.strip()):
             break
+        if _ON_THE_LINE.search(line) and index + 1 < len(lines) and (code := _QUOTED_CODE.match(lines[index + 1])):
+            found.insert(0, code["target"] or code["call"])  # the failing line itself: what it computes
         fenced = fenced != line.lstrip().startswith("```")
         if fenced or line.lstrip().startswith("```") or line[:1].isspace() or _NOT_SUBJECT.match(line.lstrip("# ")):
             continue

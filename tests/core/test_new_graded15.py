@@ -122,3 +122,13 @@ def test_a_scripts_comprehension_frame_names_the_script_in_the_title() -> None:
               "and cpu!\n")
     title = _draft(report, released=lambda dist: True)[1]["title"]
     assert title.startswith("widget-attack attack_widget.py: Expected all"), title
+
+
+def test_a_source_line_the_prose_quotes_as_the_failing_one_names_the_api() -> None:
+    """Class (slime-7): no frames; the reporter writes "I find the error on the line:" and quotes the source line
+    below. What that line computes names the API, not the prose's "training"."""
+    report = ("https://github.com/someone/WidgetSeg/issues/7\n# RuntimeError: expected scalar type float but found long int"
+              "\n\nHi, when I train the model on my data, I find the error on the line:\n"
+              "pixel_scale = torch.where(counts > 0, counts.sum() / counts, 0)\n\nPlease help me debug this issue?\n")
+    title = _draft(report, released=lambda dist: True)[1]["title"]
+    assert title.startswith("widgetseg pixel_scale: expected scalar type float"), title
