@@ -155,8 +155,12 @@ _SCRIPT = re.compile(r"\b(?:python3?\s+(?:-m\s+)?|(?:run|running|ran|bash|sh)\s+
 
 
 def _named_calls(lines: list[str]) -> tuple[str, ...]:
-    said = [m["name"] for line in lines if not line[:1].isspace() and _ERROR_WORDS.search(line)
-            for m in _SAID_IN.finditer(_NOT_PROSE_CODE.sub(" ", line))]
+    # a frame quoted inside a sentence ('happens in "../x/best_epoch.py", line 51, in on_validation_batch_end'):
+    # its function, named with its file (a hook's bare name says nothing of whose code it is)
+    quoted = [f"{_PATH_PARTS.split(m['path'])[-1]} {m['func']}" for line in lines
+              if not line.lstrip().startswith("File ") for m in _PROSE_FRAME.finditer(line)]
+    said = [*quoted, *(m["name"] for line in lines if not line[:1].isspace() and _ERROR_WORDS.search(line)
+                       for m in _SAID_IN.finditer(_NOT_PROSE_CODE.sub(" ", line)))]
     built: dict[str, str] = {}
     made: list[str] = []
     for line in lines:
@@ -170,6 +174,8 @@ def _named_calls(lines: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*said, *made[-1:], *scripts]))
 
 
+_PATH_PARTS = re.compile(r"[/\\]")
+_PROSE_FRAME = re.compile(r'"(?P<path>[^"\n]{1,300}\.py)", line \d+, in (?P<func>[A-Za-z_]\w{0,80})')
 _NOT_PROSE_CODE = re.compile(r"\S*(?:/|\\|://)\S*")
 _NOT_SCRIPTS = frozenset({"the", "this", "that", "above", "below", "following", "same", "my", "your", "it", "example",
                           "sample", "demo", "code", "script", "setup", "test", "tests", "pip"})

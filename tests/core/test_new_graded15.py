@@ -132,3 +132,15 @@ def test_a_source_line_the_prose_quotes_as_the_failing_one_names_the_api() -> No
               "pixel_scale = torch.where(counts > 0, counts.sum() / counts, 0)\n\nPlease help me debug this issue?\n")
     title = _draft(report, released=lambda dist: True)[1]["title"]
     assert title.startswith("widgetseg pixel_scale: expected scalar type float"), title
+
+
+def test_a_frame_quoted_in_a_sentence_names_its_function_with_its_file() -> None:
+    """Class (t-gcn-56): no traceback block; the prose quotes the frame ('the problem happen to "..\\Widget-GCN\\
+    utils\\callbacks\\best_epoch.py", line 51, in on_validation_batch_end'). The title names the hook with its file:
+    a bare hook name says nothing of whose code it is."""
+    report = ("https://github.com/someone/Widget-GCN/issues/56\n# A question and solution\n\n"
+              'Hi, I meet the error like "RuntimeError: Expected all tensors to be on the same device, but found at '
+              'least two devices, cuda:0 and cpu!", and the problem happen to "..\\Widget-GCN\\utils\\callbacks\\'
+              'best_epoch.py", line 51, in on_validation_batch_end if monitor_op(monito\n')
+    title = _draft(report, released=lambda dist: True)[1]["title"]
+    assert title.startswith("widget-gcn best_epoch.py on_validation_batch_end: Expected all"), title

@@ -619,8 +619,10 @@ HELD_OUT_15 = {
                 ALL, False, f"slime {GIT}aliasgharkhani/SLiMe@<commit>", 0),
     "spacy-partial-tagger-25": ("RuntimeError", "Expected all tensors to be on the same device", "spacy-partial-tagger",
                                 "spacy-partial-tagger: Expected all", DEVICE, True, "spacy-partial-tagger==X.Y.Z", 0),
-    # known miss (S): the frame quoted inline in prose (best_epoch.py line 51) not read
-    "t-gcn-56": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "t-gcn", "t-gcn on_validation_batch_end: Expected all",
+    # known miss (S): the frame quoted inline in prose (best_epoch.py line 51) not in the skeleton; fix15 (not held
+    # out): its function is named with its file in the title
+    "t-gcn-56": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "t-gcn",
+                 "t-gcn best_epoch.py on_validation_batch_end: Expected all",
                  DEVICE, True, f"t-gcn {GIT}lehaifeng/T-GCN@<commit>", 0),
     # known miss (F): the reply's labels_cuda fix not said; fix15 (not held out): attack_one.py's <listcomp> frame names
     # the script in the title
@@ -1250,7 +1252,7 @@ MAINTAINER_15 = {
                  f"{TWO_AT}cuda:0 and cpu!", {"ta-lbf"}, f"{HUB}jiawangbai/TA-LBF@", "labels_cuda", DEV_LANES, None,
                  ("3.7",), False),
 }
-GRADED15_FLOOR = 73  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 73 after fix15
+GRADED15_FLOOR = 74  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 74 after fix15
 # (not held out)
 
 
