@@ -93,14 +93,17 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
 def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
                notes: list[str]) -> list[tuple[str, str]]:
     """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
-    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
+    solved it (another library's: the culprit's buggy pins stay, the fix adds that release), else the fix
+    placeholder says how a reply fixed it ("replacing labels_cuda")."""
     commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
     if commit and culprit != "torch" and _own_repository(report.url, culprit):
         notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
         return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
     pin = next((fix for fix in report.fixes if "==" in fix), "")
     if not pin:
-        return fix
+        said = next((fix[5:] for fix in report.fixes if fix.startswith("said:")), "")
+        return [(f"{dist} (a reply says it was fixed by {said})", why) if said and dist.startswith(MARK)
+                else (dist, why) for dist, why in fix]
     notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
     if str(canonicalize_name(pin.partition("==")[0])) == culprit:
         return [(pin, "the release a reply installed and said solved it")]

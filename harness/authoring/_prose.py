@@ -124,7 +124,8 @@ _PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|plea
 
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
-    ``name==version`` a reply installed (or tells the reporter to use) and said solved it."""
+    ``name==version`` a reply installed (or tells the reporter to use) and said solved it; ``said:<how>`` for a
+    sentence saying how it was fixed ("Fixed with replacing labels_cuda")."""
     own = _URL.match(url)
     own_repo = own["repo"].lower() if own else ""
     found: list[str] = []
@@ -136,7 +137,14 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
         for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])
+        if said := _FIXED_BY.match(line):
+            found.append(f"said:{said['how'].strip()}")
     return tuple(dict.fromkeys(found))
+
+
+# A sentence saying how the bug was fixed, in the fixer's words: "Fixed with replacing labels_cuda."
+_FIXED_BY = re.compile(r"^\s*(?:I\s+)?(?:fixed|solved|resolved)\s+(?:it\s+|this\s+)?(?:with|by)\s+"
+                       r"(?P<how>[a-z]+ing\b[^.!?\n]{3,120})", re.IGNORECASE)
 
 
 # Calls a frameless report's code and prose name, best first: a function a sentence about the error places it in

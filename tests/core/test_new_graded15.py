@@ -144,3 +144,16 @@ def test_a_frame_quoted_in_a_sentence_names_its_function_with_its_file() -> None
               'best_epoch.py", line 51, in on_validation_batch_end if monitor_op(monito\n')
     title = _draft(report, released=lambda dist: True)[1]["title"]
     assert title.startswith("widget-gcn best_epoch.py on_validation_batch_end: Expected all"), title
+
+
+def test_a_fix_placeholder_says_how_a_reply_fixed_it() -> None:
+    """Class (ta-lbf-2): a reply says how the bug was fixed ("Fixed with replacing labels_gpu."), naming no release or
+    commit: the fix variant's placeholder carries the reply's words."""
+    report = ("https://github.com/someone/widget-attack/issues/2\n"
+              "# RuntimeError: Expected all tensors to be on the same device\n\n"
+              'File "attack_widget.py", line 235, in run\n'
+              " acc = (labels == pred).sum()\n"
+              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
+              "and cpu!\n\nsomeone · comment · 2021-05-31\nFixed with replacing labels_gpu. Is it correct?\n")
+    fixed = " ".join(_draft(report, released=lambda dist: True)[1]["variants"]["fix"]["requires"])
+    assert "(a reply says it was fixed by replacing labels_gpu)" in fixed, fixed
