@@ -1058,7 +1058,8 @@ def test_validate_refuses_a_buggy_variant_that_pins_no_library_where_the_case_s_
 
 @pytest.mark.parametrize("buggy", [["transformers==4.27.0"], ["widgetnet==1.0.0"],
                                    [f"widgetnet @ git+https://github.com/acme-labs/widgetnet@{COMMIT_A}"]])
-def test_validate_refuses_a_draft_whose_buggy_variant_pins_other_libraries_but_not_its_project(tmp_path, buggy):
+def test_validate_refuses_a_draft_whose_buggy_variant_pins_other_libraries_but_not_its_project(
+        tmp_path: Path, buggy: list[str]) -> None:
     """graded15: a checkout project's skeleton imports torch alone, so a filled draft whose buggy variant pins only
     the libraries the project calls (transformers) passed although it never runs the project's code; a release of
     the project or a commit of its repository is what the buggy variant runs."""
