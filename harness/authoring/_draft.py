@@ -42,6 +42,7 @@ from harness.authoring._owners import (
     own_code_names,
     own_run,
     simulator_frame,
+    torch_era,
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
@@ -93,6 +94,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
+    notes += [era] if "torch" not in report.environment.pins and (era := torch_era(traceback.frames)) else []
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames

@@ -157,3 +157,19 @@ def test_a_fix_placeholder_says_how_a_reply_fixed_it() -> None:
               "and cpu!\n\nsomeone · comment · 2021-05-31\nFixed with replacing labels_gpu. Is it correct?\n")
     fixed = " ".join(_draft(report, released=lambda dist: True)[1]["variants"]["fix"]["requires"])
     assert "(a reply says it was fixed by replacing labels_gpu)" in fixed, fixed
+
+
+def test_a_frame_of_torch_tensor_py_dates_an_unlisted_torch_as_older_than_1_9() -> None:
+    """Class (ta-lbf-2, unscored): the report lists no torch, but a frame runs site-packages/torch/tensor.py, which
+    torch 1.9 renamed to torch/_tensor.py: the note says the report's torch is older than 1.9."""
+    report = ("https://github.com/someone/widget-attack/issues/2\n\n"
+              'File "attack_widget.py", line 235, in run\n'
+              " acc = (labels == pred).sum()\n"
+              'File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 27, in wrapped\n'
+              " return f(*args, **kwargs)\n"
+              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
+              "and cpu!\n")
+    notes = " ".join(_draft(report, released=lambda dist: True)[0].notes)
+    assert "its frames show a torch older than 1.9" in notes, notes
+    listed = report.replace("\n\n", "\n\ntorch==1.8.1\n", 1)
+    assert "its frames show a torch" not in " ".join(_draft(listed, released=lambda dist: True)[0].notes)
