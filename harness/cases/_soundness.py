@@ -65,6 +65,13 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   f"is {library} ({told}): the buggy variant cannot run the bug",
                             fix=f"pin the release (or commit) of {library} the report ran in the buggy variant's "
                                 "requires", line=line_of(["variants", variant, "requires"]))
+    unpinned = _skeleton_import_unpinned(script, variants.values())
+    if unpinned:
+        variant, module, dist = unpinned
+        raise CaseFileError(path, f"variant {variant!r} does not pin {dist}, yet {script.name} imports {module!r} "
+                                  "(an import `new` took from the report's traceback): the import fails in every lane",
+                            fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
+                                "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
     unowned = _project_unpinned(list(variants.values()), case or {}) if SKELETON_HEADER in told_apart else None
     if unowned:
         variant, project = unowned
@@ -74,13 +81,6 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                             fix=f"pin the release of {project} the report ran, or `{project} @ git+https://github.com/"
                                 "OWNER/REPO@COMMIT` for a project run from a source checkout",
                             line=line_of(["variants", variant, "requires"]))
-    unpinned = _skeleton_import_unpinned(script, variants.values())
-    if unpinned:
-        variant, module, dist = unpinned
-        raise CaseFileError(path, f"variant {variant!r} does not pin {dist}, yet {script.name} imports {module!r} "
-                                  "(an import `new` took from the report's traceback): the import fails in every lane",
-                            fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
-                                "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
 
 
 def _script_text(script: Path) -> str:
