@@ -8,7 +8,7 @@ import re
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
-from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, frame_owner, own_frames
+from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
 from harness.authoring._signature import _FOLDERS
 
 
@@ -44,7 +44,20 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
                             and frame_owner(f, report.environment) == owner for f in outer)
     if frame.function in _PLUMBING and _package_folder(frame) and not called_in_package:
         return f"{frame.posix.rpartition('/')[2]} {frame.function}"
-    return _api(frames, frame, owner, report)
+    api = _api(frames, frame, owner, report)
+    return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
+
+
+def _repository_caller(outer: tuple[Frame, ...], url: str) -> str:
+    """The function that called a library's wrapper forward (torch's call plumbing skipped) when it lies in a checkout
+    of the report's own repository (``ColossalAI/applications/ColossalChat/coati/trainer/sft.py``, in ``_train``):
+    the code the repository's maintainers own, not the library's plumbing."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)", url)
+    caller = next((f for f in reversed(outer) if (frame_owner(f) or ("", ""))[1] != "torch"), None)
+    if repo is None or caller is None or "-packages/" in caller.posix or not caller.function.isidentifier():
+        return ""
+    folders = {_checkout_name(folder) for folder in caller.posix.split("/")}
+    return caller.function if str(canonicalize_name(repo["repo"])) in folders else ""
 
 
 def _package_folder(frame: Frame) -> bool:

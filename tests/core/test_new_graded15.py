@@ -173,3 +173,22 @@ def test_a_frame_of_torch_tensor_py_dates_an_unlisted_torch_as_older_than_1_9() 
     assert "its frames show a torch older than 1.9" in notes, notes
     listed = report.replace("\n\n", "\n\ntorch==1.8.1\n", 1)
     assert "its frames show a torch" not in " ".join(_draft(listed, released=lambda dist: True)[0].notes)
+
+
+def test_a_library_wrappers_forward_is_named_by_its_caller_in_the_reports_own_repository() -> None:
+    """Class (colossalai-6169): the blamed library's only frame is its model wrapper's ``forward`` (reached through
+    torch's call plumbing), called from a checkout of the report's own repository (``WidgetAI/applications/chat/
+    widgetchat/trainer/sft.py``, in ``_train``). The title names that caller, not the plumbing ``forward``."""
+    report = ("https://github.com/widget-org/WidgetAI/issues/61\n\nTraceback (most recent call last):\n"
+              '  File "/workspace/WidgetAI/applications/chat/widgetchat/trainer/sft.py", line 133, in _train\n'
+              "    outputs = self.model(batch)\n"
+              f'  File "{SITE}/torch/nn/modules/module.py", line 1562, in _call_impl\n'
+              "    return forward_call(*args, **kwargs)\n"
+              f'  File "{SITE}/widgetai/interface/model.py", line 25, in forward\n'
+              "    return self.module(*args, **kwargs)\n"
+              f'  File "{SITE}/torch/nn/modules/linear.py", line 117, in forward\n'
+              "    return F.linear(input, self.weight, self.bias)\n"
+              "RuntimeError: mat1 and mat2 must have the same dtype, but got Float and BFloat16\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widgetai", draft.culprit
+    assert data["title"].startswith("widgetai _train: mat1 and mat2"), data["title"]

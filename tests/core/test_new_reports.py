@@ -598,9 +598,10 @@ HELD_OUT_15 = {
     "cleanrl-396": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "cleanrl",
                     "cleanrl rpo_continuous_action.py: Expected all", DEVICE,
                     True, f"cleanrl {GIT}vwxyzjn/cleanrl@<commit>", 0),
-    # known miss (T): colossalai's ModelWrapper forward, not coati's SFTTrainer._train
+    # known miss (F): no "no fix known"; fix15 (not held out): coati's _train (the ColossalAI checkout) names the API,
+    # not colossalai's wrapper forward
     "colossalai-6169": ("RuntimeError", "mat1 and mat2 must have the same dtype, but got Float and BFloat16",
-                        "colossalai", "colossalai forward: mat1", ALL, False, "colossalai==X.Y.Z", 3),
+                        "colossalai", "colossalai _train: mat1", ALL, False, "colossalai==X.Y.Z", 3),
     # known miss (T): no "num_devices=-1"/"default" decoration; fix15 (not held out): the cut "and c" copy's message is
     # taken whole from the report's earlier copy
     "lightning-16816": ("RuntimeError", FABRIC, "lightning-fabric", "lightning_fabric find_usable_cuda_devices: You",
@@ -1252,7 +1253,7 @@ MAINTAINER_15 = {
                  f"{TWO_AT}cuda:0 and cpu!", {"ta-lbf"}, f"{HUB}jiawangbai/TA-LBF@", "labels_cuda", DEV_LANES, None,
                  ("3.7",), False),
 }
-GRADED15_FLOOR = 75  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 75 after fix15
+GRADED15_FLOOR = 76  # of 80: 58 held out (main 2acab11, this scorer; 58 by hand, strict; 67 lenient); 76 after fix15
 # (not held out)
 
 
