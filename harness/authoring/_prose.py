@@ -3,6 +3,7 @@ issue it links and other repositories' issues it cites."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -221,6 +222,32 @@ def _ran_on(lines: list[str]) -> str:
 _FAILED_SCRIPT = re.compile(r"^\s*(?P<script>[\w./-]{1,120}\.py) FAILED\s*$")
 _RUN_SCRIPT = re.compile(r"(?:^|[\s`$>])(?:python[\d.]*|torchrun|deepspeed|accelerate launch)\s(?:[^`|;&]*?\s)?"
                          r"(?P<script>[\w./-]{1,120}\.py)(?![\w.])")
+
+
+def _ran_command(lines: list[str]) -> str:
+    """The command line that ran the report's script, with its arguments (the run's settings: ``--plugin ddp``,
+    ``--mixed_precision bf16``): a code span holding it, else the line from its environment variables and launcher
+    up to the first plain word after the script that is no flag's value (the prose going on); "" when none."""
+    joined = "\n".join(lines).replace("\\\n", " ").splitlines()
+    for line in (line for line in joined if "File " not in line):
+        if not (match := _RUN_SCRIPT.search(line)):
+            continue
+        span = next((code for code in re.findall(r"`([^`]+)`", line) if _RUN_SCRIPT.search(f" {code}")), "")
+        before = [] if span else line[: match.start() + 1].split()
+        env = list(itertools.takewhile(_ENV_SETTING.fullmatch, reversed(before)))[::-1]
+        kept: list[str] = []
+        for token in [*env, *(span or line[match.start():]).strip("`$> ").split()]:
+            if any(t.endswith(".py") for t in kept) and _PLAIN_WORD.fullmatch(token) \
+                    and not (kept and re.match(r"--?\w", kept[-1])):
+                break
+            kept.append(token)
+        return " ".join(kept)[:_MAX_COMMAND]
+    return ""
+
+
+_ENV_SETTING = re.compile(r"[A-Z_][A-Z0-9_]*=\S*")
+_PLAIN_WORD = re.compile(r"[A-Za-z]+[,.:;!?]?")
+_MAX_COMMAND = 240
 
 
 def _ran_script(lines: list[str]) -> str:

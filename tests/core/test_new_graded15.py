@@ -192,3 +192,15 @@ def test_a_library_wrappers_forward_is_named_by_its_caller_in_the_reports_own_re
     draft, data = _draft(report, released=lambda dist: True)
     assert draft.culprit == "widgetai", draft.culprit
     assert data["title"].startswith("widgetai _train: mat1 and mat2"), data["title"]
+
+
+def test_the_skeleton_keeps_the_command_line_and_its_settings() -> None:
+    """Class (peft-175, graded15's S): the report ran its script through a launcher with settings; the skeleton shows
+    that command line (environment variables, launcher, script, flags), not the prose that goes on after it."""
+    report = (f"https://github.com/widget-org/widgetft/issues/9\n# RuntimeError: {HALF}\n\n"
+              "When I run CUDA_VISIBLE_DEVICES=0 accelerate launch --mixed_precision fp16 ft_widget.py --load_in_8bit "
+              "--output_dir chk to train I get the error in the title.\n")
+    repro = _draft(report, released=lambda dist: True)[0].repro_py
+    comments = " ".join(line.strip("# ") for line in repro.splitlines() if line.startswith("    #   "))
+    assert comments.startswith("CUDA_VISIBLE_DEVICES=0 accelerate launch --mixed_precision fp16 ft_widget.py "
+                               "--load_in_8bit --output_dir chk RuntimeError"), comments
