@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from harness.authoring._bugreport import parse_report
-from harness.authoring._draft import Draft, draft_case
+from tests.core.test_new_graded14 import SITE, _draft
 
-SITE = "/home/u/miniconda3/envs/w/lib/python3.10/site-packages"
 HALF = "expected scalar type Half but found Float"
+PLACED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
 
-def _draft(text: str, **index: object) -> tuple[Draft, dict[str, Any]]:
-    draft = draft_case("t", parse_report(text), "report.txt", **index)  # type: ignore[arg-type]
-    return draft, yaml.safe_load(draft.case_yaml)
+def _attack(function: str, tail: str = "", head: str = "") -> str:
+    """A made-up ta-lbf-shaped report: a script's frame (in ``function``) calling torch/tensor.py (torch < 1.9)."""
+    return ("https://github.com/someone/widget-attack/issues/2\n"
+            f"# RuntimeError: Expected all tensors to be on the same device\n\n{head}"
+            f'File "attack_widget.py", line 235, in {function}\n'
+            " acc = len([i for i in range(len(output)) if labels[i] == pred[i]])\n"
+            'File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 27, in wrapped\n'
+            f" return f(*args, **kwargs)\nRuntimeError: {PLACED}\n{tail}")
 
 
 def _buggy(data: dict[str, Any]) -> str:
@@ -112,14 +115,7 @@ def test_a_title_naming_a_script_file_gives_the_script_not_its_suffix() -> None:
 def test_a_scripts_comprehension_frame_names_the_script_in_the_title() -> None:
     """Class (ta-lbf-2): the report's own frame is a list comprehension at a script's top level ("attack_one.py", in
     <listcomp>) calling into torch: the title names the script, not nothing."""
-    report = ("https://github.com/someone/widget-attack/issues/2\n"
-              "# RuntimeError: Expected all tensors to be on the same device\n\n"
-              'File "attack_widget.py", line 235, in <listcomp>\n'
-              " acc = len([i for i in range(len(output)) if labels[i] == pred[i]])\n"
-              'File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 27, in wrapped\n'
-              " return f(*args, **kwargs)\n"
-              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
-              "and cpu!\n")
+    report = _attack("<listcomp>")
     title = _draft(report, released=lambda dist: True)[1]["title"]
     assert title.startswith("widget-attack attack_widget.py: Expected all"), title
 
@@ -149,12 +145,7 @@ def test_a_frame_quoted_in_a_sentence_names_its_function_with_its_file() -> None
 def test_a_fix_placeholder_says_how_a_reply_fixed_it() -> None:
     """Class (ta-lbf-2): a reply says how the bug was fixed ("Fixed with replacing labels_gpu."), naming no release or
     commit: the fix variant's placeholder carries the reply's words."""
-    report = ("https://github.com/someone/widget-attack/issues/2\n"
-              "# RuntimeError: Expected all tensors to be on the same device\n\n"
-              'File "attack_widget.py", line 235, in run\n'
-              " acc = (labels == pred).sum()\n"
-              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
-              "and cpu!\n\nsomeone · comment · 2021-05-31\nFixed with replacing labels_gpu. Is it correct?\n")
+    report = _attack("run", "\nsomeone · comment · 2021-05-31\nFixed with replacing labels_gpu. Is it correct?\n")
     fixed = " ".join(_draft(report, released=lambda dist: True)[1]["variants"]["fix"]["requires"])
     assert "(a reply says it was fixed by replacing labels_gpu)" in fixed, fixed
 
@@ -162,16 +153,10 @@ def test_a_fix_placeholder_says_how_a_reply_fixed_it() -> None:
 def test_a_frame_of_torch_tensor_py_dates_an_unlisted_torch_as_older_than_1_9() -> None:
     """Class (ta-lbf-2, unscored): the report lists no torch, but a frame runs site-packages/torch/tensor.py, which
     torch 1.9 renamed to torch/_tensor.py: the note says the report's torch is older than 1.9."""
-    report = ("https://github.com/someone/widget-attack/issues/2\n\n"
-              'File "attack_widget.py", line 235, in run\n'
-              " acc = (labels == pred).sum()\n"
-              'File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 27, in wrapped\n'
-              " return f(*args, **kwargs)\n"
-              "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 "
-              "and cpu!\n")
+    report = _attack("run")
     notes = " ".join(_draft(report, released=lambda dist: True)[0].notes)
     assert "its frames show a torch older than 1.9" in notes, notes
-    listed = report.replace("\n\n", "\n\ntorch==1.8.1\n", 1)
+    listed = _attack("run", head="torch==1.8.1\n")
     assert "its frames show a torch" not in " ".join(_draft(listed, released=lambda dist: True)[0].notes)
 
 
