@@ -22,6 +22,10 @@ def _attack(function: str, tail: str = "", head: str = "") -> str:
             f" return f(*args, **kwargs)\nRuntimeError: {PLACED}\n{tail}")
 
 
+def _titled(report: str) -> str:
+    return str(_draft(report, released=lambda dist: True)[1]["title"])
+
+
 def _buggy(data: dict[str, Any]) -> str:
     return " ".join(data["variants"]["buggy"]["requires"])
 
@@ -108,7 +112,7 @@ def test_a_title_naming_a_script_file_gives_the_script_not_its_suffix() -> None:
     report = ("https://github.com/someone/widgetrl/pull/396\n# Update ppo_widget_action.py\n\n"
               "Fix RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
               "cuda:0 and cpu!\n")
-    title = _draft(report, released=lambda dist: True)[1]["title"]
+    title = _titled(report)
     assert title.startswith("widgetrl ppo_widget_action.py: Expected all tensors"), title
 
 
@@ -116,7 +120,7 @@ def test_a_scripts_comprehension_frame_names_the_script_in_the_title() -> None:
     """Class (ta-lbf-2): the report's own frame is a list comprehension at a script's top level ("attack_one.py", in
     <listcomp>) calling into torch: the title names the script, not nothing."""
     report = _attack("<listcomp>")
-    title = _draft(report, released=lambda dist: True)[1]["title"]
+    title = _titled(report)
     assert title.startswith("widget-attack attack_widget.py: Expected all"), title
 
 
@@ -126,7 +130,7 @@ def test_a_source_line_the_prose_quotes_as_the_failing_one_names_the_api() -> No
     report = ("https://github.com/someone/WidgetSeg/issues/7\n# RuntimeError: expected scalar type float but found long int"
               "\n\nHi, when I train the model on my data, I find the error on the line:\n"
               "pixel_scale = torch.where(counts > 0, counts.sum() / counts, 0)\n\nPlease help me debug this issue?\n")
-    title = _draft(report, released=lambda dist: True)[1]["title"]
+    title = _titled(report)
     assert title.startswith("widgetseg pixel_scale: expected scalar type float"), title
 
 
@@ -138,7 +142,7 @@ def test_a_frame_quoted_in_a_sentence_names_its_function_with_its_file() -> None
               'Hi, I meet the error like "RuntimeError: Expected all tensors to be on the same device, but found at '
               'least two devices, cuda:0 and cpu!", and the problem happen to "..\\Widget-GCN\\utils\\callbacks\\'
               'best_epoch.py", line 51, in on_validation_batch_end if monitor_op(monito\n')
-    title = _draft(report, released=lambda dist: True)[1]["title"]
+    title = _titled(report)
     assert title.startswith("widget-gcn best_epoch.py on_validation_batch_end: Expected all"), title
 
 
