@@ -21,11 +21,13 @@ from harness.authoring._prose import (
     _cited,
     _class_calls,
     _code_names,
+    _eight_bit,
     _issue_url,
     _modules,
     _named_calls,
     _named_fixes,
     _path_tops,
+    _ran_command,
     _ran_on,
     _ran_script,
     _subjects,
@@ -69,6 +71,8 @@ class BugReport:
     script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
     subjects: tuple[str, ...] = ()  # what the report's own prose says ran when it failed (_prose._subjects)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
+    eight_bit: bool = False  # the run loaded bitsandbytes' CUDA library or an 8-bit model (_prose._eight_bit)
+    command: str = ""  # the command line that ran the script, with its settings (_prose._ran_command)
 
 
 def parse_report(text: str) -> BugReport:
@@ -84,6 +88,7 @@ def parse_report(text: str) -> BugReport:
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
                        named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       eight_bit=_eight_bit(lines), command=_ran_command(lines),
                        subjects=_subjects(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
@@ -100,6 +105,7 @@ def parse_report(text: str) -> BugReport:
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
+                       eight_bit=_eight_bit(lines), command=_ran_command(lines),
                        subjects=_subjects(lines))
 
 

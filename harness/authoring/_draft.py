@@ -42,6 +42,7 @@ from harness.authoring._owners import (
     own_code_names,
     own_run,
     simulator_frame,
+    torch_era,
 )
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
@@ -93,11 +94,13 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
+    notes += [era] if "torch" not in report.environment.pins and (era := torch_era(traceback.frames)) else []
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
     expect, guess = _expectations(traceback.exception_class, traceback.message,
-                                  final_frames[-1].source if final_frames else "", report.ran_on)
+                                  final_frames[-1].source if final_frames else "", report.ran_on,
+                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins))
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -136,7 +139,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                                       or frameless_api(report, message, culprit) or message_api(message)
                                       or said_api(report, culprit, _title_message(traceback.exception, message)))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
-                                                      culprit if culprit != "torch" else ""),
+                                                      culprit if culprit != "torch" else "", report.command),
                  notes, imports, culprit)
 
 
@@ -259,12 +262,37 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
             and (own := own_run(frames, str(project), culprit_frame, report.title)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
         culprit, culprit_frame = str(project), own[0]
+    elif culprit != "torch" and (cut := _cut_short_project(report, culprit)) is not None:
+        why = (f"its frame {cut[1].path} is a copy in a checkout of the link's repository" if cut[1] else
+               "the report pins it (its link's project, in no frame shown)")
+        notes.append(f"the traceback is cut before the frame that raised, and {why}: drafted as {cut[0]}'s bug, "
+                     f"{culprit} stays pinned as what it calls")
+        culprit, culprit_frame = cut
     if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
         notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
                      "stays pinned as what it calls")
         culprit, culprit_frame = fixer, None
     packages.append(culprit) if culprit not in packages else None
     return culprit, culprit_frame
+
+
+def _cut_short_project(report: BugReport, culprit: str) -> tuple[str, Frame | None] | None:
+    """The link's project (and its frame, if one shows) when the stored traceback stops before its raising frame (the
+    exception comes from the title or prose) and either the report's own listing pins that project, which no frame
+    shows (the outer framework frame shown last, transformers' Trainer.train, only called it), or a frame outside
+    site-packages lies in a checkout of its repository (``ProLLaMA-main/peft/peft_model.py``: the project's copy of
+    peft calling into transformers): the installed library shown innermost is not known to have raised."""
+    frames = report.traceback.frames
+    project = _url_project(report, [])
+    if "the exception line as Python printed it" not in report.missing or not frames or project in (None, culprit):
+        return None
+    framed = {owner[1] for frame in frames if (owner := frame_owner(frame, report.environment))}
+    pinned = report.environment.pins.get(str(project))
+    if project not in framed and pinned and pinned.version:
+        return str(project), None
+    copied = _checkout_frame(tuple(f for f in frames if "-packages/" not in f.posix and f.posix.startswith("/")),
+                             str(project))
+    return (str(project), copied) if copied is not None else None
 
 
 def _relative(frame: Frame) -> bool:

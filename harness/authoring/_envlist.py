@@ -254,8 +254,22 @@ def source_pin(dist: str, pin: Pin, notes: list[str]) -> str:
     return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, add a patch"
 
 
+# A model card's "Framework versions" line naming two installs tried: "peft 0.2.0/peft 0.3.0.dev0".
+_SLASHED = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<first>{_RELEASE})\s*/\s*(?P=name) "
+                      rf"(?P<second>{_RELEASE})\s*$", re.IGNORECASE)
+
+
+def _slashed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """The release of the two that the index has (a ``.dev`` build is a source checkout's), else the first."""
+    for index, line in enumerate(lines):
+        if match := _SLASHED.match(line):
+            released = [ver for ver in (match["first"], match["second"]) if "dev" not in ver]
+            yield _dist(match["name"]), Pin((released or [match["first"]])[0], "env listing", index + 1)
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)

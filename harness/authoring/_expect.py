@@ -41,11 +41,13 @@ _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
 _KERNEL_GUESS = "a CUDA kernel's error"
 _STR_DEVICE_GUESS = "a device given as a str"
+_EIGHT_BIT_GUESS = "a dtype error in an 8-bit (bitsandbytes) run"
 
 
-def _expectations(exception: str, message: str, source: str = "", ran_on: str = "") -> tuple[dict[str, str], str]:
+def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
+                  eight_bit: bool = False) -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
-    report ran: ``ran_on``): a guess, said so."""
+    report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
@@ -66,6 +68,10 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
+    if eight_bit and _DTYPE.search(message):
+        gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
+        return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
+                "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
         gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "

@@ -45,11 +45,14 @@ def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: l
                      "after it (check it is)")
         return ""  # an organisation named after its project (pyannote/pyannote-audio) publishing its own package
     if not urls:  # a name match with no link at all: nothing ties it to the repository the report names
-        return "its metadata links no repository"
+        return _NO_LINK
     if any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
         return ""
     hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
     return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
+
+
+_NO_LINK = "its metadata links no repository"
 
 
 def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
@@ -57,7 +60,9 @@ def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: lis
     """A project the index does not have, or whose name there is another project's (``other``: that project's
     page): the report ran its repository's code, so both variants pin commits."""
     source = _commit_source(url)
-    absent = (f"the package index's {culprit} is another project ({other})" if other else
+    absent = (f"the package index's {culprit} links no repository, so nothing ties it to the report's (it may be "
+              "this project's: then pin its releases instead)" if other == _NO_LINK else
+              f"the package index's {culprit} is another project ({other})" if other else
               f"the package index has no project named {culprit}")
     notes.append(f"{absent}: the report ran its repository's code, so the "
                  f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
@@ -93,14 +98,17 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
 def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
                notes: list[str]) -> list[tuple[str, str]]:
     """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
-    solved it (another library's: the culprit's buggy pins stay, the fix adds that release)."""
+    solved it (another library's: the culprit's buggy pins stay, the fix adds that release), else the fix
+    placeholder says how a reply fixed it ("replacing labels_cuda")."""
     commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
     if commit and culprit != "torch" and _own_repository(report.url, culprit):
         notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
         return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
     pin = next((fix for fix in report.fixes if "==" in fix), "")
     if not pin:
-        return fix
+        said = next((fix[5:] for fix in report.fixes if fix.startswith("said:")), "")
+        return [(f"{dist} (a reply says it was fixed by {said})", why) if said and dist.startswith(MARK)
+                else (dist, why) for dist, why in fix]
     notes.append(f"the fix pin {pin} is what a reply installed and said solved it: check it is the fix")
     if str(canonicalize_name(pin.partition("==")[0])) == culprit:
         return [(pin, "the release a reply installed and said solved it")]

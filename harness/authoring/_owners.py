@@ -333,3 +333,15 @@ def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
     buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
     return buggy, fix
+
+
+# torch files whose place says a traceback ran an old torch, when the report lists none (the case pins a new one):
+# torch/tensor.py became torch/_tensor.py in 1.9.
+_TORCH_ERAS = (("/torch/tensor.py", "older than 1.9 (torch/tensor.py became torch/_tensor.py in 1.9)"),)
+
+
+def torch_era(frames: tuple[Frame, ...]) -> str:
+    """A note dating the report's torch from its frames' files ("" when none dates it)."""
+    era = next((when for path, when in _TORCH_ERAS for frame in frames if frame.posix.endswith(path)), "")
+    return (f"the report lists no torch version, but its frames show a torch {era}: if the bug needs that torch, "
+            "say why in the case") if era else ""

@@ -3,6 +3,7 @@ issue it links and other repositories' issues it cites."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 # How a report's text names a module: an import statement, a source link into a repository
@@ -124,7 +125,8 @@ _PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|plea
 
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
-    ``name==version`` a reply installed (or tells the reporter to use) and said solved it."""
+    ``name==version`` a reply installed (or tells the reporter to use) and said solved it; ``said:<how>`` for a
+    sentence saying how it was fixed ("Fixed with replacing labels_cuda")."""
     own = _URL.match(url)
     own_repo = own["repo"].lower() if own else ""
     found: list[str] = []
@@ -136,7 +138,14 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
         for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])
+        if said := _FIXED_BY.match(line):
+            found.append(f"said:{said['how'].strip()}")
     return tuple(dict.fromkeys(found))
+
+
+# A sentence saying how the bug was fixed, in the fixer's words: "Fixed with replacing labels_cuda."
+_FIXED_BY = re.compile(r"^\s*(?:I\s+)?(?:fixed|solved|resolved)\s+(?:it\s+|this\s+)?(?:with|by)\s+"
+                       r"(?P<how>[a-z]+ing\b[^.!?\n]{3,120})", re.IGNORECASE)
 
 
 # Calls a frameless report's code and prose name, best first: a function a sentence about the error places it in
@@ -155,8 +164,12 @@ _SCRIPT = re.compile(r"\b(?:python3?\s+(?:-m\s+)?|(?:run|running|ran|bash|sh)\s+
 
 
 def _named_calls(lines: list[str]) -> tuple[str, ...]:
-    said = [m["name"] for line in lines if not line[:1].isspace() and _ERROR_WORDS.search(line)
-            for m in _SAID_IN.finditer(_NOT_PROSE_CODE.sub(" ", line))]
+    # a frame quoted inside a sentence ('happens in "../x/best_epoch.py", line 51, in on_validation_batch_end'):
+    # its function, named with its file (a hook's bare name says nothing of whose code it is)
+    quoted = [f"{_PATH_PARTS.split(m['path'])[-1]} {m['func']}" for line in lines
+              if not line.lstrip().startswith("File ") for m in _PROSE_FRAME.finditer(line)]
+    said = [*quoted, *(m["name"] for line in lines if not line[:1].isspace() and _ERROR_WORDS.search(line)
+                       for m in _SAID_IN.finditer(_NOT_PROSE_CODE.sub(" ", line)))]
     built: dict[str, str] = {}
     made: list[str] = []
     for line in lines:
@@ -170,6 +183,8 @@ def _named_calls(lines: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*said, *made[-1:], *scripts]))
 
 
+_PATH_PARTS = re.compile(r"[/\\]")
+_PROSE_FRAME = re.compile(r'"(?P<path>[^"\n]{1,300}\.py)", line \d+, in (?P<func>[A-Za-z_]\w{0,80})')
 _NOT_PROSE_CODE = re.compile(r"\S*(?:/|\\|://)\S*")
 _NOT_SCRIPTS = frozenset({"the", "this", "that", "above", "below", "following", "same", "my", "your", "it", "example",
                           "sample", "demo", "code", "script", "setup", "test", "tests", "pip"})
@@ -182,6 +197,14 @@ _NO_GPU = re.compile(r"\b(?:(?:do(?:es)?n'?t|do(?:es)? not|don't) have (?:a |any
 _CPU_SET = re.compile(r"""\b(?:accelerator|device)\s*=\s*(?P<quote>["'])(?P<device>cpu|gpu|cuda(?::\d+)?|auto)"""
                       r"(?P=quote)")
 _GPU_SAID = re.compile(r"\.cuda\(\)|\bNVIDIA\b|\b(?:RTX|GTX)\s?\d{3,4}\b|\b[AHV]100\b|\bTesla\b", re.IGNORECASE)
+
+
+# An 8-bit run through bitsandbytes' CUDA library: its setup banner loading the binary, or an 8-bit load or layer.
+_EIGHT_BIT = re.compile(r"libbitsandbytes_cuda\d*|\bload_in_8bit\s*=\s*True|\bLinear8bitLt\b|\bbitsandbytes==")
+
+
+def _eight_bit(lines: list[str]) -> bool:
+    return any(_EIGHT_BIT.search(line) for line in lines)
 
 
 def _ran_on(lines: list[str]) -> str:
@@ -201,12 +224,44 @@ _RUN_SCRIPT = re.compile(r"(?:^|[\s`$>])(?:python[\d.]*|torchrun|deepspeed|accel
                          r"(?P<script>[\w./-]{1,120}\.py)(?![\w.])")
 
 
+def _ran_command(lines: list[str]) -> str:
+    """The command line that ran the report's script, with its arguments (the run's settings: ``--plugin ddp``,
+    ``--mixed_precision bf16``): a code span holding it, else the line from its environment variables and launcher
+    up to the first plain word after the script that is no flag's value (the prose going on); "" when none."""
+    joined = "\n".join(lines).replace("\\\n", " ").splitlines()
+    for line in (line for line in joined if "File " not in line):
+        if not (match := _RUN_SCRIPT.search(line)):
+            continue
+        span = next((code for code in re.findall(r"`([^`]+)`", line) if _RUN_SCRIPT.search(f" {code}")), "")
+        before = [] if span else line[: match.start() + 1].split()
+        env = list(itertools.takewhile(_ENV_SETTING.fullmatch, reversed(before)))[::-1]
+        kept: list[str] = []
+        for token in [*env, *(span or line[match.start():]).strip("`$> ").split()]:
+            if any(t.endswith(".py") for t in kept) and _PLAIN_WORD.fullmatch(token) \
+                    and not (kept and re.match(r"--?\w", kept[-1])):
+                break
+            kept.append(token)
+        return " ".join(kept)[:_MAX_COMMAND]
+    return ""
+
+
+_ENV_SETTING = re.compile(r"[A-Z_][A-Z0-9_]*=\S*")
+_PLAIN_WORD = re.compile(r"[A-Za-z]+[,.:;!?]?")
+_MAX_COMMAND = 240
+
+
 def _ran_script(lines: list[str]) -> str:
     """The script the report's run named (its path as written, without a leading ./), else ""."""
     joined = "\n".join(lines).replace("\\\n", " ").splitlines()  # a shell command continued over lines
     found = next((m for line in joined if (m := _FAILED_SCRIPT.match(line))), None) \
         or next((m for line in joined if (m := _RUN_SCRIPT.search(line))), None)
     return found["script"].removeprefix("./") if found else ""
+
+
+# "I find the error on the line:" and the source line quoted on the next line (``x = torch.where(...)``).
+_ON_THE_LINE = re.compile(r"\b(?:error|fails?|failed|raises?|crash\w*)\b.{0,40}\b(?:on|at|in) (?:the|this) "
+                          r"(?:following )?line\s*:?\s*$", re.IGNORECASE)
+_QUOTED_CODE = re.compile(r"^\s*(?:(?P<target>[A-Za-z_]\w{0,60})\s*=\s*)?(?P<call>[A-Za-z_][\w.]{0,80})\(")
 
 
 # What a report's own words say ran when it failed, where no frame of the project shows: a file (``finetune.py``,
@@ -237,9 +292,11 @@ def _subjects(lines: list[str]) -> tuple[str, ...]:
     code names of each line before its run words."""
     found: list[str] = []
     fenced = False
-    for line in lines:
+    for index, line in enumerate(lines):
         if REPLY_HEADER.match(line.strip()):
             break
+        if _ON_THE_LINE.search(line) and index + 1 < len(lines) and (code := _QUOTED_CODE.match(lines[index + 1])):
+            found.insert(0, code["target"] or code["call"])  # the failing line itself: what it computes
         fenced = fenced != line.lstrip().startswith("```")
         if fenced or line.lstrip().startswith("```") or line[:1].isspace() or _NOT_SUBJECT.match(line.lstrip("# ")):
             continue

@@ -15,7 +15,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
-from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_IMPORT
+from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_HEADER, SKELETON_IMPORT
 
 
 @dataclass(frozen=True)
@@ -138,11 +138,12 @@ def template_yaml(case_id: str) -> str:
 
 
 def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
-             distributions: dict[str, str] | None = None, api: str = "", project: str = "") -> str:
+             distributions: dict[str, str] | None = None, api: str = "", project: str = "", command: str = "") -> str:
     """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise.
     ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
     that every variant pins it). ``api``: with no frame, the API the report names (the call to write); with neither,
-    the skeleton says that ``project``'s call is to be found."""
+    the skeleton says that ``project``'s call is to be found. ``command``: the report's command line, whose settings
+    the repro keeps."""
     named = distributions or {}
     shows = "The report shows no frame of the blamed project" if where else "The report shows no frame"
     comments: list[str] = [f"    # {shows}; the API it names: {api}"] if api else []
@@ -151,12 +152,15 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source else []
+    if command:
+        comments += ["    # The report ran (keep its settings: launcher, precision, plugin, flags):",
+                     *_wrapped(command, "    #   ")]
     if final:
         comments += ["    # The buggy variant must end the same way:", *_wrapped(final[:300], "    #   ")]
     body = "\n".join([
         '"""Repro for cases/' + case_id + ": see case.yaml for the bug, its upstream links and the variants.",
         "",
-        f"Written by `python -m harness new` from {_docstring_safe(source) or 'no report'}: write the {MARK} call.",
+        f"{SKELETON_HEADER} {_docstring_safe(source) or 'no report'}: write the {MARK} call.",
         "Build tiny models from configs (no downloads: HF_HUB_OFFLINE=1 is set), call the library on the path",
         "the traceback shows, and let the bug raise. The harness runs `repro.py --variant NAME --device cpu|cuda`",
         "(plus the variant's args) and matches the exception against case.yaml's signature.",

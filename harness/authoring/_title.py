@@ -8,7 +8,7 @@ import re
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
-from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, frame_owner, own_frames
+from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
 from harness.authoring._signature import _FOLDERS
 
 
@@ -44,7 +44,20 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
                             and frame_owner(f, report.environment) == owner for f in outer)
     if frame.function in _PLUMBING and _package_folder(frame) and not called_in_package:
         return f"{frame.posix.rpartition('/')[2]} {frame.function}"
-    return _api(frames, frame, owner, report)
+    api = _api(frames, frame, owner, report)
+    return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
+
+
+def _repository_caller(outer: tuple[Frame, ...], url: str) -> str:
+    """The function that called a library's wrapper forward (torch's call plumbing skipped) when it lies in a checkout
+    of the report's own repository (``ColossalAI/applications/ColossalChat/coati/trainer/sft.py``, in ``_train``):
+    the code the repository's maintainers own, not the library's plumbing."""
+    repo = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)", url)
+    caller = next((f for f in reversed(outer) if (frame_owner(f) or ("", ""))[1] != "torch"), None)
+    if repo is None or caller is None or "-packages/" in caller.posix or not caller.function.isidentifier():
+        return ""
+    folders = {_checkout_name(folder) for folder in caller.posix.split("/")}
+    return caller.function if str(canonicalize_name(repo["repo"])) in folders else ""
 
 
 def _package_folder(frame: Frame) -> bool:
@@ -138,7 +151,12 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
                 and name.rpartition(".")[2] not in LAUNCHERS:
             call = _SOURCE_CALL.search(frame.source) if name == "main" else None
             return call["name"] if call else name  # a script's entry function: the call its failing line makes
-    return ""
+    # only a comprehension or a lambda at a script's top level ("attack_one.py", in <listcomp>): the script names it
+    inline = next((f for f in reversed(own_frames(frames)) if f.function in _INLINE), None)
+    return inline.posix.rpartition("/")[2] if inline else ""
+
+
+_INLINE = frozenset({"<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>", "<lambda>"})
 
 
 # An issue title's clause naming the run that failed: "... when training csmsc/tts1", "error when using the fast use
@@ -215,9 +233,12 @@ _CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za
 
 
 def _title_code_name(title: str, message: str) -> str:
-    """For a report without frames: the API the issue's title names (the last part of a dotted name)."""
+    """For a report without frames: the API the issue's title names (the last part of a dotted name; a file's name
+    with its suffix: "Update rpo_continuous_action.py" names the script, never "py")."""
     for match in _CODE_NAME.finditer(title):
-        name = (match["tick"] or match["snake"]).replace("::", ".").rpartition(".")[2]
+        dotted = (match["tick"] or match["snake"]).replace("::", ".")
+        stem, _, name = dotted.rpartition(".")
+        name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
     return ""

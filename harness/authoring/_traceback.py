@@ -325,6 +325,21 @@ def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
                      f"took the one at line {chosen[0].start + 1} ({why})")
     final = chosen[-1]
     frames = tuple(frame for part in chosen for frame in part.frames)
-    traceback = Traceback(frames, tuple(final.frames), final.exception, final.message,
+    message = _whole_message(final, [chain[-1] for chain in complete], notes)
+    traceback = Traceback(frames, tuple(final.frames), final.exception, message,
                           chosen[0].start + 1, final.exception_index + 1)
     return traceback, notes
+
+
+def _whole_message(final: _Part, others: list[_Part], notes: list[str]) -> str:
+    """The chosen message, or another copy of it that goes on where the chosen one stops inside a word (the stored
+    text cut it: "... used by other processes and c")."""
+    cut = final.message
+    for other in others:
+        whole = other.message
+        if other.exception == final.exception and len(whole) > len(cut) and whole.startswith(cut) \
+                and cut[-1:].isalnum() and whole[len(cut)].isalnum():
+            notes.append(f"the message at line {final.exception_index + 1} stops inside a word; took its whole copy "
+                         f"at line {other.exception_index + 1}")
+            return whole
+    return cut

@@ -75,6 +75,8 @@ def find_placeholders(node: Any, trail: tuple[Any, ...] = ()) -> Iterator[Placeh
 # How `new`'s skeleton marks the imports it took from the traceback (the comment after "import timm": this text,
 # then " (distribution timm); the call uses it"). validate checks each such import's distribution is pinned.
 SKELETON_IMPORT = "# noqa: F401 - in the traceback"
+# The line `new` opens a repro skeleton with: a repro still carrying it is a filled-in draft.
+SKELETON_HEADER = "Written by `python -m harness new` from"
 IMPORT_DISTRIBUTION = "distribution"
 
 

@@ -19,7 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
-from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_IMPORT
+from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_HEADER, SKELETON_IMPORT
 
 # What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
 _WITH_TORCH = frozenset({"torch", "torchgen", "functorch", "filelock", "typing_extensions", "sympy", "networkx",
@@ -72,6 +72,15 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   "(an import `new` took from the report's traceback): the import fails in every lane",
                             fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
                                 "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
+    unowned = _project_unpinned(list(variants.values()), case or {}) if SKELETON_HEADER in told_apart else None
+    if unowned:
+        variant, project = unowned
+        raise CaseFileError(path, f"buggy variant {variant!r} pins neither {project} nor a commit of its repository, "
+                                  f"yet the title, a tag and the upstream issue name {project} as the case's library: "
+                                  "the buggy variant runs other projects' code only",
+                            fix=f"pin the release of {project} the report ran, or `{project} @ git+https://github.com/"
+                                "OWNER/REPO@COMMIT` for a project run from a source checkout",
+                            line=line_of(["variants", variant, "requires"]))
 
 
 def _script_text(script: Path) -> str:
@@ -130,6 +139,25 @@ def _library_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str
         named = _named_project(case)
         if named and all({r for r in fix.requires if _name(r) == "torch"} == torch for fix in fixes):
             return buggy.name, named, "the title, a tag and the upstream issue name it"
+    return None
+
+
+def _project_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(buggy variant, project) for a filled-in draft of `new` whose buggy variant pins other libraries but not the
+    case's own project, by name or by a URL into its repository (a project run from a source checkout: the skeleton
+    imports torch alone, so no import check sees it); a variant with a patch or a shim may bring the project's code
+    otherwise; torch alone is _library_unpinned's (a torch bug may pin it alone). Hand-written cases (OneTrainer's
+    flow rebuilt around its libraries) are not asked."""
+    project = _named_project(case)
+    upstream = case.get("upstream")
+    issue = re.match(r"https?://github\.com/([^/]+/[^/#?]+)", str(upstream.get("issue", ""))) \
+        if isinstance(upstream, Mapping) else None
+    if project is None or issue is None:
+        return None
+    repository = f"github.com/{issue[1]}".lower()
+    for buggy in (v for v in variants if v.role == "buggy" and not v.patches and not v.shims and not _torch_alone(v)):
+        if project not in map(_name, buggy.requires) and not any(repository in r.lower() for r in buggy.requires):
+            return buggy.name, project
     return None
 
 

@@ -1056,6 +1056,22 @@ def test_validate_refuses_a_buggy_variant_that_pins_no_library_where_the_case_s_
         load_case(folder)
 
 
+@pytest.mark.parametrize("buggy", [["transformers==4.27.0"], ["widgetnet==1.0.0"],
+                                   [f"widgetnet @ git+https://github.com/acme-labs/widgetnet@{COMMIT_A}"]])
+def test_validate_refuses_a_draft_whose_buggy_variant_pins_other_libraries_but_not_its_project(
+        tmp_path: Path, buggy: list[str]) -> None:
+    """graded15: a checkout project's skeleton imports torch alone, so a filled draft whose buggy variant pins only
+    the libraries the project calls (transformers) passed although it never runs the project's code; a release of
+    the project or a commit of its repository is what the buggy variant runs."""
+    folder = _frameless_case(tmp_path, buggy, {"args": ["--workaround"]})
+    if buggy[0].startswith("transformers"):
+        with pytest.raises(CaseFileError, match=r"buggy variant 'buggy' pins neither widgetnet nor a commit of its "
+                                                r"repository, yet the title, a tag and the upstream issue name"):
+            load_case(folder)
+    else:
+        assert buggy[0] in load_case(folder).variants["buggy"].requires
+
+
 def test_validate_keeps_a_torch_bug_whose_buggy_variant_pins_torch_alone(tmp_path):
     """A bug in torch itself: the fix variant changes torch; the case names the project the bug showed in."""
     folder = _frameless_case(tmp_path, ["torch==2.0.1"], {"requires": ["torch==2.1.2"]})
@@ -1381,7 +1397,9 @@ def test_an_index_project_that_is_another_projects_name_gets_commit_pins(urls, c
     requires = " ".join(yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"])
     assert ("apex @ git+https://github.com/NVIDIA/apex@<commit>" in requires) is commit_pinned, requires
     assert ("apex==X.Y.Z" in requires) is not commit_pinned
-    assert any("another project" in note for note in draft.notes) is commit_pinned
+    # with no URL the index's project is not known to be another one (fix15): the note says it links no repository
+    said = "links no repository, so nothing ties it" if not urls else "another project"
+    assert any(said in note for note in draft.notes) is commit_pinned
 
 
 def test_an_index_that_does_not_answer_leaves_the_release_pin_and_says_it_was_not_checked(monkeypatch):
