@@ -41,6 +41,7 @@ from harness.authoring._traceback import (
     _read_exception,
     _strong_exception,
     _unmark,
+    cut_chain_frames,
 )
 from harness.cases._placeholders import MARK
 
@@ -154,11 +155,10 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
                          "of its own): paste the error the bug printed, at least its last line")
     part = _Part(index)
     _read_exception(lines, index, len(lines), "", part)
-    cut = [chain for chain in chains if chain[-1].frames]
-    frames = tuple(frame for part_ in cut[-1] for frame in part_.frames) if cut else ()
+    frames, start = cut_chain_frames(chains, lines, index)
     missing = "traceback frames" if not frames else "the traceback's exception line (its frames are cut)"
     note = (f"the report has no complete traceback: drafted from the exception line at report line {index + 1}"
-            + (f" and the frames of the traceback at line {cut[-1][0].start + 1}, cut before its exception line"
+            + (f" and the frames of the traceback at line {start}, cut before its exception line"
                if frames else " alone (no frames: the library, the call and the repro are yours to find)"))
     traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
     return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))

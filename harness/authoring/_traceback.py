@@ -343,3 +343,24 @@ def _whole_message(final: _Part, others: list[_Part], notes: list[str]) -> str:
                          f"at line {other.exception_index + 1}")
             return whole
     return cut
+
+
+
+
+_DIRECT_CAUSE = re.compile(r"The above exception was the direct cause")
+
+
+def cut_chain_frames(chains: list[list[_Part]], lines: list[str],
+                     exception_index: int) -> tuple[tuple[Frame, ...], int]:
+    """The frames of the last chain that has any, outermost first, and its 1-based start line, for a report whose
+    traceback is cut before its own exception line. When the exception line at ``exception_index`` ends a chain's
+    cause ("The above exception was the direct cause ...": a wrapper re-raised it) and the wrapper's part is cut, the
+    bug is the cause's: the wrapper's frames are the calls that led there, the cause's the innermost."""
+    framed = [chain for chain in chains if chain[-1].frames]
+    if not framed:
+        return (), 0
+    chain = framed[-1]
+    at = next((n for n, part in enumerate(chain[:-1]) if part.exception_index == exception_index
+               and any(_DIRECT_CAUSE.search(line) for line in lines[part.end:chain[n + 1].start])), None)
+    parts = chain if at is None else [*chain[at + 1:], *chain[:at + 1]]
+    return tuple(frame for part in parts for frame in part.frames), chain[0].start + 1
