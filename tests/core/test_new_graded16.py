@@ -38,3 +38,20 @@ def test_a_cut_wrapper_of_a_direct_cause_blames_the_causes_own_frame() -> None:
     shown = draft.repro_py.split("The report's own call", 1)[-1]
     assert "trainer.test(model=model)" in shown and "widgetcast/metrics.py" in shown
     assert "_test_impl" not in shown
+
+
+def test_a_cuda_tensor_handed_to_numpy_is_a_device_error() -> None:
+    """Class (phrasenode-2): PyTorch < 1.13's "can't convert CUDA tensor to numpy" (a CUDA tensor handed to numpy)
+    only happens where there is a CUDA tensor: the cpu lane passes, and it is tagged a device-placement bug."""
+    report = ("https://github.com/someorg/widgetnode/issues/2\n# Which versions?\n\nTraceback (most recent call last):\n"
+              '  File "./main.py", line 9, in <module>\n    run.train()\n'
+              '  File "/home/me/widgetnode/widgetnode/model/encoding.py", line 151, in forward\n'
+              "    if not np.isfinite(losses.data.sum()):\n"
+              '  File "/home/me/miniconda3/envs/py27/lib/python2.7/site-packages/torch/tensor.py", line 458, in __array__\n'
+              "    return self.numpy()\n"
+              "TypeError: can't convert CUDA tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.\n")
+    data = _draft(report, released=lambda dist: True)[1]
+    expect = data["variants"]["buggy"]["expect"]
+    assert {lane: kind.split(":")[0] for lane, kind in expect.items()} == \
+        {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
+    assert "device-placement" in data["tags"]
