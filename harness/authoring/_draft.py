@@ -320,8 +320,8 @@ def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:
     """With no frame to import from: the culprit's module when the report's own code imports it."""
-    return sorted({m for m in report.modules if str(canonicalize_name(m)) == culprit and m.isidentifier()
-                   and not keyword.iskeyword(m)})
+    return sorted({m for m in report.modules if str(canonicalize_name(DISTRIBUTIONS.get(m, (m,))[0])) == culprit
+                   and m.isidentifier() and not keyword.iskeyword(m)})
 
 
 def _upstream(url: str) -> dict[str, str]:

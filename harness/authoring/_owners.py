@@ -41,6 +41,13 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mmcls": ("mmcls",),
     "functorch": ("torch",),
     "ignite": ("pytorch-ignite",),  # PyPI's "ignite" is another project (Apache Ignite's client)
+    # Projects whose import name is not their distribution's (PyPI's "nemo" and "whisper" are other projects)
+    "nemo": ("nemo-toolkit",),
+    "whisper": ("openai-whisper",),
+    "cleanfid": ("clean-fid",),
+    "llama_cpp": ("llama-cpp-python",),
+    "fitz": ("pymupdf",),
+    "docx": ("python-docx",),
 }
 # Import packages of ML projects often run from a source checkout whose folder is named otherwise
 # (~/projects/open-mmlab/mmdetection/mmdet/...): a folder of that name is taken as that project's package.

@@ -55,3 +55,20 @@ def test_a_cuda_tensor_handed_to_numpy_is_a_device_error() -> None:
     assert {lane: kind.split(":")[0] for lane, kind in expect.items()} == \
         {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
     assert "device-placement" in data["tags"]
+
+
+def test_a_module_whose_distribution_has_another_name_is_pinned_by_the_distributions_name() -> None:
+    """Class (nemo-2712, clean-fid-41): an import name that is not its distribution's (``import whisper``: PyPI's
+    ``whisper`` is another project, OpenAI's is ``openai-whisper``) pins the distribution; a linked repository whose
+    distribution imports under another name (llama-cpp-python: ``llama_cpp``) is imported by that name."""
+    report = ("https://github.com/someorg/Speech/issues/12\n"
+              f"# RuntimeError: {PLACED}\n\n```python\nimport torch\nimport whisper\n\n"
+              'model = whisper.load_model("tiny")\n```\n')
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "openai-whisper", draft.culprit
+    assert "openai-whisper==X.Y.Z" in " ".join(data["variants"]["buggy"]["requires"])
+    assert "import whisper  # noqa: F401" in draft.repro_py
+    linked = report.replace("someorg/Speech", "someone/llama-cpp-python").replace("whisper", "llama_cpp")
+    draft = _draft(linked, released=lambda dist: True)[0]
+    assert draft.culprit == "llama-cpp-python", draft.culprit
+    assert "import llama_cpp  # noqa: F401" in draft.repro_py, draft.repro_py

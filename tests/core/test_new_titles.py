@@ -95,7 +95,7 @@ def test_the_reports_installed_project_that_hands_a_library_mixed_devices_is_bla
     assert draft.culprit == "speakkit" and data["title"].startswith("speakkit diarize: Expected all"), data["title"]
     assert "await diar.diarize(pcm)" in draft.repro_py  # the call the project's code entered, shown
     assert any("nemo" in req for req in data["requires"]), data["requires"]
-    assert _draft(_installed_caller("featurizer expects a 1-D signal"))[0].culprit == "nemo"
+    assert _draft(_installed_caller("featurizer expects a 1-D signal"))[0].culprit == "nemo-toolkit"
 
 
 # --- titles: the blamed project's frames --------------------------------------------------------------------------------
