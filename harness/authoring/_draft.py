@@ -41,6 +41,7 @@ from harness.authoring._owners import (
     innermost_library_frame,
     own_code_names,
     own_run,
+    raised_in_own_code,
     simulator_frame,
     torch_era,
 )
@@ -201,7 +202,8 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
     own = own_code_names(report.traceback.frames)
     named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
     framed = {owner[1] for frame in report.traceback.frames if (owner := frame_owner(frame, report.environment))}
-    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed:
+    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed \
+            or raised_in_own_code(report.traceback.frames):
         return repo
     module = max(dict.fromkeys(named), key=named.count)
     project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]

@@ -90,6 +90,16 @@ def own_frames(frames: tuple[Frame, ...]) -> list[Frame]:
             if frame_owner(frame) is None and not _stdlib(frame) and not simulator_frame(frame)]
 
 
+def raised_in_own_code(frames: tuple[Frame, ...]) -> bool:
+    """Whether the innermost frame is the report's own code and not an import there (``File "metrics.py"``,
+    ``self.weight += weight.sum()``): the error is its code's, whatever library its text names; an import that
+    fails is the imported library's."""
+    return bool(frames) and frames[-1] in own_frames(frames) and not _IMPORT_LINE.match(frames[-1].source)
+
+
+_IMPORT_LINE = re.compile(r"\s*(?:from\s+\S+\s+)?import\s")
+
+
 def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
     """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
     project's own code, though no folder of it is an importable package."""

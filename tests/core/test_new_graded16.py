@@ -72,3 +72,19 @@ def test_a_module_whose_distribution_has_another_name_is_pinned_by_the_distribut
     draft = _draft(linked, released=lambda dist: True)[0]
     assert draft.culprit == "llama-cpp-python", draft.culprit
     assert "import llama_cpp  # noqa: F401" in draft.repro_py, draft.repro_py
+
+
+def test_the_reports_own_bare_frame_keeps_the_linked_project_over_a_library_its_text_names() -> None:
+    """Class (didi-instruct-1): the only frame is the report's own ``File "metrics.py"`` (a line of its code, not an
+    import), and the text names a library (``widgetmetrics.aggregation.MeanMetric``): the error is raised in the
+    linked repository's code, which is blamed, not the library the prose names."""
+    report = ("https://github.com/someone/widget-instruct/issues/1\n"
+              "# `metrics.py`: RuntimeError due to CPU/GPU device mismatch in WidgetMetrics update\n\n"
+              "```\nRuntimeError: Expected all tensors to be on the same device, but found cuda:0 and cpu!\n"
+              '  File "metrics.py", line 45, in update\n    self.weight += weight.sum()\n```\n\n'
+              "In `NLL(widgetmetrics.aggregation.MeanMetric).update()`, internal buffers reside on GPU.\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widget-instruct", draft.culprit
+    assert str(data["title"]).startswith("widget-instruct update: "), data["title"]
+    imported = report.replace('    self.weight += weight.sum()', "    import widgetmetrics.aggregation")
+    assert _draft(imported, released=lambda dist: True)[0].culprit == "widgetmetrics"  # a failing import: the library's
