@@ -274,7 +274,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
     for index, raw in enumerate(lines):
-        if not _DIGIT.search(raw):  # every listing gives a version number
+        if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
             continue
         line = _COLLECT_ENV.sub("", raw)
         if (commit := _COMMIT_INSTALL.search(line)) and not _WORKING.search(line):
@@ -305,6 +305,18 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 # one a sentence says works or fixes it (that is the fix's, not the run's).
 _PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
                           r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?![\w.])")
+_BULLET = re.compile(r"^\s*[-*+•]\s")
+
+
+def _asked(lines: list[str], index: int) -> bool:
+    """Whether a bullet lists versions a question asks about ("Does it work with the following versions?"): not the
+    run's, which the report states elsewhere."""
+    if not _BULLET.match(lines[index]):
+        return False
+    above = next((line for line in reversed(lines[:index]) if line.strip() and not _BULLET.match(line)), "")
+    return above.rstrip().endswith("?")
+
+
 _NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|updat\w*|upgrad\w*|downgrad\w*|instead"
                           r"|install|requires?)\b", re.IGNORECASE)
 

@@ -88,3 +88,18 @@ def test_the_reports_own_bare_frame_keeps_the_linked_project_over_a_library_its_
     assert str(data["title"]).startswith("widget-instruct update: "), data["title"]
     imported = report.replace('    self.weight += weight.sum()', "    import widgetmetrics.aggregation")
     assert _draft(imported, released=lambda dist: True)[0].culprit == "widgetmetrics"  # a failing import: the library's
+
+
+def test_versions_a_question_asks_about_are_not_the_run() -> None:
+    """Class (phrasenode-2): "When training with ... pytorch 1.3.1, I get ..." then "Does it work with the following
+    versions?" over a bullet list naming pytorch 1.1.0: the run's torch is the one it trained with."""
+    from harness.authoring._bugreport import parse_report
+
+    report = ("https://github.com/someone/widgetnode/issues/2\n# Which versions?\n\n"
+              "When training with cuda 10.1 and latest pytorch 1.3.1, I get the following error.\n\n"
+              "Traceback (most recent call last):\n  File \"./main.py\", line 9, in <module>\n    run.train()\n"
+              "ValueError: bad batch\n\nDoes it probably work with the following versions?\n\n"
+              "- cuda 9.0\n- pytorch 1.1.0\n")
+    assert parse_report(report).environment.pins["torch"].version == "1.3.1"
+    listed = report.replace("probably work with the following versions?", "Environment:")
+    assert parse_report(listed).environment.pins["torch"].version == "1.1.0"  # a listing, not a question: read

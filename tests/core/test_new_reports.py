@@ -667,8 +667,8 @@ HELD_OUT_16 = {
     # known misses: T and S (the script's seed_everything import as the API); P and F (nemo-toolkit) right after fix16
     "nemo-2712": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nemo-toolkit", "nemo seed_everything: Expected all",
                   DEVICE, True, "nemo-toolkit==X.Y.Z", 0),
-    # known misses: V (torch 1.1.0 read from the reporter's question, not the 1.3.1 run), T (the middle frame
-    # _process_examples); L and D right after fix16
+    # known misses: T (the middle frame _process_examples); L, D and V (torch 1.3.1, not the 1.1.0 a question asks
+    # about) right after fix16
     "phrasenode-2": ("TypeError", NUMPY_CUDA, "phrasenode", "phrasenode _process_examples: can't convert", DEVICE, True,
                      f"phrasenode {GIT}stanfordnlp/phrasenode@<commit>", 4),
     # known misses (after fix16): P and F (py4cast==X.Y.Z, not a commit pin of the checkout), T (no climate_means)
@@ -1365,7 +1365,7 @@ STATED_16: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "phrasenode-2": {"P": lambda data: "torch==1.3.1" in _pinned(data)},
     "transformer-samlynnevans-30": {"P": lambda data: "torchtext" in _pinned(data)},
 }
-GRADED16_FLOOR = 57  # of 80: 52 held out (main 0df96df, this scorer; 52 by hand, strict; 60 lenient); 57 after fix16 (not held out)
+GRADED16_FLOOR = 58  # of 80: 52 held out (main 0df96df, this scorer; 52 by hand, strict; 60 lenient); 58 after fix16 (not held out)
 
 
 def _maintainer_fields_16(name: str) -> dict[str, bool]:
