@@ -305,15 +305,15 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 # one a sentence says works or fixes it (that is the fix's, not the run's).
 _PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
                           r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?![\w.])")
-_BULLET = re.compile(r"^\s*[-*+•]\s")
+_BULLET_MARK = re.compile(r"^\s*[-*+•]\s")
 
 
 def _asked(lines: list[str], index: int) -> bool:
     """Whether a bullet lists versions a question asks about ("Does it work with the following versions?"): not the
     run's, which the report states elsewhere."""
-    if not _BULLET.match(lines[index]):
+    if not _BULLET_MARK.match(lines[index]):
         return False
-    above = next((line for line in reversed(lines[:index]) if line.strip() and not _BULLET.match(line)), "")
+    above = next((line for line in reversed(lines[:index]) if line.strip() and not _BULLET_MARK.match(line)), "")
     return above.rstrip().endswith("?")
 
 
