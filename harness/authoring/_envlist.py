@@ -74,13 +74,17 @@ _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade t
 _INSTALL = re.compile(r"\binstall\b")
 # detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
 _PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
-_LISTINGS = ((_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"), (_LISTED, "env listing"),
+# A web UI's system-info JSON (A1111/Forge: "Python": "3.10.6", "Torch env info": {"torch_version": "2.1.2+cu121"}).
+_JSON_VERSION = re.compile(rf'^\s*"(?P<name>Python|python_version|torch_version)"\s*:\s*"v?(?P<ver>{_RELEASE})')
+_LISTINGS = ((_JSON_VERSION, "env listing"), (_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"),
+             (_LISTED, "env listing"),
              (_DS_REPORT, "env listing"), (_CHECKED, "env listing"),
              (_COLUMNS, "pip list / conda list"), (_CONDA, "pip list / conda list"), (_COLON, "env listing"),
              (_PAIR, "env listing"), (_BULLET, "env listing"))
 # Names the listings give that are not the distribution's: OpenMMLab's collect_env says "MMDetection: 3.0.0".
 _ALIASES = {"pytorch": "torch", "pytorch-cpu": "torch", "pytorch-gpu": "torch", "mmdetection": "mmdet",
-            "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python"}
+            "mmdetection3d": "mmdet3d", "mmclassification": "mmcls", "opencv": "opencv-python",
+            "python-version": "python", "torch-version": "torch"}
 _PRIORITY = {"pip install": 3, "pip freeze": 3, "pip list / conda list": 2, "env listing": 1}
 
 

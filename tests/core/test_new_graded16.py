@@ -103,3 +103,19 @@ def test_versions_a_question_asks_about_are_not_the_run() -> None:
     assert parse_report(report).environment.pins["torch"].version == "1.3.1"
     listed = report.replace("probably work with the following versions?", "Environment:")
     assert parse_report(listed).environment.pins["torch"].version == "1.1.0"  # a listing, not a question: read
+
+
+def test_a_web_uis_system_info_json_gives_python_and_torch() -> None:
+    """Class (forge-621): an A1111/Forge sysinfo JSON ("Python": "3.10.6", a "Torch env info" block with collect_env's
+    keys as JSON keys): its Python and torch_version are the run's."""
+    from harness.authoring._bugreport import parse_report
+
+    report = ("https://github.com/someone/widget-webui/issues/6\n# [Bug]: shape error\n\n"
+              "RuntimeError: shape mismatch\n\n```json\n{\n"
+              '    "Platform": "Windows-10-10.0.19045-SP0",\n    "Python": "3.10.6",\n'
+              '    "Version": "f0.0.9-latest-51-g5bea443d",\n    "Torch env info": {\n'
+              '        "torch_version": "2.1.2+cu121",\n        "is_debug_build": "False",\n'
+              '        "python_version": "3.10.6 (tags/v3.10.6:9c7b4bd, Aug  1 2022) [MSC v.1932 64 bit (AMD64)]",\n'
+              "    }\n}\n```\n")
+    environment = parse_report(report).environment
+    assert (environment.python, environment.pins["torch"].version) == ("3.10.6", "2.1.2+cu121")
