@@ -308,7 +308,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 # torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not
 # one a sentence says works or fixes it (that is the fix's, not the run's).
 _PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
-                          r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?![\w.])")
+                          r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?:\.[xX*])?(?![\w.])")  # "2.4.x": the 2.4 series
 _BULLET_MARK = re.compile(r"^\s*[-*+•]\s")
 
 

@@ -119,3 +119,14 @@ def test_a_web_uis_system_info_json_gives_python_and_torch() -> None:
               "    }\n}\n```\n")
     environment = parse_report(report).environment
     assert (environment.python, environment.pins["torch"].version) == ("3.10.6", "2.1.2+cu121")
+
+
+def test_a_torch_series_written_with_an_x_is_the_runs_series() -> None:
+    """Class (didi-instruct-1): an environment bullet "PyTorch 2.4.x, Lightning 2.4.x" states the 2.4 series."""
+    from harness.authoring._bugreport import parse_report
+
+    report = ("https://github.com/someone/widget-instruct/issues/1\n# device mismatch\n\n"
+              "**Environment (example)**\n\n* PyTorch 2.4.x, Lightning 2.4.x, widgetmetrics 1.4.x\n\n"
+              "RuntimeError: Expected all tensors to be on the same device, but found cuda:0 and cpu!\n")
+    assert parse_report(report).environment.pins["torch"].version == "2.4"
+    assert "torch" not in parse_report(report.replace("2.4.x,", "2.4.xyz,")).environment.pins
