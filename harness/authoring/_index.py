@@ -104,6 +104,10 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     if commit and culprit != "torch" and _own_repository(report.url, culprit):
         notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
         return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
+    release = next((fix[8:] for fix in report.fixes if fix.startswith("release:")), "")
+    if release and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"the fix pin {culprit}=={release} is the release a reply names as the fix: check it")
+        return [(f"{culprit}=={release}", "the release a reply names as the fix")]
     pin = next((fix for fix in report.fixes if "==" in fix), "")
     if not pin:
         said = next((fix[5:] for fix in report.fixes if fix.startswith("said:")), "")

@@ -140,7 +140,14 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
                 found.append(match["pin"])
         if said := _FIXED_BY.match(line):
             found.append(f"said:{said['how'].strip()}")
+        found += [f"release:{match['ver']}" for match in _FIXED_IN_RELEASE.finditer(line)]
     return tuple(dict.fromkeys(found))
+
+
+# A reply naming the project's own release that fixed it: "It should be resolved in the latest release 0.1.32".
+_FIXED_IN_RELEASE = re.compile(r"\b(?:fixed|solved|resolved|addressed)\s+(?:in|by|with)\s+(?:the\s+)?"
+                               r"(?:(?:latest|new|newest)\s+)?(?:release|version)\s+v?(?P<ver>\d+\.\d+(?:\.\d+)?)\b",
+                               re.IGNORECASE)
 
 
 # A sentence saying how the bug was fixed, in the fixer's words: "Fixed with replacing labels_cuda."

@@ -130,3 +130,14 @@ def test_a_torch_series_written_with_an_x_is_the_runs_series() -> None:
               "RuntimeError: Expected all tensors to be on the same device, but found cuda:0 and cpu!\n")
     assert parse_report(report).environment.pins["torch"].version == "2.4"
     assert "torch" not in parse_report(report.replace("2.4.x,", "2.4.xyz,")).environment.pins
+
+
+def test_a_reply_naming_the_release_that_resolved_it_gives_the_fix_pin() -> None:
+    """Class (clean-fid-41): the maintainer's "It should be resolved in the latest release 0.1.32" names the
+    linked project's first fixed release: the fix variant pins it."""
+    report = ("https://github.com/someone/widget-fid/issues/41\n# FID crashes on `cpu`\n\n"
+              f"```\nRuntimeError: {PLACED}\n```\n\nsomeone · comment · 2022-10-15\nThanks for pointing this out!\n"
+              "It should be resolved in the latest release 0.1.32\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "widget-fid", draft.culprit
+    assert data["variants"]["fix"]["requires"] == ["widget-fid==0.1.32"], data["variants"]["fix"]["requires"]
