@@ -233,16 +233,7 @@ def test_a_source_builds_own_venv_is_made_without_its_own_uv_cache(tmp_path, mon
     uv cache can hold its build requirements unpacked (torch: ~15,000 files, benchmarks/chown_walk.py), so only
     the steps that use that cache get it: the resolution and the build; ``uv venv`` of the build's own venv
     writes that venv alone, with no cache (uv makes a throwaway one in its private /tmp)."""
-    from harness.environments._venv_build import EnvBuilder
-
-    steps: list[tuple[list[str], tuple[Path, ...], dict[str, str]]] = []
-    step = EnvBuilder._step
-
-    def recorded(self, log, argv, env, confinement):
-        steps.append((argv, tuple(confinement.writable), env))
-        return step(self, log, argv, env, confinement)
-
-    monkeypatch.setattr(EnvBuilder, "_step", recorded)
+    steps = _recorded_steps(monkeypatch)
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "shared-uv-cache"))
     env = VenvBackend(root=tmp_path / "envs").prepare(
         EnvSpec(requires=(f"frombuild @ {source_package(tmp_path).as_uri()}",)), lambda message: None)
@@ -253,14 +244,15 @@ def test_a_source_builds_own_venv_is_made_without_its_own_uv_cache(tmp_path, mon
     assert [p.name for p in venv[0]] == ["built"] and venv[1]["UV_NO_CACHE"] == "1", venv
 
 
-def _recorded_steps(monkeypatch) -> list[tuple[list[str], tuple[Path, ...]]]:
+def _recorded_steps(monkeypatch) -> list[tuple[list[str], tuple[Path, ...], dict[str, str]]]:
+    """Each build step as it runs: its argv, what it may write, its environment."""
     from harness.environments._venv_build import EnvBuilder
 
-    steps: list[tuple[list[str], tuple[Path, ...]]] = []
+    steps: list[tuple[list[str], tuple[Path, ...], dict[str, str]]] = []
     step = EnvBuilder._step
 
     def recorded(self, log, argv, env, confinement):
-        steps.append((argv, tuple(confinement.writable)))
+        steps.append((argv, tuple(confinement.writable), env))
         return step(self, log, argv, env, confinement)
 
     monkeypatch.setattr(EnvBuilder, "_step", recorded)
@@ -270,7 +262,7 @@ def _recorded_steps(monkeypatch) -> list[tuple[list[str], tuple[Path, ...]]]:
 def _compiles(steps) -> list[tuple[str, bool]]:
     """Each ``uv pip compile``: its output format and whether it had the build's own cache."""
     return [("pylock" if "pylock.toml" in argv else "requirements", any(p.name == "uv-cache" for p in writable))
-            for argv, writable in steps if argv[1:3] == ["pip", "compile"]]
+            for argv, writable, _ in steps if argv[1:3] == ["pip", "compile"]]
 
 
 def test_a_resolution_of_wheels_alone_writes_no_pylock(tmp_path, monkeypatch):
@@ -281,7 +273,7 @@ def test_a_resolution_of_wheels_alone_writes_no_pylock(tmp_path, monkeypatch):
     env = VenvBackend(root=tmp_path / "envs").prepare(EnvSpec(requires=("six==1.16.0",)), lambda message: None)
     assert Path(env.python_path).is_file()
     assert _compiles(steps) == [("requirements", True), ("requirements", False)], steps
-    (check,) = [argv for argv, _ in steps if "--no-build" in argv and argv[1:3] == ["pip", "compile"]]
+    (check,) = [argv for argv, _, _ in steps if "--no-build" in argv and argv[1:3] == ["pip", "compile"]]
     assert "-c" in check
 
 
