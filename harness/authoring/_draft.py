@@ -15,11 +15,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
+from harness.authoring._blame import _blamed
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._envlist import source_pin
 from harness.authoring._expect import (
-    _CUDA_INIT,
-    _DEVICE_ERROR,
     _DEVICE_GUESS,
     _STR_DEVICE_GUESS,
     _TWO_GPUS,
@@ -28,10 +27,6 @@ from harness.authoring._expect import (
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
     DISTRIBUTIONS,
-    _checkout_frame,
-    _culprit,
-    _frame_module,
-    _importing_torch,
     _imports,
     _stdlib,
     asked_once,
@@ -40,8 +35,6 @@ from harness.authoring._owners import (
     frame_packages,
     innermost_library_frame,
     own_code_names,
-    own_run,
-    raised_in_own_code,
     simulator_frame,
     torch_era,
 )
@@ -64,8 +57,6 @@ __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "I
            "innermost_library_frame", "make_signature", "message_api", "own_code_names", "prose_api",
            "simulator_frame"]
 
-# Modules a report's code names that are never the bug's project: the standard library and the usual suspects.
-_NOT_PROJECTS = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "np", "pytest", "setuptools", "pip"}
 
 
 @dataclass
@@ -187,137 +178,6 @@ def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Enviro
         elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
             break
     return first
-
-
-def _url_project(report: BugReport, notes: list[str]) -> str | None:
-    """The distribution of the report's github.com link (not torch's own tracker). A repository is often named
-    otherwise than its package (pytorch-image-models ships timm): when the repo name is none of the modules the
-    report's own text imports or links (nor the first folder of a source path it names), the module it names most
-    is taken, and the note says so; never when the frames show the repository's own package (a checkout's
-    ``verl/verl/...`` calling ray: ray is named, verl is the project)."""
-    match = re.match(r"https?://github\.com/[\w.-]+/(?P<repo>[\w.-]+)/", report.url)
-    if not match or match["repo"].lower() in ("pytorch", "vision", "audio"):
-        return None
-    repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
-    own = own_code_names(report.traceback.frames)
-    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
-    framed = {owner[1] for frame in report.traceback.frames if (owner := frame_owner(frame, report.environment))}
-    if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed \
-            or raised_in_own_code(report.traceback.frames):
-        return repo
-    module = max(dict.fromkeys(named), key=named.count)
-    project = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))[0]
-    notes.append(f"the link's repository is {match['repo']}, but the report's text imports or links the module "
-                 f"{module!r}: drafted as the distribution {project} (check the name on the index)")
-    return project
-
-
-# A dispatcher operator named in a message, "Could not run 'torchvision::roi_align' with arguments from the 'CUDA'
-# backend": the namespace is the library that registers it (aten, prim and c10 are torch's own).
-_OPERATOR = re.compile(r"'(?P<namespace>[A-Za-z_]\w{0,40})::\w{1,80}'")
-_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "c10", "c10d", "torch", "quantized", "_quantized", "cuda"})
-
-
-def _operator_library(message: str) -> str | None:
-    """The distribution whose operator the message names, when it is not torch's."""
-    match = _OPERATOR.search(message)
-    if match is None or match["namespace"] in _TORCH_NAMESPACES:
-        return None
-    return DISTRIBUTIONS.get(match["namespace"], (str(canonicalize_name(match["namespace"])),))[0]
-
-
-def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[str, Frame | None]:
-    """The distribution the draft blames and its innermost frame: the frames' project (torch when none shows), else
-    one the text cites, else the link's; a pull request is the fix of its own repository's code. A project not
-    among the frames is added to ``packages``."""
-    traceback = report.traceback
-    frames = traceback.final_frames or traceback.frames
-    culprit, culprit_frame = _culprit(frames, report.environment)
-    importing = culprit_frame is not None and _importing_torch(culprit_frame)
-    if culprit == "torch" and not traceback.frames and report.cited:
-        culprit = str(canonicalize_name(report.cited[0]))
-        notes.append(f"the report shows no frame, and it links an issue of {report.cited[0]} and names it: drafted "
-                     f"as {culprit}'s bug (the report's own link is {report.url or 'none'}; check which project "
-                     "fixed it)")
-    elif culprit == "torch" and not traceback.frames and (project := _operator_library(traceback.message)):
-        culprit = project
-        notes.append(f"the report shows no frame, and its message names an operator of {project} ('{project}::...'): "
-                     f"drafted as {project}'s bug (the report's own link is {report.url or 'none'})")
-    elif culprit == "torch" and not importing and (project := _url_project(report, notes)):
-        culprit = project
-        notes.append(f"no frame of a library besides torch: the library is taken from the report's link {report.url}")
-        culprit_frame = _checkout_frame(frames, project) or culprit_frame
-    elif frames and culprit != "torch" and _frame_module(frames[-1]) is None and not _stdlib(frames[-1]) \
-            and (project := _url_project(report, [])) and project != culprit \
-            and (_checkout_frame(frames[-1:], project) or _relative(frames[-1])):
-        notes.append(f"the frame that raised is the report's repository's own code ({frames[-1].path}), called by "
-                     f"{culprit}: drafted as {project}'s bug, {culprit} stays pinned as what calls it")
-        culprit, culprit_frame = project, frames[-1]
-    elif culprit != "torch" and (caller := _installed_caller(report, frames, culprit, culprit_frame)) is not None:
-        project = frame_owner(caller, report.environment)[1]  # type: ignore[index]
-        how = ("hands {} tensors on mixed devices" if _DEVICE_ERROR.search(report.traceback.message) else
-               "initialised CUDA before {} started its processes").format(culprit)
-        notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
-                     f"drafted as {project}'s bug, {culprit} stays pinned")
-        culprit, culprit_frame = project, caller
-    elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
-            and (own := own_run(frames, str(project), culprit_frame, report.title)):
-        notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
-        culprit, culprit_frame = str(project), own[0]
-    elif culprit != "torch" and (cut := _cut_short_project(report, culprit)) is not None:
-        why = (f"its frame {cut[1].path} is a copy in a checkout of the link's repository" if cut[1] else
-               "the report pins it (its link's project, in no frame shown)")
-        notes.append(f"the traceback is cut before the frame that raised, and {why}: drafted as {cut[0]}'s bug, "
-                     f"{culprit} stays pinned as what it calls")
-        culprit, culprit_frame = cut
-    if culprit != "torch" and "/pull/" in report.url and (fixer := _url_project(report, [])) and fixer != culprit:
-        notes.append(f"the report is a pull request of {fixer}, the fix: its code is the bug's, the frames' {culprit} "
-                     "stays pinned as what it calls")
-        culprit, culprit_frame = fixer, None
-    packages.append(culprit) if culprit not in packages else None
-    return culprit, culprit_frame
-
-
-def _cut_short_project(report: BugReport, culprit: str) -> tuple[str, Frame | None] | None:
-    """The link's project (and its frame, if one shows) when the stored traceback stops before its raising frame (the
-    exception comes from the title or prose) and either the report's own listing pins that project, which no frame
-    shows (the outer framework frame shown last, transformers' Trainer.train, only called it), or a frame outside
-    site-packages lies in a checkout of its repository (``ProLLaMA-main/peft/peft_model.py``: the project's copy of
-    peft calling into transformers): the installed library shown innermost is not known to have raised."""
-    frames = report.traceback.frames
-    project = _url_project(report, [])
-    if "the exception line as Python printed it" not in report.missing or not frames or project in (None, culprit):
-        return None
-    framed = {owner[1] for frame in frames if (owner := frame_owner(frame, report.environment))}
-    pinned = report.environment.pins.get(str(project))
-    if project not in framed and pinned and pinned.version:
-        return str(project), None
-    copied = _checkout_frame(tuple(f for f in frames if "-packages/" not in f.posix and f.posix.startswith("/")),
-                             str(project))
-    return (str(project), copied) if copied is not None else None
-
-
-def _relative(frame: Frame) -> bool:
-    """A frame of a script run by a relative path (``tools/train.py``): the checkout's own code, run from its root."""
-    return not re.match(r"(?:[/~<\\]|[A-Za-z]:)", frame.path)
-
-
-def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,
-                      ) -> Frame | None:
-    """The innermost frame of the report's own project (its link's) when that project is installed and calls the
-    inner library that raised a device-placement or CUDA-state error: the caller chose the devices (whisperlivekit's
-    diarize feeding a CPU chunk to nemo's featurizer on cuda) or initialised CUDA before the inner library started
-    its processes (xturing's finetune and Lightning); an error of the library's own stays the library's."""
-    project = _url_project(report, [])
-    message = report.traceback.message
-    if library is None or project in (None, culprit) \
-            or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
-        return None
-    for frame in reversed(frames[: frames.index(library)] if library in frames else ()):
-        owner = frame_owner(frame, report.environment)
-        if owner is not None and owner[1] == project and "-packages/" in frame.posix:
-            return frame
-    return None
 
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:
