@@ -31,8 +31,59 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
         function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
                                         else _leading_run(report.title))
+    if frame is not None and own:
+        function = _qualified(function, frame, report)
+    elif frame is None and (shown := next((f for f in reversed(frames) if f.function == function), None)):
+        function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
+    library = _repository_identity(library, report.url)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
+
+
+# Repository names that are a generic term many repositories share (an architecture, "code", "pytorch"): such a name
+# alone names no project; its owner/repo does ("SamLynnEvans/Transformer").
+_GENERIC_REPOSITORIES = frozenset({
+    "transformer", "transformers-pytorch", "model", "models", "code", "src", "source", "project", "projects", "pytorch",
+    "torch", "main", "demo", "demos", "examples", "experiments", "research", "baseline", "baselines", "repo",
+    "implementation", "paper", "gan", "vae", "unet", "bert", "gpt", "rnn", "lstm", "cnn", "resnet", "vit", "diffusion",
+    "nerf", "seq2seq", "attention", "classifier", "classification", "segmentation", "detection", "tracker", "tracking",
+    "training", "train", "inference", "app", "tools", "utils", "notebooks", "tutorial", "tutorials", "homework"})
+_REPOSITORY = re.compile(r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)")
+
+
+def _repository_identity(library: str, url: str) -> str:
+    """``owner/repo`` for a library drafted from its repository's generic name, else ``library``."""
+    match = _REPOSITORY.match(url)
+    if match is None or match["repo"].lower() not in _GENERIC_REPOSITORIES \
+            or canonicalize_name(match["repo"]) != canonicalize_name(library):
+        return library
+    return f"{match['owner']}/{match['repo']}"
+
+
+# Method names that do not say which code failed without their class or file ("update", "fit"): a maintainer writes
+# "NLL.update" or "metrics.py update".
+_GENERIC_METHODS = frozenset({"update", "fit", "step", "run", "train", "encodes", "decodes", "finetune", "backward",
+                              "compute", "process", "transform", "evaluate", "predict", "test", "call", "execute"})
+
+
+def _qualified(function: str, frame: Frame, report: BugReport, prose_only: bool = False) -> str:
+    """The blamed frame's bare method with its class where the report names both (`NLL()` and `update()`, or
+    ``NLL.update``), else a generic method of code in no package with its file (``metrics.py update``);
+    ``prose_only``: only the class the prose names with the method."""
+    if function != frame.function or not function.isidentifier():
+        return function
+    named = [name.removesuffix("()") for name in (*(() if prose_only else report.class_calls), *report.code_names)]
+    dotted = [name for name in named if name.endswith(f".{function}") and name[:1].isupper()]
+    classes = [name for name in named if re.fullmatch(r"[A-Z]\w*", name) and not _STRONG_NAME.search(name)]
+    if dotted:
+        return f"{dotted[0].rpartition('.')[0].rpartition('.')[2]}.{function}"
+    if function in named and len(classes) == 1:
+        return f"{classes[0]}.{function}"
+    file = frame.posix.rpartition("/")[2]
+    if prose_only:
+        return function
+    checkout = frame_owner(frame, report.environment) is None  # a package's method is found by its name
+    return f"{file} {function}" if function in _GENERIC_METHODS and checkout and file.endswith(".py") else function
 
 
 def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
@@ -42,10 +93,30 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
     outer = frames[: frames.index(frame)] if frame in frames else ()
     called_in_package = any(_package_folder(f) and f.function.isidentifier() and f.function not in _PLUMBING
                             and frame_owner(f, report.environment) == owner for f in outer)
+    named_file = f"{frame.posix.rpartition('/')[2]} {frame.function}"
     if frame.function in _PLUMBING and _package_folder(frame) and not called_in_package:
-        return f"{frame.posix.rpartition('/')[2]} {frame.function}"
+        return named_file
     api = _api(frames, frame, owner, report)
+    if frame.function in _PLUMBING and _package_folder(frame) and _own_line_failed(frames, frame) \
+            and _middle(outer, api, owner, report):
+        return named_file  # the forward that failed, not a middle frame between it and the project's entry call
     return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
+
+
+def _own_line_failed(frames: tuple[Frame, ...], frame: Frame) -> bool:
+    """Whether ``frame``'s own line failed in torch's tensor code (``np.isfinite(losses.data.sum())`` into
+    ``Tensor.__array__``), not in a submodule it called (module call plumbing, or frames the report cut)."""
+    inner = frames[frames.index(frame) + 1:] if frame in frames else ()
+    return bool(inner) and (frame_owner(inner[0]) or ("", ""))[1] == "torch" and inner[0].function not in (
+        *_WRAPPERS, "__call__") and "/nn/modules/module.py" not in inner[0].posix
+
+
+def _middle(outer: tuple[Frame, ...], api: str, owner: tuple[str, str] | None, report: BugReport) -> bool:
+    """Whether the project's function named ``api`` is a middle frame: another of the project's named functions
+    (its entry call, ``train`` in training_run.py) called it."""
+    mine = [f for f in outer if frame_owner(f, report.environment) == owner and f.function.isidentifier()]
+    names = [f.function for f in mine]
+    return api in names and names.index(api) > 0
 
 
 def _repository_caller(outer: tuple[Frame, ...], url: str) -> str:
@@ -78,9 +149,36 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py"))]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+            or _title_class(report.title, report.traceback.exception, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
-            or (run_clause(report.title) if not frames else "") or (report.script if not own_frames(frames) else "")
+            or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
+            or (report.script if not own_frames(frames) else "")
             or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))
+
+
+# A class named in an issue title's words, before the exception it quotes ("... 0.7.8 DPOTrainer get RuntimeError:
+# ..."): CamelCase with two humps at least, never an exception's name.
+_TITLE_CLASS = re.compile(r"(?<![\w.`'\"/-])(?P<name>[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*|"
+                          r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)(?![\w`'\"/-])")
+
+
+# Names of products and platforms a title writes in CamelCase, never a library's API.
+_PRODUCTS = frozenset({"pytorch", "tensorflow", "github", "huggingface", "deepspeed", "macos", "pypi", "jupyterlab",
+                       "openai", "chatgpt", "youtube", "colab", "kaggle", "onnxruntime", "tensorrt", "rocm", "wsl",
+                       "vscode", "pycharm", "ubuntu", "centos", "windows", "iphone", "ipython", "lightningai"})
+
+
+def _product(name: str) -> bool:
+    folded = str(canonicalize_name(name))
+    return folded in _PRODUCTS or name in DISTRIBUTIONS or any(folded == dists[0] for dists in DISTRIBUTIONS.values())
+
+
+def _title_class(title: str, exception: str, culprit: str) -> str:
+    """A class a frameless report's title names before the exception it quotes, unless it is a product's name."""
+    words = title.split(exception.rpartition(".")[2], 1)[0] if exception else title
+    names = [m["name"] for m in _TITLE_CLASS.finditer(words) if not _STRONG_NAME.search(m["name"])
+             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])]
+    return names[0] if names else ""
 
 
 # A component label opening an issue title ("[Tune] ...", "[RLlib] ..."): the part of the library that ran; a
@@ -171,6 +269,20 @@ _LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluati
                           r"failed|crash(?:es|ed)?|breaks?|errors?|raises?)\b", re.I)
 
 
+# A title opening with what failed, then a verb of failing: "FID clip crashes when evaluated on `cpu` device".
+_TITLE_SUBJECT = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?P<subject>[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)\s+"
+                            r"(?:crash(?:es|ed)?|fails?|failed|breaks?|broke|errors? out|raises|throws|hangs?)\b", re.I)
+_VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", "model", "run", "everything", "i",
+                             "something", "app", "job", "process", "error", "bug"})
+
+
+def _title_subject(title: str) -> str:
+    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip")."""
+    match = _TITLE_SUBJECT.match(title)
+    subject = match["subject"] if match else ""
+    return "" if subject.lower() in _VAGUE_SUBJECTS or _leading_run(title) else subject
+
+
 def _leading_run(title: str) -> str:
     match = _LEADING_RUN.match(title)
     return match["run"].lower() if match else ""
@@ -258,11 +370,26 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
         name = code.removesuffix("()").rpartition(".")[2]
         if "." in code and name.lower() in _FILE_SUFFIXES:
             continue  # a file name (`requirements.txt`), not an API
+        if _listing_key(name):
+            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), not an API
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
             return name
     return ""
+
+
+# Words an environment listing's fields are made of (sysinfo JSON's "pip_packages", "torch_env_info", "cuda_home"):
+# a name made only of them is a field of the listing, never the API that failed.
+_LISTING_WORDS = frozenset({"pip", "packages", "package", "version", "versions", "python", "torch", "cuda", "cudnn",
+                            "platform", "commit", "env", "environ", "environment", "info", "home", "os", "gpu", "gpus",
+                            "cpu", "ram", "memory", "sys", "system", "driver", "nvidia", "extensions", "exceptions",
+                            "timestamp", "hash", "config", "flags", "installed", "requirements", "conda", "build"})
+
+
+def _listing_key(name: str) -> bool:
+    words = name.lower().split("_")
+    return len(words) > 1 and all(word in _LISTING_WORDS for word in words if word)
 
 
 # A dispatcher operator the message names: "Could not run 'torchvision::roi_align' ..." -> roi_align.
@@ -321,5 +448,13 @@ def _title_message(exception: str, message: str) -> str:
     if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
         return f"{exception.rpartition('.')[2]} {text}"
     if len(text) > _LONG_TITLE and (end := re.search(r"[.!?](?=\s+[A-Z'\"])", text)) and end.start() >= 20:
-        return text[: end.start() + 1]
+        first = text[: end.start() + 1]
+        cause = _SENTENCE_END.split(text.rstrip(" .!?"))[-1]  # a context sentence's cause is the message's last one
+        return f"{first[:-1]} ... {cause}" if _CONTEXT.match(first) and cause not in first else first
     return text
+
+
+# A message's first sentence that only says where it failed ("Error while processing rearrange-reduction pattern
+# ..."): the symptom is its last sentence ("Shape mismatch, can't divide axis of length 2 in chunks of 16").
+_CONTEXT = re.compile(r"^(?:An? )?(?:error|exception|failure|failed|problem)\s+(?:while|when|in|during|on)\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z'\"])")
