@@ -176,7 +176,7 @@ def test_a_script_copy_the_title_places_the_error_in_is_the_linked_projects_code
               '  File "/usr/local/lib/python3.10/dist-packages/pytorch_lightning/trainer/trainer.py", line 1046, in '
               "_run_stage\n    return self._evaluation_loop.run()\n"
               "TypeError: TrainingModule.on_validation_epoch_end() missing 1 required positional argument: '_outputs'\n")
-    _assert_blamed(report, "widgetdet", "widgetdet train: ")
+    _assert_blamed(report, "widgetdet", "widgetdet widget_train_net.py train: ")
 
 
 def test_a_frameless_titles_component_label_names_the_api_and_a_kind_label_never_does() -> None:

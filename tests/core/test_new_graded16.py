@@ -34,7 +34,7 @@ def test_a_cut_wrapper_of_a_direct_cause_blames_the_causes_own_frame() -> None:
     draft, data = _draft(_chained("The above exception was the direct cause of the following exception:"),
                          released=lambda dist: True)
     assert draft.culprit == "widgetcast", draft.culprit
-    assert str(data["title"]).startswith("widgetcast update: "), data["title"]
+    assert str(data["title"]).startswith("widgetcast metrics.py update: "), data["title"]
     shown = draft.repro_py.split("The report's own call", 1)[-1]
     assert "trainer.test(model=model)" in shown and "widgetcast/metrics.py" in shown
     assert "_test_impl" not in shown

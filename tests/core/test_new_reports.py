@@ -299,7 +299,7 @@ HELD_OUT_7 = {
                        "medicalgpt @ git+https://github.com/shibing624/MedicalGPT@<commit>", 1),
     # a message with no class anywhere: drafted, the class left to fill in (it was refused)
     "roboflow-notebooks-224": (MARK, "Trainer.__init__() got an unexpected keyword argument 'gpus'",
-                               "notebooks", "notebooks: Trainer.__init__()", ALL, False,
+                               "notebooks", "roboflow/notebooks: Trainer.__init__()", ALL, False,
                                "notebooks @ git+https://github.com/roboflow/notebooks@<commit>", 0),
     "unsloth-2148": ("TypeError", "_unsloth_get_batch_samples() takes 3 positional arguments but 4 were given",
                      "unsloth", "unsloth _fast_inner_training_loop: ", ALL, False, "unsloth==X.Y.Z", 1),
@@ -556,7 +556,7 @@ HELD_OUT_14 = {
     # fix14: the copied detectron2 script the title names is blamed over Lightning's frames; the collect_env table's
     # Python row read; detectron2==0.6 pinned from that table (though pypi.org has no detectron2: 404)
     "detectron2-5078": ("TypeError", "TrainingModule.on_validation_epoch_end() missing 1 required positional argument: "
-                        "'_outputs'", "detectron2", "detectron2 train: TrainingModule", ALL, False, "detectron2==0.6", 3),
+                        "'_outputs'", "detectron2", "detectron2 lightning_train_net.py train: TrainingModule", ALL, False, "detectron2==0.6", 3),
     "fairseq-986": ("RuntimeError", "Expected object of backend CPU but got backend CUDA for argument #4 'mat1'", "fairseq",
                     "fairseq train: Expected object", DEVICE, True, f"fairseq {GIT}facebookresearch/fairseq@<commit>", 0),
     # undone by fix14: the reply's console wrap; the relative tools/train_pl.py frame is the checkout's
@@ -579,7 +579,7 @@ HELD_OUT_14 = {
     "ray-33011": ("RuntimeError", "Expected all tensors to be on the same device", "ray",
                   "ray Tune: Expected all", DEVICE, True, "ray==2.3.0", 0),
     # fix14: the maintainer's "you can use trl==0.7.9" is the fix's pin; the title's "from 0.7.5 to 0.7.8" the buggy's
-    "trl-1202": ("RuntimeError", "expected scalar type Float but found BFloat16", "trl", "trl: expected scalar", ALL,
+    "trl-1202": ("RuntimeError", "expected scalar type Float but found BFloat16", "trl", "trl DPOTrainer: expected scalar", ALL,
                  False, "trl==0.7.8", 0),
     # fix14: verl's checkout frames (its own package) keep the blame past ray's get_objects re-raise
     "verl-3669": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "verl", "verl fit: Expected all", DEVICE, True,
@@ -645,37 +645,37 @@ EINOPS = ("Error while processing rearrange-reduction pattern \"(b f) d c -> (b 
           "of 16")
 NUMPY_CUDA = "can't convert CUDA tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 HELD_OUT_16 = {
-    # known misses: T (no CLIP call); S's `import cleanfid` and F (the reply's "resolved in the latest release
+    # known misses: T (no CLIP call; fixtitle: the title's "FID clip" subject, not CLIP's call); S's `import cleanfid` and F (the reply's "resolved in the latest release
     # 0.1.32") right after fix16
     "clean-fid-41": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument weight in method "
-                     "wrapper___slow_conv2d_forward)", "clean-fid", "cleanfid: Expected all", DEVICE, True,
+                     "wrapper___slow_conv2d_forward)", "clean-fid", "cleanfid FID clip: Expected all", DEVICE, True,
                      "clean-fid==X.Y.Z", 0),
     # known misses: P, F (a didi-instruct placeholder, not a commit pin), T; B (the bare metrics.py frame keeps the
     # linked repository) and V (the bullet's "PyTorch 2.4.x") right after fix16
     "didi-instruct-1": ("RuntimeError", "Expected all tensors to be on the same device, but found cuda:0 and cpu!",
-                        "didi-instruct", "didi-instruct update: Expected all", DEVICE, True, "didi-instruct==X.Y.Z", 1),
+                        "didi-instruct", "didi-instruct NLL.update: Expected all", DEVICE, True, "didi-instruct==X.Y.Z", 1),
     "fastai-4007": ("RuntimeError", f"{PLACEMENT}, cuda:1 and cuda:0!", "fastai", "fastai encodes: Expected all", TWO_GPUS,
                     True, "fastai==X.Y.Z", 3),
-    # known misses: T (the sysinfo JSON's pip_packages key as the API), P (the sysinfo's Commit not read), S; V (its
+    # known misses: T (the sysinfo JSON's pip_packages key as the API; fixtitle: apply_model, the cause kept), P (the sysinfo's Commit not read), S; V (its
     # Python and torch_version) right after fix16
-    "forge-621": ("EinopsError", EINOPS, "stable-diffusion-webui-forge", "stable-diffusion-webui-forge pip_packages: Error",
+    "forge-621": ("EinopsError", EINOPS, "stable-diffusion-webui-forge", "stable-diffusion-webui-forge apply_model: Error",
                   ALL, False, f"stable-diffusion-webui-forge {GIT}lllyasviel/stable-diffusion-webui-forge@<commit>", 2),
-    "mase-40": ("AttributeError", "'tuple' object has no attribute 'model'", "mase", "mase transform: 'tuple' object",
+    "mase-40": ("AttributeError", "'tuple' object has no attribute 'model'", "mase", "mase transform.py transform: 'tuple' object",
                 ALL, False, f"mase {GIT}DeepWok/mase@<commit>", 1),
     "mmdeploy-682": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "mmdeploy", "mmdeploy: Expected all", DEVICE, True,
                      "mmdeploy==X.Y.Z", 0),
     # known misses: T and S (the script's seed_everything import as the API); P and F (nemo-toolkit) right after fix16
     "nemo-2712": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nemo-toolkit", "nemo seed_everything: Expected all",
                   DEVICE, True, "nemo-toolkit==X.Y.Z", 0),
-    # known misses: T (the middle frame _process_examples); L, D and V (torch 1.3.1, not the 1.1.0 a question asks
+    # known misses: T (the middle frame _process_examples; fixtitle: encoding.py forward); L, D and V (torch 1.3.1, not the 1.1.0 a question asks
     # about) right after fix16
-    "phrasenode-2": ("TypeError", NUMPY_CUDA, "phrasenode", "phrasenode _process_examples: can't convert", DEVICE, True,
+    "phrasenode-2": ("TypeError", NUMPY_CUDA, "phrasenode", "phrasenode encoding.py forward: can't convert", DEVICE, True,
                      f"phrasenode {GIT}stanfordnlp/phrasenode@<commit>", 4),
     # known misses (after fix16): P and F (py4cast==X.Y.Z, not a commit pin of the checkout), T (no climate_means)
     "py4cast-6": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "py4cast",
-                  "py4cast update: Expected all", DEVICE, True, "py4cast==X.Y.Z", 3),
+                  "py4cast metrics.py update: Expected all", DEVICE, True, "py4cast==X.Y.Z", 3),
     "transformer-samlynnevans-30": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "transformer",
-                                    "transformer create_masks: Expected all", DEVICE, True,
+                                    "SamLynnEvans/Transformer create_masks: Expected all", DEVICE, True,
                                     f"transformer {GIT}SamLynnEvans/Transformer@<commit>", 1),
 }
 HELD_OUT = {**{(GRADED4, name): row for name, row in HELD_OUT_4.items()},
