@@ -38,18 +38,10 @@ from harness.authoring._owners import (
     simulator_frame,
     torch_era,
 )
+from harness.authoring._said import _title_code_name, frameless_api, message_api, prose_api, said_api
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
-from harness.authoring._title import (
-    _import_name,
-    _title,
-    _title_code_name,
-    _title_message,
-    frameless_api,
-    message_api,
-    prose_api,
-    said_api,
-)
+from harness.authoring._title import _import_name, _title, _title_message
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "IndexVersions", "ProjectUrls",

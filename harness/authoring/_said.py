@@ -1,0 +1,213 @@
+"""What a report says ran, for a title or a skeleton with no frame of the blamed project to name: a code name, a
+class or a subject in the issue's title, an API its prose names, the run its words or its command name."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from packaging.utils import canonicalize_name
+
+from harness.authoring._bugreport import BugReport
+from harness.authoring._owners import DISTRIBUTIONS, own_frames
+
+
+def said_api(report: BugReport, culprit: str, message: str) -> str:
+    """With no frame of the blamed project: what the report says ran, first found of a code name in its title (after
+    the script a frameless report's command runs), a name shaped like code there, an API its prose names, the run its
+    words name, the script its command runs; a frameless report's description (a file, a code name, a run word)."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, culprit)}
+    subjects = [name for name in report.subjects
+                if str(canonicalize_name(name)) not in skip and name.lower() not in message.lower()]
+    frames = report.traceback.frames  # with frames, a script the title names is their <module>: no API
+    in_title = [name for name in subjects if name in report.title and " " not in name
+                and not (frames and name.endswith(".py"))]
+    return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+            or _title_class(report.title, report.traceback.exception, culprit)
+            or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
+            or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
+            or (report.script if not own_frames(frames) else "")
+            or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))
+
+
+# A class named in an issue title's words, before the exception it quotes ("... 0.7.8 DPOTrainer get RuntimeError:
+# ..."): CamelCase with two humps at least, never an exception's name.
+_TITLE_CLASS = re.compile(r"(?<![\w.`'\"/-])(?P<name>[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*|"
+                          r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)(?![\w`'\"/-])")
+
+
+# Names of products and platforms a title writes in CamelCase, never a library's API.
+_PRODUCTS = frozenset({"pytorch", "tensorflow", "github", "huggingface", "deepspeed", "macos", "pypi", "jupyterlab",
+                       "openai", "chatgpt", "youtube", "colab", "kaggle", "onnxruntime", "tensorrt", "rocm", "wsl",
+                       "vscode", "pycharm", "ubuntu", "centos", "windows", "iphone", "ipython", "lightningai"})
+
+
+def _product(name: str) -> bool:
+    folded = str(canonicalize_name(name))
+    return folded in _PRODUCTS or name in DISTRIBUTIONS or any(folded == dists[0] for dists in DISTRIBUTIONS.values())
+
+
+def _title_class(title: str, exception: str, culprit: str) -> str:
+    """A class a frameless report's title names before the exception it quotes, unless it is a product's name."""
+    words = title.split(exception.rpartition(".")[2], 1)[0] if exception else title
+    names = [m["name"] for m in _TITLE_CLASS.finditer(words) if not _STRONG_NAME.search(m["name"])
+             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])]
+    return names[0] if names else ""
+
+
+# A component label opening an issue title ("[Tune] ...", "[RLlib] ..."): the part of the library that ran; a
+# label of the issue's kind ("[Bug]", "[Feature Request]") names none.
+_TITLE_TAG = re.compile(r"^\s*\[(?P<tag>[A-Z][A-Za-z0-9]{1,30})\]")
+_KIND_TAGS = frozenset({"bug", "bugs", "feature", "question", "help", "docs", "doc", "documentation", "wip", "fix",
+                        "rfc", "discussion", "enhancement", "request", "issue", "error", "support", "urgent", "p0",
+                        "p1", "p2", "draft", "misc", "other", "general", "bugfix", "feat", "new", "solved", "closed"})
+
+
+def _title_tag(title: str) -> str:
+    match = _TITLE_TAG.match(title)
+    return match["tag"] if match and match["tag"].lower() not in _KIND_TAGS else ""
+
+
+def _script_run(report: BugReport, named: str | None) -> str:
+    """A frameless report's run: the script its command or launcher summary names, before the API ``named`` when one
+    is given ("" when it is empty); ``named`` alone for a report with frames or no script."""
+    script = report.script if not report.traceback.frames else ""
+    if named is None:
+        return script
+    return " ".join(part for part in (script, named) if part) if named else ""
+
+
+def _frameless_run(report: BugReport, message: str, culprit: str) -> str:
+    """The run a frameless report's text names; its script wins over a vaguer word ("training" for train.py), a word
+    that is the script's own name is kept."""
+    api, script = frameless_api(report, message, culprit), _script_run(report, None)
+    return api if api and (not script or api == script.rpartition("/")[2].removesuffix(".py")) else script or api
+
+
+# An issue title's clause naming the run that failed: "... when training csmsc/tts1", "error when using the fast use
+# code" (a verb of running, then up to four words).
+_RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?P<verb>training|running|using|"
+                         r"evaluating|testing|fine-?tuning)\s+(?:the\s+|a\s+|my\s+)?"
+                         r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
+
+
+# A title opening with the run that failed: "Training fails : ...", "Inference crashed with ...".
+_LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluation|validation|resuming)\s+(?:fails?|"
+                          r"failed|crash(?:es|ed)?|breaks?|errors?|raises?)\b", re.I)
+
+
+# A title opening with what failed, then a verb of failing: "FID clip crashes when evaluated on `cpu` device".
+_TITLE_SUBJECT = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?P<subject>[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)\s+"
+                            r"(?:crash(?:es|ed)?|fails?|failed|breaks?|broke|errors? out|raises|throws|hangs?)\b", re.I)
+_VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", "model", "run", "everything", "i",
+                             "something", "app", "job", "process", "error", "bug"})
+
+
+def _title_subject(title: str) -> str:
+    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip")."""
+    match = _TITLE_SUBJECT.match(title)
+    subject = match["subject"] if match else ""
+    return "" if subject.lower() in _VAGUE_SUBJECTS or _leading_run(title) else subject
+
+
+def _leading_run(title: str) -> str:
+    match = _LEADING_RUN.match(title)
+    return match["run"].lower() if match else ""
+
+
+def run_clause(title: str) -> str:
+    """For a report without frames whose prose names no API: the run its title says failed ("csmsc/tts1 training");
+    a report with frames shows its run (a script the title names is their ``<module>``, no API)."""
+    match = _RUN_CLAUSE.search(title.strip(" .?!"))
+    if match is None:
+        return ""
+    verb = match["verb"].lower()
+    return match["what"] if verb in ("running", "using") else f"{match['what']} {verb}"
+
+
+# A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
+# keyword argument ("elementwise_affine=False") is what the API was given, not the API.
+_CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
+                        r"\b(?!\s*=(?!=))")
+
+
+def _title_code_name(title: str, message: str) -> str:
+    """For a report without frames: the API the issue's title names (the last part of a dotted name; a file's name
+    with its suffix: "Update rpo_continuous_action.py" names the script, never "py")."""
+    for match in _CODE_NAME.finditer(title):
+        dotted = (match["tick"] or match["snake"]).replace("::", ".")
+        stem, _, name = dotted.rpartition(".")
+        name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
+        if name and name not in message and not name.endswith(("Error", "Exception")):
+            return name
+    return ""
+
+
+def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
+    """For a report without frames: the first API its prose writes as inline code (the last part of a dotted
+    name), else as a plain word the report's code calls; neither a module, a listed package nor the library's own
+    name, an exception, a version nor a word of the message."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    skip |= set(report.environment.pins)  # a package its listing names (`typing_extensions`) is no API
+    for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
+        root, _, rest = code.removesuffix("()").partition(".")
+        others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
+        if rest and root in ("torch", "np", "numpy", *others):
+            continue  # another library's API (`torch.device`)
+        name = code.removesuffix("()").rpartition(".")[2]
+        if "." in code and name.lower() in _FILE_SUFFIXES:
+            continue  # a file name (`requirements.txt`), not an API
+        if _listing_key(name):
+            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), not an API
+        if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
+                and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
+            return name
+    return ""
+
+
+# Words an environment listing's fields are made of (sysinfo JSON's "pip_packages", "torch_env_info", "cuda_home"):
+# a name made only of them is a field of the listing, never the API that failed.
+_LISTING_WORDS = frozenset({"pip", "packages", "package", "version", "versions", "python", "torch", "cuda", "cudnn",
+                            "platform", "commit", "env", "environ", "environment", "info", "home", "os", "gpu", "gpus",
+                            "cpu", "ram", "memory", "sys", "system", "driver", "nvidia", "extensions", "exceptions",
+                            "timestamp", "hash", "config", "flags", "installed", "requirements", "conda", "build"})
+
+
+def _listing_key(name: str) -> bool:
+    words = name.lower().split("_")
+    return len(words) > 1 and all(word in _LISTING_WORDS for word in words if word)
+
+
+# A dispatcher operator the message names: "Could not run 'torchvision::roi_align' ..." -> roi_align.
+_OPERATOR_NAME = re.compile(r"'[A-Za-z_]\w{0,40}::(?P<name>[A-Za-z_]\w{0,80})'")
+
+
+def frameless_api(report: BugReport, message: str, culprit: str = "") -> str:
+    """For a report without frames whose title and prose name no API: a class-level call its code makes
+    (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
+    skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
+    named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip]
+    said = [call for call in named if "." in call or "_" in call]  # a function or a method, before a script's name
+    named = named if not report.traceback.frames else said  # a script the frames show is no API (its <module>)
+    if said or report.class_calls:
+        return (said or list(report.class_calls))[0]
+    match = _OPERATOR_NAME.search(message)
+    return match["name"] if match else (named[0] if named else "")
+
+
+# A call the message names: "GRPOConfig.__init__() got an unexpected keyword argument 'top_p'" -> GRPOConfig.
+_MESSAGE_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
+
+
+def message_api(message: str) -> str:
+    """For a report without frames whose prose names no API: the callable its message names (its class, for a
+    dunder method), else nothing."""
+    match = _MESSAGE_CALL.search(message)
+    parts = [part for part in match["name"].split(".") if not part.startswith("__")] if match else []
+    return parts[-1] if parts else ""
+
+
+_FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
+                            "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
+_STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
