@@ -13,11 +13,14 @@ from harness.authoring._signature import _FOLDERS
 
 
 def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
-    """``<library> <API>: <symptom>``. The library is the blamed project as it is imported. The API, first found of:
-    the blamed project's frames (an installed library's innermost public function; a checkout's function that its
-    script entered), else what the report says ran (its command's script, a code name in its title, an API its prose
-    names, the run its words name), else the report's own function calling the frame's library. The symptom is the
-    message's first sentence (the exception's name with no message), never longer than the title allows."""
+    """``<library> <API>: <symptom>``. The library is the blamed project as it is imported (owner/repo for a
+    repository named by a generic word). The API, first found of: the blamed project's frames (an installed library's
+    innermost public function; a checkout's function that its script entered; a forward whose own line failed, over a
+    middle frame), else what the report says ran (``_said``: its command's script, a code name, class or subject in
+    its title, an API its prose names, the run its words name), else the report's own function calling the frame's
+    library; a bare method gets the class the report names with it, or its file. The symptom is the message's first
+    sentence (with the cause when that sentence only says where it failed; the exception's name with no message),
+    never longer than the title allows."""
     traceback = report.traceback
     message = _title_message(traceback.exception, traceback.first_message_line)
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
