@@ -85,6 +85,8 @@ def test_a_frameless_title_names_what_failed_before_its_verb() -> None:
     assert _title(report).startswith("widget-fid FID clip: "), _title(report)
     vague = report.replace("# FID clip crashes", "# It crashes")
     assert _title(vague).startswith("widget-fid: "), _title(vague)
+    worded = report.replace("# FID clip crashes when evaluated", "# fusedclip does not work when evaluated")
+    assert _title(worded).startswith("widget-fid fusedclip: "), _title(worded)
 
 
 def test_a_class_the_title_names_before_the_quoted_exception_is_the_api() -> None:
