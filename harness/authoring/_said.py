@@ -68,10 +68,15 @@ def _title_tag(title: str) -> str:
     return match["tag"] if match and match["tag"].lower() not in _KIND_TAGS else ""
 
 
+def _script_name(script: str) -> str:
+    """A script as a title names it: an absolute path (``/home/u/app/src/train.py``) by its file's name."""
+    return re.split(r"[/\\]", script)[-1] if re.match(r"(?:[/~\\]|[A-Za-z]:)", script) else script
+
+
 def _script_run(report: BugReport, named: str | None) -> str:
     """A frameless report's run: the script its command or launcher summary names, before the API ``named`` when one
     is given ("" when it is empty); ``named`` alone for a report with frames or no script."""
-    script = report.script if not report.traceback.frames else ""
+    script = _script_name(report.script) if not report.traceback.frames else ""
     if named is None:
         return script
     return " ".join(part for part in (script, named) if part) if named else ""
@@ -158,8 +163,8 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
         name = code.removesuffix("()").rpartition(".")[2]
         if "." in code and name.lower() in _FILE_SUFFIXES:
             continue  # a file name (`requirements.txt`), not an API
-        if _listing_key(name):
-            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), not an API
+        if _listing_key(name) or name in _SETUP_CALLS:
+            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup: no API
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
@@ -173,6 +178,14 @@ _LISTING_WORDS = frozenset({"pip", "packages", "package", "version", "versions",
                             "platform", "commit", "env", "environ", "environment", "info", "home", "os", "gpu", "gpus",
                             "cpu", "ram", "memory", "sys", "system", "driver", "nvidia", "extensions", "exceptions",
                             "timestamp", "hash", "config", "flags", "installed", "requirements", "conda", "build"})
+
+
+# A script's setup calls (seeding, logging, argument parsing, the environment): what any script calls first, never
+# the API that failed ("from pytorch_lightning import seed_everything" ... "seed_everything(42)").
+_SETUP_CALLS = frozenset({"seed_everything", "set_seed", "manual_seed", "manual_seed_all", "seed", "basicConfig",
+                          "getLogger", "get_logger", "setup_logging", "set_verbosity", "set_verbosity_error",
+                          "parse_args", "ArgumentParser", "add_argument", "load_dotenv", "set_start_method",
+                          "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main"})
 
 
 def _listing_key(name: str) -> bool:

@@ -665,8 +665,9 @@ HELD_OUT_16 = {
                 ALL, False, f"mase {GIT}DeepWok/mase@<commit>", 1),
     "mmdeploy-682": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "mmdeploy", "mmdeploy: Expected all", DEVICE, True,
                      "mmdeploy==X.Y.Z", 0),
-    # known misses: T and S (the script's seed_everything import as the API); P and F (nemo-toolkit) right after fix16
-    "nemo-2712": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nemo-toolkit", "nemo seed_everything: Expected all",
+    # known misses: T and S (the script's seed_everything import as the API; fixtitle: the command's train.py, S
+    # speaker_reco); P and F (nemo-toolkit) right after fix16
+    "nemo-2712": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nemo-toolkit", "nemo train.py: Expected all",
                   DEVICE, True, "nemo-toolkit==X.Y.Z", 0),
     # known misses: T (the middle frame _process_examples; fixtitle: encoding.py forward); L, D and V (torch 1.3.1, not the 1.1.0 a question asks
     # about) right after fix16

@@ -117,3 +117,16 @@ def test_a_bare_method_gets_the_class_the_prose_names_or_its_file() -> None:
                 "    (preds - self.means) * (target - self.means)\n"
                 f"RuntimeError: {PLACED}\n")
     assert _title(checkout).startswith("widgetcast metrics.py update: "), _title(checkout)
+
+
+def test_a_scripts_setup_call_is_never_the_api() -> None:
+    """Class (nemo-2712): a frameless report's script imports and calls a setup helper (``seed_everything(42)``):
+    that is no API; the title names the run its command shows (``train.py``, by its file's name, or ``train``)."""
+    report = ("https://github.com/someorg/widgetspeech/issues/7\n"
+              f"# RuntimeError: {PLACED}\n\nI am using the following script:\n\n```\nimport torch\n"
+              "from widgetlib import seed_everything\nfrom widgetspeech.models import SpeakerModel\n\n"
+              "seed_everything(42)\n```\n\n"
+              "python /home/me/app/src/train.py --data_dir data --num_classes 64\n")
+    title = _title(report)
+    assert "seed_everything" not in title, title
+    assert title.startswith(("widgetspeech train.py: ", "widgetspeech train: ")), title
