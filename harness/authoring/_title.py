@@ -178,8 +178,7 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
         name = frame.function
         if name and not name.startswith(("__", "<")) and not _wrapper(name) and name not in _PLUMBING \
                 and name.rpartition(".")[2] not in LAUNCHERS:
-            call = _SOURCE_CALL.search(frame.source) if name == "main" else None
-            return call["name"] if call else name  # a script's entry function: the call its failing line makes
+            return _line_call(frame.source) or name if name == "main" else name  # an entry function: its line's call
     # only a comprehension or a lambda at a script's top level ("attack_one.py", in <listcomp>): the script names it
     inline = next((f for f in reversed(own_frames(frames)) if f.function in _INLINE), None)
     return inline.posix.rpartition("/")[2] if inline else ""
@@ -203,6 +202,22 @@ _WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_f
 _SOURCE_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\(")
 
 
+# A launcher handed the function that runs (``accelerator.launch(train)``, ``mp.spawn(worker, ...)``): its first
+# argument is the run's API, not the launcher.
+_LAUNCH_ARGUMENT = re.compile(r"\(\s*(?P<name>[A-Za-z_]\w*)\s*[,)]")
+_SPAWNERS = frozenset({"launch", "notebook_launcher", "debug_launcher", "spawn", "start_processes", "elastic_launch",
+                       "Fire", "submit"})
+
+
+def _line_call(source: str) -> str:
+    """The callable a source line calls first; for a launcher's call, the function it is handed."""
+    call = _SOURCE_CALL.search(source)
+    if call is None:
+        return ""
+    handed = _LAUNCH_ARGUMENT.match(source, call.end() - 1) if call["name"] in _SPAWNERS else None
+    return handed["name"] if handed else call["name"]
+
+
 def _wrapper(function: str) -> bool:
     return "<locals>" in function or function.rpartition(".")[2] in _WRAPPERS
 
@@ -219,8 +234,8 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     if named and named[0].rpartition(".")[2] in LAUNCHERS:
         return _console_command(frames)  # the culprit's frames only launch the run: the command the user typed
     found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
-    if found == "main" and (call := _SOURCE_CALL.search(chain[0].source)):
-        return call["name"]  # a script's entry function names nothing: the call its failing line makes does
+    if found == "main" and (entry := _line_call(chain[0].source)):
+        return entry  # a script's entry function names nothing: the call its failing line makes does
     if found or not named or chain[-1] not in frames:
         return found
     outermost = frames.index(chain[-1])

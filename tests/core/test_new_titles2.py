@@ -130,3 +130,15 @@ def test_a_scripts_setup_call_is_never_the_api() -> None:
     title = _title(report)
     assert "seed_everything" not in title, title
     assert title.startswith(("widgetspeech train.py: ", "widgetspeech train: ")), title
+
+
+def test_a_launchers_call_names_the_function_it_is_handed() -> None:
+    """Class (launcher frames as the API): the script's entry function hands its run to a launcher
+    (``accelerator.launch(train)``) whose frames raise: the title names the function handed, not the launcher."""
+    report = ("https://github.com/someorg/widgetrl/issues/6\n# Fails\n\nTraceback (most recent call last):\n"
+              '  File "/home/me/widgetrl/train.py", line 75, in <module>\n    main()\n'
+              '  File "/home/me/widgetrl/train.py", line 70, in main\n    accelerator.launch(train)\n'
+              f'  File "{SITE}/accelerate/launchers.py", line 748, in notebook_launcher\n    start_processes(fn)\n'
+              f'  File "{SITE}/accelerate/utils/launch.py", line 48, in _launch\n    fn()\n'
+              f"RuntimeError: {PLACED}\n")
+    assert _title(report).startswith("widgetrl train: "), _title(report)
