@@ -236,6 +236,9 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
     if found == "main" and (entry := _line_call(chain[0].source)):
         return entry  # a script's entry function names nothing: the call its failing line makes does
+    if not named and (call := _SOURCE_CALL.search(chain[0].source)) and call["name"][:1].isupper() \
+            and call["name"] not in report.traceback.message:
+        return call["name"]  # only constructors (``__init__``): the class the innermost one's line builds failed
     if found or not named or chain[-1] not in frames:
         return found
     outermost = frames.index(chain[-1])

@@ -142,3 +142,15 @@ def test_a_launchers_call_names_the_function_it_is_handed() -> None:
               f'  File "{SITE}/accelerate/utils/launch.py", line 48, in _launch\n    fn()\n'
               f"RuntimeError: {PLACED}\n")
     assert _title(report).startswith("widgetrl train: "), _title(report)
+
+
+def test_a_library_whose_frames_are_only_constructors_names_the_class_its_line_builds() -> None:
+    """Class (x-transformers-residual-init): the blamed library's frames are only ``__init__``s and the innermost one's
+    line builds the class whose constructor failed (``residual_fn = Residual(dim)``): that class is the API."""
+    report = ("https://github.com/someone/widget-layers/issues/65\n\nTraceback (most recent call last):\n"
+              '  File "run.py", line 3, in <module>\n    model = Encoder(dim=8)\n'
+              f'  File "{SITE}/widget_layers/layers.py", line 900, in __init__\n'
+              "    super().__init__(causal=False, **kwargs)\n"
+              f'  File "{SITE}/widget_layers/layers.py", line 500, in __init__\n    residual_fn = Residual(dim)\n'
+              "TypeError: __init__() takes 1 positional argument but 2 were given\n")
+    assert _title(report).startswith("widget_layers Residual: "), _title(report)
