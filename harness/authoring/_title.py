@@ -102,8 +102,14 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
     api = _api(frames, frame, owner, report)
     if frame.function in _PLUMBING and _package_folder(frame) and _own_line_failed(frames, frame) \
             and _middle(outer, api, owner, report):
-        return named_file  # the forward that failed, not a middle frame between it and the project's entry call
+        # the forward that failed, not a middle frame between it and the project's entry call; with the call on its
+        # line that handed torch the tensor (``np.isfinite``)
+        handed = _DOTTED_CALL.search(frame.source)
+        return f"{named_file} ({handed['name']})" if handed else named_file
     return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
+
+
+_DOTTED_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*\.[A-Za-z_]\w*)\(")
 
 
 def _own_line_failed(frames: tuple[Frame, ...], frame: Frame) -> bool:

@@ -62,7 +62,7 @@ def test_the_forward_that_failed_is_named_over_a_middle_frame() -> None:
               "    return self.numpy()\n"
               "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
               "memory first.\n")
-    assert _title(report).startswith("widgetnode encoding.py forward: "), _title(report)
+    assert _title(report).startswith("widgetnode encoding.py forward (np.isfinite): "), _title(report)
 
 
 def test_a_repository_named_by_a_generic_word_is_named_with_its_owner() -> None:
