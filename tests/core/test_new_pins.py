@@ -1,0 +1,76 @@
+"""Pin miss classes of graded14-16 (issue 21 §1) on made-up reports of each shape: a project run from a source
+checkout, a commit the report states, a version series, a pull request a maintainer names as the fix. Each test
+fails on main f59c70c and passes with the fix of its class (tests/fixtures/graded16/EXPECTED.md: the real reports)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.core.test_new_graded14 import SITE, _draft
+
+PLACED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+GIT = "git+https://github.com/someorg/widgetcast"
+
+
+def _buggy(data: dict[str, Any]) -> str:
+    return " ".join(data["variants"]["buggy"]["requires"])
+
+
+def _fixed(data: dict[str, Any]) -> str:
+    return " ".join(data["variants"]["fix"]["requires"])
+
+
+def _checkout_report(extra: str = "") -> str:
+    """A py4cast-shaped report: the linked project's package runs from a folder outside site-packages."""
+    return ("https://github.com/someorg/widgetcast/issues/6\n# Metric fails on GPU\n\n" + extra + "```\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/me/work/bin/test.py", line 75, in <module>\n'
+            "    trainer.test(model=model)\n"
+            f'  File "{SITE}/looplib/trainer.py", line 748, in test\n'
+            "    return self._run(model)\n"
+            '  File "/home/me/work/widgetcast/metrics.py", line 472, in update\n'
+            "    (preds - self.means) * (target - self.means)\n"
+            f"RuntimeError: {PLACED}\n```\n")
+
+
+def test_a_project_run_from_a_checkout_is_pinned_by_commit() -> None:
+    """Class (py4cast-6): the linked project's frames lie in a checkout, not site-packages, and the report lists no
+    release of it: the run was the repository's code at some commit, so both variants pin commits even when the index
+    has releases of that name."""
+    draft, data = _draft(_checkout_report(), released=lambda dist: True)
+    assert draft.culprit == "widgetcast", draft.culprit
+    assert f"widgetcast @ {GIT}@" in _buggy(data), _buggy(data)
+    assert f"widgetcast @ {GIT}@" in _fixed(data), _fixed(data)
+    assert "widgetcast==" not in _buggy(data) + _fixed(data)
+    assert any("checkout" in note for note in draft.notes), draft.notes
+
+
+def test_a_project_installed_in_site_packages_keeps_its_release_pins() -> None:
+    """The same shape installed (its frame under site-packages): a release placeholder, as before."""
+    report = _checkout_report().replace("/home/me/work/widgetcast/", f"{SITE}/widgetcast/")
+    _, data = _draft(report, released=lambda dist: True)
+    assert "widgetcast==X.Y.Z" in _buggy(data), _buggy(data)
+
+
+def test_a_commit_the_report_states_is_the_buggy_pin() -> None:
+    """Class (forge-621): a web UI's sysinfo states the commit that ran ("Commit": "<sha>"); the commit pin of a
+    project the index lacks uses it instead of a FILL-IN."""
+    sha = "5bea443d94f3a85f819cb8541c1bba0aac208d83"
+    info = f'```\n{{\n    "Version": "f0.0.9-latest-51-g5bea443d",\n    "Commit": "{sha}",\n}}\n```\n\n'
+    draft, data = _draft(_checkout_report(info), released=lambda dist: dist != "widgetcast")
+    assert _buggy(data) == f"widgetcast @ {GIT}@{sha}", _buggy(data)
+    assert _fixed(data).startswith("FILL-IN"), _fixed(data)  # the fix commit is still the author's to find
+    assert any(sha in note for note in draft.notes), draft.notes
+
+
+def test_a_blob_link_at_a_sha_of_another_repository_is_not_the_runs_commit() -> None:
+    """A blob link of another repository's file at a sha says nothing of the project's commit."""
+    link = "See https://github.com/other/lib/blob/0123456789abcdef0123456789abcdef01234567/x.py#L3\n\n"
+    _, data = _draft(_checkout_report(link), released=lambda dist: dist != "widgetcast")
+    assert "0123456789" not in _buggy(data) and _buggy(data).startswith("FILL-IN"), _buggy(data)
+
+
+def test_a_commit_a_reply_says_fixed_it_is_not_the_runs_commit() -> None:
+    """"Fixed in commit abc1234" is the fix (a reply's), not the commit the report ran."""
+    _, data = _draft(_checkout_report("Maintainer: fixed in commit abc1234f.\n\n"), released=lambda dist: False)
+    assert "abc1234f" not in _buggy(data), _buggy(data)
