@@ -137,6 +137,15 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     if release and culprit != "torch" and _own_repository(report.url, culprit):
         notes.append(f"the fix pin {culprit}=={release} is the release a reply names as the fix: check it")
         return [(f"{culprit}=={release}", "the release a reply names as the fix")]
+    pull = next((fix[3:] for fix in report.fixes if fix.startswith("pr:")), "")
+    if pull and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"a reply names pull request #{pull} as the fix: pin the first release that has it, else its "
+                     "merge commit")
+        if any("git+" in dist for dist, _ in buggy):  # commit pins already: the fix is the PR's merge commit
+            return [(f'{MARK}: the merge commit of pull request #{pull} (a reply names it as the fix), e.g. '
+                     f'"{culprit} @ {_commit_source(report.url)}@<commit>"', "")]
+        return [(f"{MARK}: pin the first release with pull request #{pull} (a reply names it as the fix), e.g. "
+                 f"{culprit}==X.Y.Z, or its merge commit", "")]
     pin = next((fix for fix in report.fixes if "==" in fix), "")
     if not pin:
         said = next((fix[5:] for fix in report.fixes if fix.startswith("said:")), "")

@@ -141,6 +141,9 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
         if said := _FIXED_BY.match(line):
             found.append(f"said:{said['how'].strip()}")
         found += [f"release:{match['ver']}" for match in _FIXED_IN_RELEASE.finditer(line)]
+        found += [f"pr:{match['num']}" for match in _FIXED_IN_PR.finditer(line)]
+        found += [f"pr:{match['num']}" for match in _PULL_URL.finditer(line) if own_repo and "/pull/" in line
+                  and match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " "))]
     return tuple(dict.fromkeys(found))
 
 
@@ -148,6 +151,12 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
 _FIXED_IN_RELEASE = re.compile(r"\b(?:fixed|solved|resolved|addressed)\s+(?:in|by|with)\s+(?:the\s+)?"
                                r"(?:(?:latest|new|newest)\s+)?(?:release|version)\s+v?(?P<ver>\d+\.\d+(?:\.\d+)?)\b",
                                re.IGNORECASE)
+
+
+# A maintainer's pull request that fixes it: "fixed in #43", "can you check now on pr #43", "resolved by PR #7".
+_FIXED_IN_PR = re.compile(r"\b(?:fixed|solved|resolved|addressed|check(?:ed)?(?:\s+it)?\s+now)\s+(?:in|by|on|with|via)"
+                          r"\s+(?:the\s+)?(?:(?:PR|pull request)\s*)?#(?P<num>\d{1,6})\b", re.IGNORECASE)
+_PULL_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/pull/(?P<num>\d{1,6})\b")
 
 
 # A sentence saying how the bug was fixed, in the fixer's words: "Fixed with replacing labels_cuda."

@@ -74,3 +74,21 @@ def test_a_commit_a_reply_says_fixed_it_is_not_the_runs_commit() -> None:
     """"Fixed in commit abc1234" is the fix (a reply's), not the commit the report ran."""
     _, data = _draft(_checkout_report("Maintainer: fixed in commit abc1234f.\n\n"), released=lambda dist: False)
     assert "abc1234f" not in _buggy(data), _buggy(data)
+
+
+def test_a_pull_request_a_maintainer_names_gives_the_fix_placeholder() -> None:
+    """Class (mase-40): "This was broken by a refactor, can you check now on pr #43": the fix is PR #43's merge
+    commit for a commit-pinned project, the first release with it for a released one."""
+    reply = "This was broken by a refactor, can you check now on pr #43\n\n"
+    _, data = _draft(_checkout_report(reply), released=lambda dist: dist != "widgetcast")
+    assert "pull request #43" in _fixed(data) and f"widgetcast @ {GIT}@" in _fixed(data), _fixed(data)
+    installed = _checkout_report(reply).replace("/home/me/work/widgetcast/", f"{SITE}/widgetcast/")
+    _, data = _draft(installed, released=lambda dist: True)
+    assert "pull request #43" in _fixed(data) and "widgetcast==X.Y.Z" in _fixed(data), _fixed(data)
+
+
+def test_a_pull_request_link_of_another_repository_is_not_the_fix() -> None:
+    """A fixed PR of another repository (a dependency's) is not the project's fix."""
+    reply = "Fixed upstream in https://github.com/other/lib/pull/9 .\n\n"
+    _, data = _draft(_checkout_report(reply), released=lambda dist: dist != "widgetcast")
+    assert "#9" not in _fixed(data), _fixed(data)
