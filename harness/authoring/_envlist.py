@@ -291,12 +291,26 @@ def _slashed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(match["name"]), Pin((released or [match["first"]])[0], "env listing", index + 1)
 
 
+# A bug template's series bullet: "* PyTorch 2.4.x, Lightning 2.4.x, torchmetrics 1.4.x" (torch's is read as prose).
+_SERIES = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z][\w-]{1,40})\s+v?(?P<ver>\d+\.\d+)\.[xX*](?![\w.])")
+
+
+def _series_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """A release series a bullet states per package ("torchmetrics 1.4.x"): kept as written, so the draft asks for
+    the release of that series the report ran."""
+    for index, line in enumerate(lines):
+        if _BULLET_MARK.match(line) and not _asked(lines, index) and not _WORKING.search(line):
+            yield from ((name, Pin(f"{match['ver']}.x", "env listing", index + 1))
+                        for match in _SERIES.finditer(line) if (name := _dist(match["name"])) != "torch")
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
+    yield from _series_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
             continue

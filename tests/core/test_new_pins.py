@@ -92,3 +92,28 @@ def test_a_pull_request_link_of_another_repository_is_not_the_fix() -> None:
     reply = "Fixed upstream in https://github.com/other/lib/pull/9 .\n\n"
     _, data = _draft(_checkout_report(reply), released=lambda dist: dist != "widgetcast")
     assert "#9" not in _fixed(data), _fixed(data)
+
+
+def test_a_series_bullet_names_each_librarys_series() -> None:
+    """Class (didi-instruct-1): "* PyTorch 2.4.x, Lightning 2.4.x, metriclib 1.4.x": torch's series is the run's
+    torch (as before), and each other library's series reaches its pin instead of "the report lists none"."""
+    report = ("https://github.com/someorg/widgetcast/issues/6\n\n**Environment**\n\n"
+              "* PyTorch 2.4.x, Lightning 2.4.x, metriclib 1.4.x\n* CUDA 12.x, single GPU\n\n```\n"
+              "Traceback (most recent call last):\n"
+              '  File "/home/me/work/run.py", line 5, in <module>\n'
+              "    metric.update(x)\n"
+              f'  File "{SITE}/metriclib/metric.py", line 483, in update\n'
+              "    self.weight += weight.sum()\n"
+              f"RuntimeError: {PLACED}\n```\n")
+    draft, data = _draft(report, released=lambda dist: True)
+    assert draft.culprit == "metriclib", draft.culprit
+    assert "1.4.x" in _buggy(data) and "lists none" not in _buggy(data), _buggy(data)
+    assert any("the report ran torch 2.4" in note for note in draft.notes), draft.notes
+
+
+def test_a_series_a_question_asks_about_is_not_the_runs() -> None:
+    """"Does it work with these?" then "- metriclib 1.5.x": versions asked about, not the run's."""
+    report = _checkout_report().replace("# Metric fails on GPU\n", "# Metric fails on GPU\nDoes it work with these?\n"
+                                        "- metriclib 1.5.x\n")
+    _, data = _draft(report.replace("/home/me/work/widgetcast/", f"{SITE}/metriclib/"), released=lambda dist: True)
+    assert "1.5.x" not in _buggy(data), _buggy(data)
