@@ -76,7 +76,7 @@ class BugReport:
     called_names: tuple[str, ...] = ()
     class_calls: tuple[str, ...] = ()  # `Class.method(` calls in the report's code: a frameless report's API
     named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
-    ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
+    ran_on: str = ""  # where the run happened, as the text says: "cpu", "cpu-arg", "gpu" or "" (_prose._ran_on)
     script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
     subjects: tuple[str, ...] = ()  # what the report's own prose says ran when it failed (_prose._subjects)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"

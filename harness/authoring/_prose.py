@@ -224,13 +224,21 @@ def _eight_bit(lines: list[str]) -> bool:
 
 
 def _ran_on(lines: list[str]) -> str:
+    """"cpu-arg" is "cpu" asked for by the run's own device argument (``device="cpu"`` passed to the library, not a
+    ``.to(device="cpu")`` a fix adds): a message naming CUDA then says the library ignored it."""
     text = "\n".join(lines)
     if _NO_GPU.search(text):
         return "cpu"
-    devices = [m["device"] for m in _CPU_SET.finditer(text)]
+    devices = [(m["device"], line[:m.start()], line) for line in lines for m in _CPU_SET.finditer(line)]
     if devices:
-        return "cpu" if devices[-1] == "cpu" else "gpu" if devices[-1] != "auto" else ""
+        device, before, line = devices[-1]
+        if device == "cpu":
+            return "cpu" if before.endswith(".to(") or _FIX_WORDS.search(line) else "cpu-arg"
+        return "gpu" if device != "auto" else ""
     return "gpu" if _GPU_SAID.search(text) else ""
+
+
+_FIX_WORDS = re.compile(r"\b(?:solution|solve[sd]?|fix(?:ed|es)?|workaround|instead|add(?:ed|ing)?)\b", re.IGNORECASE)
 
 
 # The script a report ran: a launcher's summary naming it ("tools/train_occ.py FAILED"), else a command line running it

@@ -117,3 +117,27 @@ def test_a_series_a_question_asks_about_is_not_the_runs() -> None:
                                         "- metriclib 1.5.x\n")
     _, data = _draft(report.replace("/home/me/work/widgetcast/", f"{SITE}/metriclib/"), released=lambda dist: True)
     assert "1.5.x" not in _buggy(data), _buggy(data)
+
+
+def _asked_cpu(sentence: str) -> str:
+    return ("https://github.com/someorg/widgetcast/issues/41\n# Score crashes when evaluated on `cpu` device\n\n"
+            f"{sentence}\n\n```\nRuntimeError: Expected all tensors to be on the same device, but found at least two "
+            "devices, cpu and cuda:0! (when checking argument for argument weight in method wrapper___slow_conv2d_"
+            "forward)\n```\n")
+
+
+def test_a_cpu_the_report_asked_for_gives_the_cpu_lane_its_reason() -> None:
+    """Class (clean-fid-41): the report passes ``device="cpu"`` and the message names cuda:0: the library ignores
+    the device it is given, so the cpu lane (no GPU) passes for that reason, said in the expectation."""
+    _, data = _draft(_asked_cpu('Passing `device="cpu"` and `model_name="vit"` crashes with the following error:'),
+                     released=lambda dist: True)
+    expect = data["variants"]["buggy"]["expect"]
+    assert expect["cpu"].startswith("passes: ") and "ignores the device" in expect["cpu"], expect
+    assert expect["cuda"] == "reproduces", expect
+
+
+def test_a_cpu_move_a_fix_adds_is_not_the_runs_device() -> None:
+    """`.to(device="cpu")` in the reporter's solution is the fix, not the device the run asked for."""
+    _, data = _draft(_asked_cpu('My solution: add `.to(device="cpu")` after `metrics_dict.get(...)`.'),
+                     released=lambda dist: True)
+    assert data["variants"]["buggy"]["expect"]["cpu"] == "passes", data["variants"]["buggy"]["expect"]
