@@ -4,8 +4,16 @@ fails on main f59c70c and passes with the fix of its class (tests/fixtures/grade
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from harness._exceptions import CaseFileError
+from harness.authoring._new import create_case
+from harness.cases._load import load_case
+from tests.core.test_new import fill_in
 from tests.core.test_new_graded14 import SITE, _draft
 
 PLACED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -141,3 +149,29 @@ def test_a_cpu_move_a_fix_adds_is_not_the_runs_device() -> None:
     _, data = _draft(_asked_cpu('My solution: add `.to(device="cpu")` after `metrics_dict.get(...)`.'),
                      released=lambda dist: True)
     assert data["variants"]["buggy"]["expect"]["cpu"] == "passes", data["variants"]["buggy"]["expect"]
+
+
+def test_validate_refuses_an_import_its_pinned_distribution_does_not_install(tmp_path: Path) -> None:
+    """grade16's validate defect (clean-fid-41): a filled draft whose repro imports ``clean_fid`` with clean-fid
+    pinned; clean-fid installs ``cleanfid``, so the import fails in every lane. The harness's import-name table says
+    so without installing anything; the right import passes."""
+    report = tmp_path / "report.txt"
+    report.write_text("https://github.com/someone/clean-fid/issues/41\n\n```\nTraceback (most recent call last):\n"
+                      '  File "/home/me/run.py", line 3, in <module>\n    fid.compute_fid(a, b)\n'
+                      f'  File "{SITE}/cleanfid/fid.py", line 9, in compute_fid\n    feats = model(x)\n'
+                      f"RuntimeError: {PLACED}\n```\n")
+    written = create_case("cleanfid-import", tmp_path / "cases", report, released=lambda dist: True)
+    fill_in(written.folder)
+    repro = written.folder / "repro.py"
+    assert re.search(r"^import cleanfid\b", repro.read_text(), re.MULTILINE), repro.read_text()
+    load_case(written.folder)  # the import `new` wrote, filled in: valid
+    repro.write_text(re.sub(r"^import cleanfid\b", "import clean_fid", repro.read_text(), flags=re.MULTILINE))
+    with pytest.raises(CaseFileError, match=r"imports 'clean_fid', but clean-fid .* installs the module 'cleanfid'"):
+        load_case(written.folder)
+
+
+def test_validate_keeps_a_distribution_whose_name_is_its_module(tmp_path: Path) -> None:
+    """torch installs torchgen and functorch too (the table lists them): ``import torch`` is never flagged."""
+    written = create_case("torch-only", tmp_path / "cases", None, released=lambda dist: True)
+    fill_in(written.folder)
+    load_case(written.folder)
