@@ -41,3 +41,6 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "fitz": ("pymupdf",),
     "docx": ("python-docx",),
 }
+# Distributions on PyPI named as one of the modules above that are other projects (PyPI's "nemo" is not NVIDIA's
+# NeMo): a case pinning one of them for that module's code runs another project.
+OTHER_PROJECTS: frozenset[str] = frozenset({"ignite", "nemo", "whisper"})

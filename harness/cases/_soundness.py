@@ -19,7 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
-from harness.cases._distributions import DISTRIBUTIONS
+from harness.cases._distributions import DISTRIBUTIONS, OTHER_PROJECTS
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_HEADER, SKELETON_IMPORT
 
 # What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
@@ -76,6 +76,11 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
     foreign = _module_not_provided(script, variants.values())
     if foreign:
         variant, module, dist, provided = foreign
+        if not provided:  # PyPI's distribution of that name is another project
+            raise CaseFileError(path, f"variant {variant!r} pins {dist}, yet PyPI's {dist} is another project than the "
+                                      f"one whose module {module!r} {script.name} imports",
+                                fix=f"pin {' or '.join(DISTRIBUTIONS[module])}, which installs {module!r}",
+                                line=line_of(["variants", variant, "requires"]))
         raise CaseFileError(path, f"{script.name} imports {module!r}, but {dist} (pinned by variant {variant!r}) "
                                   f"installs the module {' / '.join(repr(m) for m in provided)}, not {module!r}: the "
                                   "import fails in every lane",
@@ -141,16 +146,25 @@ def _provided() -> dict[str, tuple[str, ...]]:
 def _module_not_provided(script: Path, variants: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
     """(variant, module, distribution, its modules) for an import spelled as a pinned distribution's name
     (``import clean_fid`` with clean-fid pinned) where the table says that distribution installs other modules
-    (``cleanfid``). A distribution whose own name is also its module (torch, lightning) is never flagged."""
+    (``cleanfid``), or an import whose same-named distribution on PyPI is another project (``import nemo`` with
+    nemo pinned: NeMo is nemo-toolkit; provided is then empty). A distribution named as its module is otherwise never
+    flagged (torch, lightning)."""
     provided = _provided()
     for module in _imported(script):
         dist = str(canonicalize_name(module))
+        if dist in OTHER_PROJECTS and (variant := _pinning(variants, dist)):  # `import nemo` with nemo pinned
+            return variant, module, dist, ()
         if module in DISTRIBUTIONS or module == dist or dist not in provided or module in provided[dist]:
             continue
-        for variant in variants:
-            if not variant.patches and not variant.shims and dist in {_name(r) for r in variant.requires}:
-                return variant.name, module, dist, provided[dist]
+        if variant := _pinning(variants, dist):
+            return variant, module, dist, provided[dist]
     return None
+
+
+def _pinning(variants: Any, dist: str) -> str:
+    """The first variant (without a patch or shim that may bring the code otherwise) that pins ``dist``, else ""."""
+    return next((variant.name for variant in variants if not variant.patches and not variant.shims
+                 and dist in {_name(r) for r in variant.requires}), "")
 
 
 def _torch_alone(variant: _Variant) -> bool:

@@ -175,3 +175,23 @@ def test_validate_keeps_a_distribution_whose_name_is_its_module(tmp_path: Path) 
     written = create_case("torch-only", tmp_path / "cases", None, released=lambda dist: True)
     fill_in(written.folder)
     load_case(written.folder)
+
+
+def test_validate_refuses_a_same_named_distribution_that_is_another_project(tmp_path: Path) -> None:
+    """grade16's nemo-2712 defect: ``import nemo`` with ``nemo==X`` pinned runs PyPI's nemo, another project than
+    NVIDIA's NeMo (nemo-toolkit). The draft pins nemo-toolkit (valid once filled); a hand-made nemo pin with the
+    author's own import line (no skeleton comment naming the distribution) is refused."""
+    report = tmp_path / "report.txt"
+    report.write_text("```\nTraceback (most recent call last):\n"
+                      '  File "/home/me/run.py", line 3, in <module>\n    trainer.fit(model)\n'
+                      f'  File "{SITE}/nemo/core/classes/modelPT.py", line 9, in fit\n    y = self.encoder(x)\n'
+                      f"RuntimeError: {PLACED}\n```\n")
+    written = create_case("nemo-pin", tmp_path / "cases", report, released=lambda dist: True)
+    fill_in(written.folder)
+    load_case(written.folder)
+    case_file = written.folder / "case.yaml"
+    case_file.write_text(case_file.read_text().replace("nemo-toolkit==", "nemo=="))
+    repro = written.folder / "repro.py"  # the author's own import line (the skeleton's comment gone)
+    repro.write_text(re.sub(r"^import nemo .*$", "import nemo", repro.read_text(), flags=re.MULTILINE))
+    with pytest.raises(CaseFileError, match=r"pins nemo, yet PyPI's nemo is another project"):
+        load_case(written.folder)
