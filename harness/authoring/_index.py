@@ -97,8 +97,13 @@ def _checkout_run(report: BugReport, culprit: str) -> str:
     metrics.py``): the report ran a source checkout of its repository, at a commit no release need hold."""
     frames = report.traceback.final_frames or report.traceback.frames
     local = tuple(frame for frame in frames if "-packages/" not in frame.posix and frame.posix.startswith("/"))
-    frame = _checkout_frame(local, culprit)
-    return frame.path if frame else ""
+    if frame := _checkout_frame(local, culprit):
+        return frame.path
+    # a script run from the checkout's root (``File "metrics.py"``), no frame installed and no folder of the project's
+    # package on its path (``opacus/utils/x.py`` is a package a release may hold): only a commit has that code
+    relative = frames and not re.match(r"(?:[/~<\\]|[A-Za-z]:)", frames[-1].path) \
+        and _checkout_frame(frames[-1:], culprit) is None
+    return frames[-1].path if relative and not any("-packages/" in frame.posix for frame in frames) else ""
 
 
 def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],

@@ -195,3 +195,25 @@ def test_validate_refuses_a_same_named_distribution_that_is_another_project(tmp_
     repro.write_text(re.sub(r"^import nemo .*$", "import nemo", repro.read_text(), flags=re.MULTILINE))
     with pytest.raises(CaseFileError, match=r"pins nemo, yet PyPI's nemo is another project"):
         load_case(written.folder)
+
+
+def _root_script_report(path: str) -> str:
+    return ("https://github.com/someorg/widgetcast/issues/1\n# `metrics.py`: RuntimeError in update\n\n"
+            "**Actual Error (excerpt)**\n\n```\n"
+            f"RuntimeError: {PLACED}\n```\n\nIt occurs at:\n\n```\n"
+            f'  File "{path}", line 45, in update\n    self.weight += weight.sum()\n```\n')
+
+
+def test_a_script_run_from_the_checkouts_root_is_pinned_by_commit() -> None:
+    """Class (didi-instruct-1): the linked project's frame is a bare relative script (``File "metrics.py"``), no
+    frame installed: the repository's scripts, which no release holds, so both variants pin commits."""
+    draft, data = _draft(_root_script_report("metrics.py"), released=lambda dist: True)
+    assert draft.culprit == "widgetcast", draft.culprit
+    assert f"widgetcast @ {GIT}@" in _buggy(data) and f"widgetcast @ {GIT}@" in _fixed(data), data["variants"]
+
+
+def test_a_relative_frame_in_the_projects_package_keeps_release_pins() -> None:
+    """``File "widgetcast/utils/x.py"`` (the package's folder, run from the checkout's root, as a PR's tests are): a
+    release may hold that code, so the release placeholder stays."""
+    _, data = _draft(_root_script_report("widgetcast/utils/metrics.py"), released=lambda dist: True)
+    assert "widgetcast==X.Y.Z" in _buggy(data), _buggy(data)
