@@ -121,7 +121,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
             return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report, buggy, notes, owner)
-    if culprit not in report.environment.pins and _own_repository(report.url, culprit) \
+    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes
+    if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
             and (checkout := _checkout_run(report, culprit)):
         return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:

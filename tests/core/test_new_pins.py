@@ -217,3 +217,11 @@ def test_a_relative_frame_in_the_projects_package_keeps_release_pins() -> None:
     release may hold that code, so the release placeholder stays."""
     _, data = _draft(_root_script_report("widgetcast/utils/metrics.py"), released=lambda dist: True)
     assert "widgetcast==X.Y.Z" in _buggy(data), _buggy(data)
+
+
+def test_a_pull_requests_checkout_keeps_release_pins() -> None:
+    """A pull request's report (its author's checkout of the branch that fixes the released code): the bug is in the
+    releases, so the release placeholders stay."""
+    report = _checkout_report().replace("/issues/6", "/pull/6")
+    _, data = _draft(report, released=lambda dist: True)
+    assert "widgetcast==X.Y.Z" in _buggy(data), _buggy(data)
