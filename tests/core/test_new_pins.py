@@ -151,23 +151,29 @@ def test_a_cpu_move_a_fix_adds_is_not_the_runs_device() -> None:
     assert data["variants"]["buggy"]["expect"]["cpu"] == "passes", data["variants"]["buggy"]["expect"]
 
 
+def _filled_case(tmp_path: Path, head: str, library_file: str) -> Path:
+    """A made-up report's draft (one installed library frame), its FILL-INs filled as an author would."""
+    report = tmp_path / "report.txt"
+    report.write_text(f"{head}```\nTraceback (most recent call last):\n"
+                      '  File "/home/me/run.py", line 3, in <module>\n    run(model)\n'
+                      f'  File "{SITE}/{library_file}", line 9, in run\n    y = model(x)\n'
+                      f"RuntimeError: {PLACED}\n```\n")
+    written = create_case("made-up", tmp_path / "cases", report, released=lambda dist: True)
+    fill_in(written.folder)
+    return written.folder
+
+
 def test_validate_refuses_an_import_its_pinned_distribution_does_not_install(tmp_path: Path) -> None:
     """grade16's validate defect (clean-fid-41): a filled draft whose repro imports ``clean_fid`` with clean-fid
     pinned; clean-fid installs ``cleanfid``, so the import fails in every lane. The harness's import-name table says
     so without installing anything; the right import passes."""
-    report = tmp_path / "report.txt"
-    report.write_text("https://github.com/someone/clean-fid/issues/41\n\n```\nTraceback (most recent call last):\n"
-                      '  File "/home/me/run.py", line 3, in <module>\n    fid.compute_fid(a, b)\n'
-                      f'  File "{SITE}/cleanfid/fid.py", line 9, in compute_fid\n    feats = model(x)\n'
-                      f"RuntimeError: {PLACED}\n```\n")
-    written = create_case("cleanfid-import", tmp_path / "cases", report, released=lambda dist: True)
-    fill_in(written.folder)
-    repro = written.folder / "repro.py"
+    folder = _filled_case(tmp_path, "https://github.com/someone/clean-fid/issues/41\n\n", "cleanfid/fid.py")
+    repro = folder / "repro.py"
     assert re.search(r"^import cleanfid\b", repro.read_text(), re.MULTILINE), repro.read_text()
-    load_case(written.folder)  # the import `new` wrote, filled in: valid
+    load_case(folder)  # the import `new` wrote, filled in: valid
     repro.write_text(re.sub(r"^import cleanfid\b", "import clean_fid", repro.read_text(), flags=re.MULTILINE))
     with pytest.raises(CaseFileError, match=r"imports 'clean_fid', but clean-fid .* installs the module 'cleanfid'"):
-        load_case(written.folder)
+        load_case(folder)
 
 
 def test_validate_keeps_a_distribution_whose_name_is_its_module(tmp_path: Path) -> None:
@@ -181,20 +187,14 @@ def test_validate_refuses_a_same_named_distribution_that_is_another_project(tmp_
     """grade16's nemo-2712 defect: ``import nemo`` with ``nemo==X`` pinned runs PyPI's nemo, another project than
     NVIDIA's NeMo (nemo-toolkit). The draft pins nemo-toolkit (valid once filled); a hand-made nemo pin with the
     author's own import line (no skeleton comment naming the distribution) is refused."""
-    report = tmp_path / "report.txt"
-    report.write_text("```\nTraceback (most recent call last):\n"
-                      '  File "/home/me/run.py", line 3, in <module>\n    trainer.fit(model)\n'
-                      f'  File "{SITE}/nemo/core/classes/modelPT.py", line 9, in fit\n    y = self.encoder(x)\n'
-                      f"RuntimeError: {PLACED}\n```\n")
-    written = create_case("nemo-pin", tmp_path / "cases", report, released=lambda dist: True)
-    fill_in(written.folder)
-    load_case(written.folder)
-    case_file = written.folder / "case.yaml"
+    folder = _filled_case(tmp_path, "", "nemo/core/classes/modelPT.py")
+    load_case(folder)
+    case_file = folder / "case.yaml"
     case_file.write_text(case_file.read_text().replace("nemo-toolkit==", "nemo=="))
-    repro = written.folder / "repro.py"  # the author's own import line (the skeleton's comment gone)
+    repro = folder / "repro.py"  # the author's own import line (the skeleton's comment gone)
     repro.write_text(re.sub(r"^import nemo .*$", "import nemo", repro.read_text(), flags=re.MULTILINE))
     with pytest.raises(CaseFileError, match=r"pins nemo, yet PyPI's nemo is another project"):
-        load_case(written.folder)
+        load_case(folder)
 
 
 def _root_script_report(path: str) -> str:
