@@ -14,9 +14,18 @@ from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
 from harness.authoring._envlist import Environment, Pin, parse_environment
+from harness.authoring._exception_line import (
+    _INLINE,
+    _bare_message,
+    _class_named,
+    _header_exception,
+    _inline_exception,
+    _logged_error,
+    _printed_message,
+    _torch_fragment,
+)
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
-    REPLY_HEADER,
     _called_names,
     _cited,
     _class_calls,
@@ -43,7 +52,6 @@ from harness.authoring._traceback import (
     _unmark,
     cut_chain_frames,
 )
-from harness.cases._placeholders import MARK
 
 __all__ = ["MAX_LINE", "BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report", "unwrap_console"]
@@ -68,7 +76,7 @@ class BugReport:
     called_names: tuple[str, ...] = ()
     class_calls: tuple[str, ...] = ()  # `Class.method(` calls in the report's code: a frameless report's API
     named_calls: tuple[str, ...] = ()  # calls a frameless report's prose and code name, best first (_prose)
-    ran_on: str = ""  # where the run happened, as the text says: "cpu", "gpu" or "" (_prose._ran_on)
+    ran_on: str = ""  # where the run happened, as the text says: "cpu", "cpu-arg", "gpu" or "" (_prose._ran_on)
     script: str = ""  # the script the report's command or launcher summary names (_prose._ran_script)
     subjects: tuple[str, ...] = ()  # what the report's own prose says ran when it failed (_prose._subjects)
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
@@ -162,213 +170,6 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
                if frames else " alone (no frames: the library, the call and the repro are yours to find)"))
     traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
     return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
-
-
-# IPython's header names the class before its "Traceback (most recent call last)"; a paste cut before the last
-# line still gives the class.
-_IPY_HEADER = re.compile(r"^\s*(?P<type>[A-Za-z_][\w.]{0,200}?)\s+Traceback \(most recent call last\)")
-# An exception named inside a sentence or a title: "Fix AttributeError: module 'torch.nn' has no attribute ...".
-_INLINE = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception)):\s(?P<msg>\S.{0,1000})")
-
-
-def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int, str, str, str] | None:
-    """The class IPython's header names; the message from the issue's title when it names the same class with one
-    ("# TypeError: Accelerator.__init__() got ..."), else none (cut off)."""
-    for chain in reversed(chains):
-        match = _IPY_HEADER.match(lines[chain[-1].start])
-        if match and _strong_exception(match["type"]):
-            title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
-            named = next((m for m in _INLINE.finditer(title) if m["type"] == match["type"]), None)
-            if named is not None:
-                return (chain[-1].start, match["type"], named["msg"].strip(),
-                        "its IPython header (the message is cut off; the message from the issue's title)")
-            return chain[-1].start, match["type"], "", "its IPython header (the message is cut off)"
-    return None
-
-
-# An exception quoted in prose ends at the closing mark.
-_CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
-
-
-# An exception written as its repr in prose (a logger's or a config tool's `error:TypeError("...")`): class and
-# message, the message ending at the quote that closes the call; `raise X("...")` is code, not the error it printed.
-_CALL_INLINE = re.compile(r"(?<![\w.])(?<!raise )(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception))"
-                          r"\((?P<quote>[\"'])(?P<msg>.{1,1000}?)(?P=quote)\)")
-
-
-def _description_first(lines: list[str]) -> list[int]:
-    """Line indexes, last first, the report's own text (title, description) before its replies': an exception a
-    reply or review note quotes in prose ("it resolved this problem RuntimeError: ... not the TypeError problem")
-    is the report's only when its own text names none."""
-    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), len(lines))
-    return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
-
-
-def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
-    for index in _description_first(lines):
-        if "rror" not in lines[index] and "xception" not in lines[index]:
-            continue
-        calls = [m for m in _CALL_INLINE.finditer(lines[index]) if m["type"] not in ("Error", "Exception")]
-        if calls:
-            return index, calls[-1]["type"], calls[-1]["msg"], "its repr in a sentence (Class(\"message\"))"
-        for match in reversed(list(_INLINE.finditer(lines[index]))):
-            if match["type"] not in ("Error", "Exception"):
-                opener = lines[index][match.start() - 1: match.start()]
-                closer = _CLOSERS.get(opener)
-                message = match["msg"].partition(closer)[0] if closer else _quoted_end(
-                    lines, match["type"], _sentence_message(match["msg"]))
-                return index, match["type"], message, "a sentence that names it (check where the message ends)"
-    return None
-
-
-# A logging record in Python's default format ("ERROR:whisperlivekit.diarization:Error in diarize: <message>"): the
-# logger's own words before the message ("Error in diarize: ", "Exception in worker: ") are not the exception's.
-_LOGGED = re.compile(r"^(?P<level>ERROR|CRITICAL|FATAL|WARNING):[\w.]+:\s*(?P<text>\S.{2,1000})$")
-_LOGGER_WORDS = re.compile(r"^(?:(?:Unhandled |Uncaught )?(?:Error|Exception|Failure|Failed)\b[^:]{0,80}:\s*)+")
-
-
-def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
-    """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
-    message without the logger's words; the class the issue's title names alone, else torch's for a well-known
-    message, else left to fill in."""
-    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()))
-               and not m["text"].lstrip().startswith("Traceback")]
-    records.sort(key=lambda record: record[1]["level"] == "WARNING")
-    for index, match in records:
-        message = _LOGGER_WORDS.sub("", match["text"]).strip()
-        if message == match["text"].strip() and match["level"] == "WARNING":
-            continue  # a warning that names no error is not one
-        title = next((line[2:] for line in lines if line.startswith("# ")), "")
-        named = next((m["type"] for m in _CLASS_NAMED.finditer(title) if m["type"] not in ("Error", "Exception")), "")
-        torch = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), "")
-        exception = named or torch or f"{MARK}: the exception class (the log records only its message)"
-        return index, exception, message, "a logged error record (the logger's words before the message dropped)"
-    return None
-
-
-# A class named without a message: "NotImplementedError while trying to train YoloV8" (a title over a screenshot).
-_CLASS_NAMED = re.compile(r"(?<![\w.`'\"])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception))\b(?![:.(])")
-
-
-def _class_named(lines: list[str]) -> tuple[int, str, str, str] | None:
-    """The last exception class the report names in prose without its message (the title's, when the body has
-    none): enough for the exception and the title; the signature stays a placeholder."""
-    for index in range(len(lines) - 1, -1, -1):
-        if "rror" not in lines[index] and "xception" not in lines[index]:
-            continue
-        for match in reversed(list(_CLASS_NAMED.finditer(lines[index]))):
-            if match["type"] not in ("Error", "Exception"):
-                return index, match["type"], "", "a sentence that names only its class (no message)"
-    return None
-
-
-# Messages Python words itself, printed without their class ("Trainer.__init__() got an unexpected keyword argument
-# 'gpus'" under a bug template's heading): (shape, the class Python raises with it).
-_BARE_MESSAGES = (
-    (re.compile(r"[\w.]+\(\) (?:got an unexpected keyword argument|got multiple values for argument|takes (?:from )?"
-                r"\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given|missing \d+ required "
-                r"(?:positional|keyword-only) arguments?)\b.*"), "TypeError"),
-    (re.compile(r"'[\w.]+' object (?:is not (?:callable|subscriptable|iterable)|cannot be interpreted as)\b.*"),
-     "TypeError"),
-    (re.compile(r"(?:'[\w.]+' object|module '[\w.]+') has no attribute '\w+'.*"), "AttributeError"),
-    (re.compile(r"No module named '[\w.]+'.*"), "ModuleNotFoundError"),
-    (re.compile(r"name '\w+' is not defined.*"), "NameError"))
-
-
-def _bare_message(lines: list[str]) -> tuple[int, str, str, str] | None:
-    """The last message the report prints without an exception class: its class is left to fill in (the message's
-    shape says which class Python raises with it; the draft's placeholder names it as a guess)."""
-    for index in range(len(lines) - 1, -1, -1):
-        for shape, guess in _BARE_MESSAGES:
-            if (match := shape.search(_unmark(lines[index].strip()))) is not None:
-                exception = f"{MARK}: the exception class (the report prints its message alone; Python words it so " \
-                            f"for a {guess})"
-                return index, exception, match.group().strip(" `*"), "a message printed without its exception class"
-    return None
-
-
-# A message without any class: an exception's args printed as a tuple ("('If capturable=False, ...',)"), or a
-# title's "ERROR: message" in capitals (not a class name).
-_ARGS_TUPLE = re.compile(r"^\(\s*(?P<quote>[\"'])(?P<msg>.{3,1000}?)(?P=quote)\s*,?\s*\)$")
-_TITLE_ERROR = re.compile(r"(?<![\w.])(?:ERROR|[Ee]rror)\s*:\s*(?P<msg>\S.{2,1000})$")
-# A message that states a condition the code checks ("... should not be CUDA tensors"): what `assert` words.
-_ASSERT_LIKE = re.compile(r"\b(?:should(?: not)?|must(?: not)?|expected\b.{0,80}\bto) be\b", re.IGNORECASE)
-
-
-def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
-    """A message with no class anywhere (the args tuple a script printed, else the issue title's "ERROR: ..."):
-    drafted with the class left to fill in, the likely one named (AssertionError for a checked condition)."""
-    found = next(((i, m["msg"], "its arguments printed as a tuple") for i in range(len(lines) - 1, -1, -1)
-                  if (m := _ARGS_TUPLE.match(_unmark(lines[i].strip())))), None)
-    if found is None:
-        title = next(((i, line[2:].strip()) for i, line in enumerate(lines) if line.startswith("# ")), None)
-        match = _TITLE_ERROR.search(title[1]) if title else None
-        if title is None or match is None:
-            return None
-        found = (title[0], match["msg"].strip(), "the issue title's \"error:\" text")
-    index, message, where = found
-    assert_like = _ASSERT_LIKE.search(message)
-    guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
-    exception = f"{MARK}: the exception class (the report prints no class, only its message; likely {guess})"
-    return index, exception, message, f"a message without its exception class ({where})"
-
-
-# A comma or semicolon, then the reporter going on in the first person: no library's message says "I".
-_NARRATION = re.compile(r"\s*[,;]\s+(?:(?:and|but|so|then|when|after|because)\s+)?(?:I|I'm|I've|my|My)\b")
-
-
-# Well-known torch messages a report quotes without their class, often with the head cut ("tensors to be on the same
-# device, but found at least two devices, cuda:0 and cpu!"): (the quoted part's shape, its head, torch's class).
-_TORCH_MESSAGES = (
-    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices, \S+ and "
-                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?"), "Expected all ", "RuntimeError"),
-    (re.compile(r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same"), "Input ", "RuntimeError"),
-    (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
-    (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
-     "RuntimeError"))
-
-
-def _torch_fragment(lines: list[str]) -> tuple[int, str, str, str] | None:
-    """The last part of a well-known torch message the report quotes without any class: the message completed to
-    torch's wording and torch's class, both said in the note (the report writes neither)."""
-    for index in range(len(lines) - 1, -1, -1):
-        for shape, head, exception in _TORCH_MESSAGES:
-            if (match := shape.search(lines[index])) is not None:
-                text = match.group()
-                message = text if text.lower().startswith(head.lower()) else head + text
-                return (index, exception, message, f"a quoted part of torch's message, completed to torch's wording; "
-                        f"its class {exception} is torch's for that message (the report writes no class: check it)")
-    return None
-
-
-def _quoted_end(lines: list[str], exception: str, message: str) -> str:
-    """A sentence's message cut where the report quotes the same exception elsewhere (the title's
-    ``"RuntimeError: Format is invalid"`` ends "Format is invalid when training csmsc/tts1")."""
-    for opener, closer in _CLOSERS.items():
-        end = re.escape(closer)
-        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"([^{end}]{{3,500}}){end}")
-        for line in lines:
-            for match in quoted.finditer(line):
-                if message.startswith(found := match[1].strip()) and len(found) < len(message):
-                    return found
-    return message
-
-
-def _sentence_message(text: str) -> str:
-    """Where a message named in prose ends: a code span's end, else its last quoted name ("... 'Layernorm' in
-    vit_1d." -> "... 'Layernorm'"), else the sentence's end; the reporter's own clause (", I change ...") is never
-    the message's."""
-    text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
-    text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
-    quote = max(text.rfind("'"), text.rfind('"'))
-    if quote > 0 and text.count(text[quote]) >= 2:
-        return text[:quote + 1]
-    return _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" ."))
-
-
-# Where the reporter ran it, said after the message in a title ("... expected BFloat16 on a CPU"): not the message's.
-_CIRCUMSTANCE = re.compile(r"\s+on\s+(?:(?:a|an|the|my|multiple|several|\d+)\s+)?(?:CPU|GPU|TPU|MPS|XPU|NPU|Mac|M[123]"
-                           r"|Apple Silicon|Windows|Colab)s?$", re.IGNORECASE)
 
 
 def _exception_named(found: tuple[int, str, str, str], lines: list[str], chains: list[list[_Part]],

@@ -33,6 +33,9 @@ class Environment:
     conflicts: tuple[str, ...] = ()
     # a version the prose states without naming its package ("on version 0.23"): the reported project's, if any
     unnamed: Pin | None = None
+    # the commit the report states it ran ("Commit": "5bea443d...", "commit 1a2b3c4", a blob link at a sha) and the
+    # repository a link names for it ("owner/name", "" when the text names none)
+    commit: tuple[str, str] = ("", "")
 
 
 _VERSION = r"\d[\w.+!-]*+"
@@ -104,7 +107,24 @@ def parse_environment(lines: list[str]) -> Environment:
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
     if "torch" not in pins and (stated := next(_prose_torch(lines), None)):  # a sentence's, when no listing has one
         pins["torch"] = stated[1]
-    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines))
+    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines))
+
+
+# The commit a run states: a web UI's sysinfo ("Commit": "5bea443d..."), A1111's "Commit hash: ...", "on commit
+# 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
+# reply's fix (_prose), not the run's.
+_COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
+_BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
+
+
+def _stated_commit(lines: list[str]) -> tuple[str, str]:
+    for line in lines:
+        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or _WORKING.search(line):
+            continue
+        stated = _COMMIT.search(line) or _BLOB.search(line)
+        if stated and _DIGIT.search(stated["sha"]):
+            return (stated.groupdict().get("repo") or "", stated["sha"])
+    return "", ""
 
 
 # "I rerun it on version 0.23", "with v1.2.0 of the package": a release named in a sentence without its package.
@@ -271,12 +291,26 @@ def _slashed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield _dist(match["name"]), Pin((released or [match["first"]])[0], "env listing", index + 1)
 
 
+# A bug template's series bullet: "* PyTorch 2.4.x, Lightning 2.4.x, torchmetrics 1.4.x" (torch's is read as prose).
+_SERIES = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z][\w-]{1,40})\s+v?(?P<ver>\d+\.\d+)\.[xX*](?![\w.])")
+
+
+def _series_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """A release series a bullet states per package ("torchmetrics 1.4.x"): kept as written, so the draft asks for
+    the release of that series the report ran."""
+    for index, line in enumerate(lines):
+        if _BULLET_MARK.match(line) and not _asked(lines, index) and not _WORKING.search(line):
+            yield from ((name, Pin(f"{match['ver']}.x", "env listing", index + 1))
+                        for match in _SERIES.finditer(line) if (name := _dist(match["name"])) != "torch")
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
+    yield from _series_pins(lines)
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
             continue

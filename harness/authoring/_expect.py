@@ -35,6 +35,12 @@ _SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are n
 
 
 _TWO_GPUS = "a device error between two GPUs"
+_CUDA_NAMED = re.compile(r"\bcuda\b", re.IGNORECASE)
+# The report asked for the CPU (device="cpu" passed to the library) yet the message names a CUDA device: the code
+# ignores the device it is given and uses a GPU where one exists. The cpu lane has none, so it passes for that reason.
+_IGNORED_CPU = ("passes: a guess — the report asked for the CPU, yet the message names a CUDA device: the code "
+                "ignores the device argument and uses a GPU where one exists, which the cpu lane does not have (the "
+                "cuda lane shows it with the CPU requested)")
 _DEVICE_GUESS = "a device-placement error"
 _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
@@ -67,12 +73,15 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
                 "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
     if _STR_DEVICE.search(message):
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
+    if _DEVICE_ERROR.search(message) and ran_on == "cpu-arg" and _CUDA_NAMED.search(message):
+        return {"cpu": _IGNORED_CPU, "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     if eight_bit and _DTYPE.search(message):
         gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
+    ran_on = ran_on.removesuffix("-arg")
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
         gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "

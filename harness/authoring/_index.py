@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.authoring._bugreport import BugReport
-from harness.authoring._owners import renamed_index_pins
+from harness.authoring._owners import _checkout_frame, renamed_index_pins
 from harness.cases._placeholders import MARK
 
 # Whether a distribution has any release on the package index: True, False (the index says no such project) or
@@ -55,24 +55,55 @@ def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: l
 _NO_LINK = "its metadata links no repository"
 
 
-def _unreleased(culprit: str, url: str, buggy: list[tuple[str, str]], notes: list[str],
+def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], notes: list[str],
                 other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """A project the index does not have, or whose name there is another project's (``other``: that project's
-    page): the report ran its repository's code, so both variants pin commits."""
-    source = _commit_source(url)
+    """A project the index does not have, whose name there is another project's (``other``: that project's page),
+    or that the report ran from a checkout (``other`` is ``_CHECKOUT``): the report ran its repository's code, so both
+    variants pin commits, the buggy one the commit the report states, if it states one."""
+    source = _commit_source(report.url)
     absent = (f"the package index's {culprit} links no repository, so nothing ties it to the report's (it may be "
               "this project's: then pin its releases instead)" if other == _NO_LINK else
+              f"the report ran {culprit} from a checkout of its repository ({other[len(_CHECKOUT):]})"
+              if other.startswith(_CHECKOUT) else
               f"the package index's {culprit} is another project ({other})" if other else
               f"the package index has no project named {culprit}")
     notes.append(f"{absent}: the report ran its repository's code, so the "
                  f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
-    missing = (f"{culprit}'s project is not on the package index" if other else
+    missing = (f"{culprit} ran from a checkout" if other.startswith(_CHECKOUT) else
+               f"{culprit}'s project is not on the package index" if other else
                f"{culprit} has no release on the package index")
-    pin = [(f'{MARK}: {missing}: pin the commit the report ran, e.g. '
-            f'"{culprit} @ {source}@<commit>"', "") if dist.startswith(MARK) and culprit in dist else (dist, why)
+    if commit := _run_commit(report):
+        notes.append(f"the buggy pin is the commit the report states it ran ({commit}): check it")
+        stated = (f"{culprit} @ {source}@{commit}", "the commit the report states it ran")
+    pin = [(stated if commit else (f'{MARK}: {missing}: pin the commit the report ran, e.g. '
+            f'"{culprit} @ {source}@<commit>"', "")) if dist.startswith(MARK) and culprit in dist else (dist, why)
            for dist, why in buggy]
     fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
     return pin, fix
+
+
+_CHECKOUT = "checkout:"
+
+
+def _run_commit(report: BugReport) -> str:
+    """The commit the report states it ran, when its repository is the report's own (or the text names none)."""
+    repo, sha = report.environment.commit
+    own = re.match(r"https?://github\.com/([\w.-]+/[\w.-]+)", report.url)
+    return sha if own and (not repo or repo.lower() == own[1].lower()) else ""
+
+
+def _checkout_run(report: BugReport, culprit: str) -> str:
+    """The path of the innermost frame of the culprit's code outside any site-packages (``/home/me/pnia/py4cast/
+    metrics.py``): the report ran a source checkout of its repository, at a commit no release need hold."""
+    frames = report.traceback.final_frames or report.traceback.frames
+    local = tuple(frame for frame in frames if "-packages/" not in frame.posix and frame.posix.startswith("/"))
+    if frame := _checkout_frame(local, culprit):
+        return frame.path
+    # a script run from the checkout's root (``File "metrics.py"``), no frame installed and no folder of the project's
+    # package on its path (``opacus/utils/x.py`` is a package a release may hold): only a commit has that code
+    relative = frames and not re.match(r"(?:[/~<\\]|[A-Za-z]:)", frames[-1].path) \
+        and _checkout_frame(frames[-1:], culprit) is None
+    return frames[-1].path if relative and not any("-packages/" in frame.posix for frame in frames) else ""
 
 
 def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
@@ -84,12 +115,16 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if culprit == "torch":
         return buggy, fix
     if culprit not in report.environment.pins and released and released(culprit) is False:
-        return _unreleased(culprit, report.url, buggy, notes)
+        return _unreleased(culprit, report, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
             return renamed  # the repository's package is on the index under another name
-        return _unreleased(culprit, report.url, buggy, notes, owner)
+        return _unreleased(culprit, report, buggy, notes, owner)
+    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes
+    if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
+            and (checkout := _checkout_run(report, culprit)):
+        return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
     return buggy, fix
@@ -108,6 +143,15 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     if release and culprit != "torch" and _own_repository(report.url, culprit):
         notes.append(f"the fix pin {culprit}=={release} is the release a reply names as the fix: check it")
         return [(f"{culprit}=={release}", "the release a reply names as the fix")]
+    pull = next((fix[3:] for fix in report.fixes if fix.startswith("pr:")), "")
+    if pull and culprit != "torch" and _own_repository(report.url, culprit):
+        notes.append(f"a reply names pull request #{pull} as the fix: pin the first release that has it, else its "
+                     "merge commit")
+        if any("git+" in dist for dist, _ in buggy):  # commit pins already: the fix is the PR's merge commit
+            return [(f'{MARK}: the merge commit of pull request #{pull} (a reply names it as the fix), e.g. '
+                     f'"{culprit} @ {_commit_source(report.url)}@<commit>"', "")]
+        return [(f"{MARK}: pin the first release with pull request #{pull} (a reply names it as the fix), e.g. "
+                 f"{culprit}==X.Y.Z, or its merge commit", "")]
     pin = next((fix for fix in report.fixes if "==" in fix), "")
     if not pin:
         said = next((fix[5:] for fix in report.fixes if fix.startswith("said:")), "")

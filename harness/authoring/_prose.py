@@ -141,6 +141,9 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
         if said := _FIXED_BY.match(line):
             found.append(f"said:{said['how'].strip()}")
         found += [f"release:{match['ver']}" for match in _FIXED_IN_RELEASE.finditer(line)]
+        found += [f"pr:{match['num']}" for match in _FIXED_IN_PR.finditer(line)]
+        found += [f"pr:{match['num']}" for match in _PULL_URL.finditer(line) if own_repo and "/pull/" in line
+                  and match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " "))]
     return tuple(dict.fromkeys(found))
 
 
@@ -148,6 +151,12 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
 _FIXED_IN_RELEASE = re.compile(r"\b(?:fixed|solved|resolved|addressed)\s+(?:in|by|with)\s+(?:the\s+)?"
                                r"(?:(?:latest|new|newest)\s+)?(?:release|version)\s+v?(?P<ver>\d+\.\d+(?:\.\d+)?)\b",
                                re.IGNORECASE)
+
+
+# A maintainer's pull request that fixes it: "fixed in #43", "can you check now on pr #43", "resolved by PR #7".
+_FIXED_IN_PR = re.compile(r"\b(?:fixed|solved|resolved|addressed|check(?:ed)?(?:\s+it)?\s+now)\s+(?:in|by|on|with|via)"
+                          r"\s+(?:the\s+)?(?:(?:PR|pull request)\s*)?#(?P<num>\d{1,6})\b", re.IGNORECASE)
+_PULL_URL = re.compile(r"https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/pull/(?P<num>\d{1,6})\b")
 
 
 # A sentence saying how the bug was fixed, in the fixer's words: "Fixed with replacing labels_cuda."
@@ -215,13 +224,21 @@ def _eight_bit(lines: list[str]) -> bool:
 
 
 def _ran_on(lines: list[str]) -> str:
+    """"cpu-arg" is "cpu" asked for by the run's own device argument (``device="cpu"`` passed to the library, not a
+    ``.to(device="cpu")`` a fix adds): a message naming CUDA then says the library ignored it."""
     text = "\n".join(lines)
     if _NO_GPU.search(text):
         return "cpu"
-    devices = [m["device"] for m in _CPU_SET.finditer(text)]
+    devices = [(m["device"], line[:m.start()], line) for line in lines for m in _CPU_SET.finditer(line)]
     if devices:
-        return "cpu" if devices[-1] == "cpu" else "gpu" if devices[-1] != "auto" else ""
+        device, before, line = devices[-1]
+        if device == "cpu":
+            return "cpu" if before.endswith(".to(") or _FIX_WORDS.search(line) else "cpu-arg"
+        return "gpu" if device != "auto" else ""
     return "gpu" if _GPU_SAID.search(text) else ""
+
+
+_FIX_WORDS = re.compile(r"\b(?:solution|solve[sd]?|fix(?:ed|es)?|workaround|instead|add(?:ed|ing)?)\b", re.IGNORECASE)
 
 
 # The script a report ran: a launcher's summary naming it ("tools/train_occ.py FAILED"), else a command line running it

@@ -19,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
+from harness.cases._distributions import DISTRIBUTIONS, OTHER_PROJECTS
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_HEADER, SKELETON_IMPORT
 
 # What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
@@ -72,6 +73,19 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   "(an import `new` took from the report's traceback): the import fails in every lane",
                             fix=f"pin the release of {dist} the variant runs (the buggy variant: the one the report "
                                 "ran), or remove the import", line=line_of(["variants", variant, "requires"]))
+    foreign = _module_not_provided(script, variants.values())
+    if foreign:
+        variant, module, dist, provided = foreign
+        if not provided:  # PyPI's distribution of that name is another project
+            raise CaseFileError(path, f"variant {variant!r} pins {dist}, yet PyPI's {dist} is another project than the "
+                                      f"one whose module {module!r} {script.name} imports",
+                                fix=f"pin {' or '.join(DISTRIBUTIONS[module])}, which installs {module!r}",
+                                line=line_of(["variants", variant, "requires"]))
+        raise CaseFileError(path, f"{script.name} imports {module!r}, but {dist} (pinned by variant {variant!r}) "
+                                  f"installs the module {' / '.join(repr(m) for m in provided)}, not {module!r}: the "
+                                  "import fails in every lane",
+                            fix=f"import {provided[0]} (the import name of {dist})",
+                            line=line_of(["variants", variant, "requires"]))
     unowned = _project_unpinned(list(variants.values()), case or {}) if SKELETON_HEADER in told_apart else None
     if unowned:
         variant, project = unowned
@@ -118,6 +132,39 @@ def _skeleton_import_unpinned(script: Path, variants: Any) -> tuple[str, str, st
             if not variant.patches and not variant.shims and dist not in {_name(r) for r in variant.requires}:
                 return variant.name, match["module"], dist
     return None
+
+
+def _provided() -> dict[str, tuple[str, ...]]:
+    """Distribution -> the import packages the table says it installs (clean-fid -> cleanfid)."""
+    provided: dict[str, tuple[str, ...]] = {}
+    for module, dists in DISTRIBUTIONS.items():
+        for dist in dists:
+            provided[dist] = (*provided.get(dist, ()), module)
+    return provided
+
+
+def _module_not_provided(script: Path, variants: Any) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """(variant, module, distribution, its modules) for an import spelled as a pinned distribution's name
+    (``import clean_fid`` with clean-fid pinned) where the table says that distribution installs other modules
+    (``cleanfid``), or an import whose same-named distribution on PyPI is another project (``import nemo`` with
+    nemo pinned: NeMo is nemo-toolkit; provided is then empty). A distribution named as its module is otherwise never
+    flagged (torch, lightning)."""
+    provided = _provided()
+    for module in _imported(script):
+        dist = str(canonicalize_name(module))
+        if dist in OTHER_PROJECTS and (variant := _pinning(variants, dist)):  # `import nemo` with nemo pinned
+            return variant, module, dist, ()
+        if module in DISTRIBUTIONS or module == dist or dist not in provided or module in provided[dist]:
+            continue
+        if variant := _pinning(variants, dist):
+            return variant, module, dist, provided[dist]
+    return None
+
+
+def _pinning(variants: Any, dist: str) -> str:
+    """The first variant (without a patch or shim that may bring the code otherwise) that pins ``dist``, else ""."""
+    return next((variant.name for variant in variants if not variant.patches and not variant.shims
+                 and dist in {_name(r) for r in variant.requires}), "")
 
 
 def _torch_alone(variant: _Variant) -> bool:

@@ -77,6 +77,8 @@ def fill_in(folder: Path) -> None:
             return node
         if trail[0] == "upstream":
             return "https://github.com/example/repo/issues/1"
+        if "requires" in trail and (commit := re.search(r'e\.g\. "([\w.-]+ @ git\+\S+)@<commit>"', node)):
+            return f"{commit[1]}@{('b' if trail[:2] == ('variants', 'fix') else 'a') * 40}"
         if "requires" in trail:
             package = re.search(r"e\.g\. ([\w.-]+)==", node) or re.search(r"pin ([\w.-]+) ", node)
             return f"{package[1]}=={'1.0.1' if trail[:2] == ('variants', 'fix') else '1.0.0'}" if package else None

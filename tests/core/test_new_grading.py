@@ -143,7 +143,9 @@ def grade(folder: str, name: str) -> dict[str, bool]:
         "message": bool(re.search(data["signature"], message)),
         "blamed": draft.culprit == blamed,
         "buggy pin": (blamed in buggy) if blamed != "torch" else buggy == "",
-        "fix placeholder": (f"{blamed}==" in fix) if blamed != "torch" else "the fix as requirements" in fix,
+        # a commit placeholder of the blamed project (a checkout run) asks for its fix too, as later rubrics accept
+        "fix placeholder": (f"{blamed}==" in fix or f"{blamed} @ git+" in fix) if blamed != "torch"
+        else "the fix as requirements" in fix,
         "lanes": all(expect[lane].split(":")[0] == kind for lane, kind in lanes.items()),
         "python/torch": torch_read and python_read,
     }
