@@ -39,7 +39,8 @@ _TITLE_CLASS = re.compile(r"(?<![\w.`'\"/-])(?P<name>[A-Z][a-z0-9]*[A-Z][A-Za-z0
 # Names of products and platforms a title writes in CamelCase, never a library's API.
 _PRODUCTS = frozenset({"pytorch", "tensorflow", "github", "huggingface", "deepspeed", "macos", "pypi", "jupyterlab",
                        "openai", "chatgpt", "youtube", "colab", "kaggle", "onnxruntime", "tensorrt", "rocm", "wsl",
-                       "vscode", "pycharm", "ubuntu", "centos", "windows", "iphone", "ipython", "lightningai"})
+                       "vscode", "pycharm", "ubuntu", "centos", "windows", "iphone", "ipython", "lightningai",
+                       "geforce", "macbook", "jetson", "pytorchlightning", "cuda", "nvidia", "docker"})
 
 
 def _product(name: str) -> bool:
@@ -106,14 +107,16 @@ _TITLE_SUBJECT = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?P<subject>[A-Za-z][\w.
                             r"(?:crash(?:es|ed)?|fails?|failed|breaks?|broke|errors? out|raises|throws|hangs?|"
                             r"(?:does|do)(?: not|n't) work|(?:is |are )?not working)\b", re.I)
 _VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", "model", "run", "everything", "i",
-                             "something", "app", "job", "process", "error", "bug"})
+                             "something", "app", "job", "process", "error", "bug", "import", "install", "installation",
+                             "build", "setup", "test", "tests", "ci", "example", "demo", "pip install"})
 
 
 def _title_subject(title: str) -> str:
     """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip")."""
     match = _TITLE_SUBJECT.match(title)
     subject = match["subject"] if match else ""
-    return "" if subject.lower() in _VAGUE_SUBJECTS or _leading_run(title) else subject
+    vague = subject.lower() in _VAGUE_SUBJECTS or any(_product(word) for word in subject.split())
+    return "" if vague or _leading_run(title) else subject
 
 
 def _leading_run(title: str) -> str:

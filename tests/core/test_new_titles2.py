@@ -87,6 +87,9 @@ def test_a_frameless_title_names_what_failed_before_its_verb() -> None:
     assert _title(vague).startswith("widget-fid: "), _title(vague)
     worded = report.replace("# FID clip crashes when evaluated", "# fusedclip does not work when evaluated")
     assert _title(worded).startswith("widget-fid fusedclip: "), _title(worded)
+    for junk in ("# GeForce RTX crashes", "# Import fails", "# PyTorch crashes"):  # hardware, a step, a product
+        other = report.replace("# FID clip crashes", junk)
+        assert _title(other).startswith("widget-fid: "), _title(other)
 
 
 def test_a_class_the_title_names_before_the_quoted_exception_is_the_api() -> None:
