@@ -109,7 +109,7 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
     return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
 
 
-_DOTTED_CALL = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*\.[A-Za-z_]\w*)\(")
+_DOTTED_CALL = re.compile(r"(?<![\w.])(?!self\.)(?P<name>[A-Za-z_]\w*\.[A-Za-z_]\w*)\(")  # a module's call
 
 
 def _own_line_failed(frames: tuple[Frame, ...], frame: Frame) -> bool:
