@@ -215,7 +215,8 @@ COMMANDS: dict[str, Run] = {
     "nox -s cases -- --backend docker": Run(
         extra="--case var-resume --lane cpu --variant torch-2.1+", expect=("confirmed",), docker=True,
         before=_build_docker_images, after=_ran_in_images),
-    "nox -s report -- --input reports": Run(expect=("runs (",), after=_site_written,
+    # "1 run (1 new)" or "N runs (N new)": how many run folders exist depends on which commands ran first
+    "nox -s report -- --input reports": Run(expect=(" new), ",), after=_site_written,
                                             needs=("nox -s cases -- --case var-resume",)),
     "nox -s clean -- --dry-run": Run(expect=("would remove",)),
     "nox -R -s cases -- --case var-resume": Run(
