@@ -1,0 +1,62 @@
+"""Fix round (fixenv): validate refuses a buggy or fix variant whose own requirement floats (a bare name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness._exceptions import CaseFileError
+from harness.cases._load import load_case
+
+
+def _variants(folder: Path, buggy: list[str], fixed: list[str], shared: list[str] | None = None,
+              latest: list[str] | None = None) -> None:
+    path = folder / "case.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data["variants"]["buggy"]["requires"] = buggy
+    data["variants"]["fixed"]["requires"] = fixed
+    if shared is not None:
+        data["requires"] = ["torch==2.13.0", *shared]
+    if latest is not None:
+        data["variants"]["latest"] = {**data["variants"]["fixed"], "requires": latest}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+@pytest.mark.parametrize(("buggy", "fixed", "named"), [
+    (["alignment-handbook"], ["alignment-handbook==0.4.0"], "'buggy' requires 'alignment-handbook'"),
+    (["ms-swift", "deepspeed==0.14.0"], ["ms-swift==3.6.0", "deepspeed==0.14.0"], "'buggy' requires 'ms-swift'"),
+    (["somelib==1.0"], ["somelib"], "'fixed' requires 'somelib'"),
+    (["somelib[extra]"], ["somelib==1.1"], "'buggy' requires 'somelib[extra]'"),
+])
+def test_a_floating_variant_requirement_is_refused_naming_the_file_and_the_fix(fixture_cases, buggy, fixed, named):
+    folder = fixture_cases / "confirmed"
+    _variants(folder, buggy, fixed)
+    with pytest.raises(CaseFileError) as info:
+        load_case(folder)
+    assert info.value.path == folder / "case.yaml" and info.value.line is not None
+    assert named in str(info.value) and "no version and no commit" in str(info.value)
+    assert "==X.Y.Z" in str(info.value) and "git+https://github.com/" in str(info.value)
+
+
+@pytest.mark.parametrize(("buggy", "fixed", "shared", "latest"), [
+    (["somelib==1.0"], ["somelib==1.1"], [], None),  # both pinned
+    (["somelib @ git+https://github.com/o/r@0123abc"], ["somelib==1.1"], [], None),  # a commit pin
+    (["somelib==1.0", "numpy<2"], ["somelib==1.1", "numpy<2"], [], None),  # a range is a decision, not a float
+    (["somelib==1.0"], ["somelib==1.1"], [], ["somelib"]),  # a `latest` fix beside the first fixed release
+    (["somelib==1.0"], ["somelib==1.1"], ["numpy==1.26.4"], ["somelib", "numpy"]),  # latest overrides a shared pin
+    (["somelib==1.0"], ["somelib==1.1"], ["einops"], None),  # a case-level helper may float
+])
+def test_pinned_variants_and_a_latest_companion_still_load(fixture_cases, buggy, fixed, shared, latest):
+    folder = fixture_cases / "confirmed"
+    _variants(folder, buggy, fixed, shared, latest)
+    assert load_case(folder).variants["buggy"].requires
+
+
+def test_a_latest_variant_alone_is_not_a_fix_for_a_library_pinned_nowhere(fixture_cases):
+    folder = fixture_cases / "confirmed"
+    _variants(folder, ["somelib==1.0"], ["otherlib==2.0"], [], ["somelib"])
+    with pytest.raises(CaseFileError, match="'latest' requires 'somelib'"):
+        load_case(folder)
