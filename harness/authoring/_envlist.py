@@ -71,6 +71,9 @@ _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]
                      rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
+# An environment pasted as one inline-code span over several lines: the backtick opens the first line and closes the
+# last, and the lines between end in commas ("cuda:12.4, ").
+_INLINE_CODE = re.compile(r"^\s*`(?!`)|(?<!`)`\s*$|[,;]\s*$")
 _DIGIT = re.compile(r"\d")
 _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade to|update to)\s+['\"`]?[\w.-]+==",
                       re.IGNORECASE)
@@ -314,7 +317,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
             continue
-        line = _COLLECT_ENV.sub("", raw)
+        line = _INLINE_CODE.sub("", _COLLECT_ENV.sub("", raw))  # "`swift.version: 3.5.0", "torch:2.6`"
         if (commit := _COMMIT_INSTALL.search(line)) and not _WORKING.search(line):
             yield _dist(commit["repo"]), Pin("", "pip install", index + 1, f"git+{commit['url']}@{commit['sha']}")
             continue
@@ -341,7 +344,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 # torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not
 # one a sentence says works or fixes it (that is the fix's, not the run's).
-_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
+_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?[\"'`]?v?"
                           r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?:\.[xX*])?(?![\w.])")  # "2.4.x": the 2.4 series
 _BULLET_MARK = re.compile(r"^\s*[-*+•]\s")
 
@@ -372,5 +375,6 @@ def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 
 def _dist(name: str) -> str:
-    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
+    # "swift.version: 3.5.0" names swift
+    canonical = canonicalize_name(re.sub(r"\s+", "-", re.sub(r"(?<=\w)[._]version$", "", name.strip(), flags=re.I)))
     return _ALIASES.get(canonical, canonical)

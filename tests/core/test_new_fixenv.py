@@ -60,3 +60,31 @@ def test_a_latest_variant_alone_is_not_a_fix_for_a_library_pinned_nowhere(fixtur
     _variants(folder, ["somelib==1.0"], ["otherlib==2.0"], [], ["somelib"])
     with pytest.raises(CaseFileError, match="'latest' requires 'somelib'"):
         load_case(folder)
+
+
+def _pins(text: str) -> dict[str, str]:
+    from harness.authoring._envlist import parse_environment
+    return {name: pin.version for name, pin in parse_environment(text.splitlines()).pins.items()}
+
+
+@pytest.mark.parametrize(("report", "expected"), [
+    # an environment pasted as one inline-code span over several lines
+    ("**Your hardware and system info**\n`mylib.version: 3.5.0\nGPU: H20, \ncuda:12.4, \ntorch:2.6`\n",
+     {"mylib": "3.5.0", "torch": "2.6"}),
+    ("Env:\n`otherlib_version: 0.4.1,\ntorch: 2.1.0`\n", {"otherlib": "0.4.1", "torch": "2.1.0"}),
+    # torch's release quoted in a sentence
+    ('I have torch  "1.10.0+cu113" on 2080Ti and Ubuntu20.\n', {"torch": "1.10.0+cu113"}),
+    ("Running with PyTorch `2.3.1` on a laptop.\n", {"torch": "2.3.1"}),
+])
+def test_versions_in_inline_code_and_quoted_prose_are_read(report, expected):
+    pins = _pins(report)
+    assert {name: pins.get(name) for name in expected} == expected
+
+
+@pytest.mark.parametrize("report", [
+    "```python\nmodel = build(cfg)\n```\n",  # a fence is no inline span
+    "It fails when I call `trainer.fit(model)` on 2 GPUs.\n",  # a code span in a sentence names no release
+    'Upgrading to torch "2.4.0" fixed it.\n',  # a release said to fix it is not the run's
+])
+def test_other_shapes_read_no_version(report):
+    assert "torch" not in _pins(report) and "trainer" not in _pins(report)
