@@ -307,8 +307,21 @@ def _series_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                         for match in _SERIES.finditer(line) if (name := _dist(match["name"])) != "torch")
 
 
+# An environment pasted as a Python dict's repr (mmcv/mmengine collect_env printed as a dict): "'Python': '3.8.6 (tags/
+# ...)', ..., 'PyTorch': '2.0.0+cu117', 'TorchVision': '0.15.1+cu117'", one line, the build details' \n escaped.
+_DICT_PAIR = re.compile(rf"(?:^|[{{,]\s*)'(?P<name>[A-Za-z][\w.-]{{0,40}})':\s*'v?(?P<ver>{_RELEASE})(?=['\s(])")
+
+
+def _dict_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        pairs = [(_dist(m["name"]), m["ver"]) for m in _DICT_PAIR.finditer(line)] if "': '" in line else []
+        if any(name in ("python", "torch") for name, _ in pairs):  # an environment, not a config's strings
+            yield from ((name, Pin(ver, "env listing", index + 1)) for name, ver in pairs)
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _dict_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
     yield from _joined_pins(lines)

@@ -88,3 +88,20 @@ def test_versions_in_inline_code_and_quoted_prose_are_read(report, expected):
 ])
 def test_other_shapes_read_no_version(report):
     assert "torch" not in _pins(report) and "trainer" not in _pins(report)
+
+
+def test_an_environment_pasted_as_a_python_dict_is_read():
+    report = ("**Environment**\n{'sys.platform': 'linux', 'Python': '3.9.7 (default, Sep 16 2021, 13:09:58) [GCC 7.5.0]', "
+              "'CUDA available': True, 'GPU 0': 'Tesla V100', 'NVCC': 'Cuda compilation tools, release 11.3, V11.3.109', "
+              "'PyTorch': '1.12.1+cu113', 'PyTorch compiling details': 'PyTorch built with:\\n  - GCC 9.3\\n  - "
+              "Intel(R) MKL-DNN v2.6.0 (Git Hash 52b5f1)\\n', 'TorchVision': '0.13.1+cu113', 'OpenCV': '4.6.0', "
+              "'SomeLib': '1.0.0rc2'}\n")
+    from harness.authoring._envlist import parse_environment
+    environment = parse_environment(report.splitlines())
+    assert environment.python == "3.9.7"
+    assert {n: p.version for n, p in environment.pins.items()} == {
+        "torch": "1.12.1+cu113", "torchvision": "0.13.1+cu113", "opencv-python": "4.6.0", "somelib": "1.0.0rc2"}
+
+
+def test_a_config_dict_with_version_like_strings_is_not_an_environment():
+    assert _pins("cfg = {'lr': '0.001', 'schedule': '1.5.2', 'name': 'run'}\n") == {}
