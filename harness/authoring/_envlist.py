@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
+from harness.authoring._envcommit import WORKING as _WORKING
+from harness.authoring._envcommit import stated_commit as _stated_commit
 from harness.cases._placeholders import MARK
 
 
@@ -113,21 +115,6 @@ def parse_environment(lines: list[str]) -> Environment:
     return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines))
 
 
-# The commit a run states: a web UI's sysinfo ("Commit": "5bea443d..."), A1111's "Commit hash: ...", "on commit
-# 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
-# reply's fix (_prose), not the run's.
-_COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
-_BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
-
-
-def _stated_commit(lines: list[str]) -> tuple[str, str]:
-    for line in lines:
-        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or _WORKING.search(line):
-            continue
-        stated = _COMMIT.search(line) or _BLOB.search(line)
-        if stated and _DIGIT.search(stated["sha"]):
-            return (stated.groupdict().get("repo") or "", stated["sha"])
-    return "", ""
 
 
 # "I rerun it on version 0.23", "with v1.2.0 of the package": a release named in a sentence without its package.
@@ -136,9 +123,6 @@ _UNNAMED = re.compile(rf"\b(?:on|with|using|in|from)\s+(?:the\s+)?(?:version\s+v
 
 # An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
 _TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
-# A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
-_WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
-                      r"|no (?:error|issue)s?)\b", re.IGNORECASE)
 
 
 # "After upgrade from 0.7.5 to 0.7.8 X gets RuntimeError": the release upgraded to is the one that ran (and broke).

@@ -1,0 +1,27 @@
+"""The commit a pasted report states its run used (a split of ``_envlist``), and what marks a sentence about a
+release that worked rather than the one that failed."""
+
+from __future__ import annotations
+
+import re
+
+# A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
+WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
+                     r"|no (?:error|issue)s?)\b", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+# The commit a run states: a web UI's sysinfo ("Commit": "5bea443d..."), A1111's "Commit hash: ...", "on commit
+# 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
+# reply's fix (_prose), not the run's.
+_COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
+_BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
+
+
+def stated_commit(lines: list[str]) -> tuple[str, str]:
+    for line in lines:
+        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or WORKING.search(line):
+            continue
+        stated = _COMMIT.search(line) or _BLOB.search(line)
+        if stated and _DIGIT.search(stated["sha"]):
+            return (stated.groupdict().get("repo") or "", stated["sha"])
+    return "", ""
