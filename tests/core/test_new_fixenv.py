@@ -105,3 +105,17 @@ def test_an_environment_pasted_as_a_python_dict_is_read():
 
 def test_a_config_dict_with_version_like_strings_is_not_an_environment():
     assert _pins("cfg = {'lr': '0.001', 'schedule': '1.5.2', 'name': 'run'}\n") == {}
+
+
+@pytest.mark.parametrize(("frame", "sha"), [
+    ('  File "/usr/local/lib/python3.6/dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py", line 231',
+     "6d6dca0"),
+    ('  File "/opt/venv/lib/python3.8/site-packages/mylib-1.2.dev4+g0a1b2c3d-py3.8.egg/mylib/train.py", line 9',
+     "0a1b2c3d"),
+    ('  File "C:\\\\Py\\\\lib\\\\site-packages\\\\mylib-1.2+0a1b2c3.d20240101-py3.9.egg\\\\mylib\\\\x.py", line 9', "0a1b2c3"),
+    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0-py3.8.egg/mylib/x.py", line 3', ""),  # a release egg
+    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0+cu118-py3.8.egg/mylib/x.py", line 3', ""),  # a build tag
+])
+def test_a_commit_in_an_installed_eggs_version_is_the_run_commit(frame, sha):
+    from harness.authoring._envlist import parse_environment
+    assert parse_environment(["Traceback (most recent call last):", frame]).commit == ("", sha)
