@@ -152,7 +152,7 @@ STATED_17: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "speechbrain-2804": {"P": lambda data: "asr-crdnn-switchboard" in _pinned(data)},
     "trackformer-85": {"P": _torch_pinned("1.13.1")},
 }
-GRADED17_FLOOR = 57  # of 80: held out (main d14b247, this scorer; 57 by hand, strict; 61 lenient)
+GRADED17_FLOOR = 58  # of 80: 57 held out (main d14b247, this scorer; 57 by hand, strict; 61 lenient); 58 after fixenv (not held out)
 
 
 def _maintainer_fields_17(name: str) -> dict[str, bool]:
