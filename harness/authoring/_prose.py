@@ -34,7 +34,8 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
                   if pattern is not _DOTTED or not _FILE_EXTENSIONS & set(m.group().lower().split(".")[1:])]
-    return tuple(m for m in found if m not in _NOT_MODULES)
+    # "pytorch.utils.data" in a sentence is torch's: no module is named pytorch (PyPI's "pytorch" installs nothing)
+    return tuple("torch" if m == "pytorch" else m for m in found if m not in _NOT_MODULES)
 
 
 def _path_tops(lines: list[str]) -> tuple[str, ...]:

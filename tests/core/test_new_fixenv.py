@@ -119,3 +119,41 @@ def test_a_config_dict_with_version_like_strings_is_not_an_environment():
 def test_a_commit_in_an_installed_eggs_version_is_the_run_commit(frame, sha):
     from harness.authoring._envlist import parse_environment
     assert parse_environment(["Traceback (most recent call last):", frame]).commit == ("", sha)
+
+
+_CHECKOUT_REPORT = '''Source: https://github.com/someone/graph-attention-pytorch/issues/7
+# RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+
+Running `python main.py --epochs 3` gives:
+
+```
+Traceback (most recent call last):
+  File "main.py", line 40, in <module>
+    train(model, loader)
+  File "main.py", line 22, in train
+    out = model(x)
+  File "/home/me/venv/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/home/me/venv/lib/python3.10/site-packages/torch/nn/functional.py", line 2210, in embedding
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+```
+
+I think it comes from {module}.nn.functional.embedding on recent versions.
+'''
+
+
+def _culprit(text: str) -> str:
+    from harness.authoring._bugreport import parse_report
+    from harness.authoring._draft import draft_case
+    draft = draft_case("x", parse_report(text), "x.txt", released=lambda dist: None, project_urls=lambda dist: None,
+                       versions=lambda dist: None)
+    return draft.culprit
+
+
+def test_pytorch_dotted_in_prose_is_torch_not_a_project_so_the_repository_is_blamed():
+    assert _culprit(_CHECKOUT_REPORT.replace("{module}", "pytorch")) == "graph-attention-pytorch"
+
+
+def test_another_dotted_module_in_prose_still_names_its_project():
+    assert _culprit(_CHECKOUT_REPORT.replace("{module}", "dgl")) == "dgl"
