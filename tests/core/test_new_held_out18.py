@@ -64,9 +64,9 @@ HELD_OUT_18 = {
     "finetuningllms-1": ("RuntimeError", TWO_AT.removesuffix(", "), "accelerate", "accelerate: Expected all", DEVICE, True,
                          "accelerate==1.1.1", 2),
     # known misses: B, P, F, T (scvi-tools' TrainingPlan, not CGCCP_2023's BIVI), M (the title's second clause
-    # dropped), S
-    "cgccp-2023-1": ("RuntimeError", TWO_AT.removesuffix(", "), "scvi", "scvi TrainingPlan.forward: Expected all",
-                     DEVICE, True, "pin the scvi release", 3),
+    # dropped), S; the scvi placeholder names the distribution scvi-tools since fixenv
+    "cgccp-2023-1": ("RuntimeError", TWO_AT.removesuffix(", "), "scvi-tools", "scvi TrainingPlan.forward: Expected all",
+                     DEVICE, True, "pin the scvi-tools release", 3),
     # known misses: T (a bare "moco", facebookresearch's name), S (no save_checkpoint swap)
     "moco-bl0-8": ("KeyError", "'param_groups'", "moco", "moco load_checkpoint: KeyError 'param_groups'", ALL, False,
                    f"moco @ {HUB}bl0/moco@<commit>", 3),
