@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.cases._distributions import DISTRIBUTIONS
 from harness.cases._placeholders import MARK
 
 
@@ -372,6 +373,8 @@ def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 
 def _dist(name: str) -> str:
-    # "swift.version: 3.5.0" names swift
+    if attribute := re.fullmatch(r"(?P<module>[A-Za-z_]\w*)\.version", name.strip()):  # "swift.version: 3.5.0"
+        return DISTRIBUTIONS.get(attribute["module"], (str(canonicalize_name(attribute["module"])),))[0]
+    # "pyTorch_version: 2.10.0" names torch
     canonical = canonicalize_name(re.sub(r"\s+", "-", re.sub(r"(?<=\w)[._]version$", "", name.strip(), flags=re.I)))
     return _ALIASES.get(canonical, canonical)

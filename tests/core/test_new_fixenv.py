@@ -157,3 +157,7 @@ def test_pytorch_dotted_in_prose_is_torch_not_a_project_so_the_repository_is_bla
 
 def test_another_dotted_module_in_prose_still_names_its_project():
     assert _culprit(_CHECKOUT_REPORT.replace("{module}", "dgl")) == "dgl"
+
+
+def test_a_module_version_attribute_names_the_distribution_that_installs_the_module():
+    assert _pins("`sklearn.version: 1.3.2\ntorch:2.1.0`\n") == {"scikit-learn": "1.3.2", "torch": "2.1.0"}
