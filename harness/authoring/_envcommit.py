@@ -25,10 +25,10 @@ def stated_commit(lines: list[str]) -> tuple[str, str]:
         if stated and _DIGIT.search(stated["sha"]):
             return (stated.groupdict().get("repo") or "", stated["sha"])
     built = next((m for line in lines if ".egg" in line for m in _EGG_COMMIT.finditer(line)), None)
-    return ("", built["sha"]) if built else ("", "")
+    return ("/" + built["name"], built["sha"]) if built else ("", "")  # "/name": the egg names no owner
 
 
 # An egg built from a checkout, its version's local part the commit (setuptools_scm's "+g<sha>", a setup.py's
 # "+<sha>"): ".../dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py"
-_EGG_COMMIT = re.compile(r"-packages[/\\]+[A-Za-z][\w.]*-\d[\w.]*\+g?(?P<sha>(?=[a-f]*\d)[0-9a-f]{7,40})"
+_EGG_COMMIT = re.compile(r"-packages[/\\]+(?P<name>[A-Za-z][\w.]*)-\d[\w.]*\+g?(?P<sha>(?=[a-f]*\d)[0-9a-f]{7,40})"
                          r"(?:\.[\w.]+)?-py\d[\d.]*\.egg[/\\]")

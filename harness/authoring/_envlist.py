@@ -37,7 +37,7 @@ class Environment:
     # a version the prose states without naming its package ("on version 0.23"): the reported project's, if any
     unnamed: Pin | None = None
     # the commit the report states it ran ("Commit": "5bea443d...", "commit 1a2b3c4", a blob link at a sha) and the
-    # repository a link names for it ("owner/name", "" when the text names none)
+    # repository a link names for it ("owner/name", "/name" from an installed egg, "" when the text names none)
     commit: tuple[str, str] = ("", "")
 
 

@@ -107,18 +107,32 @@ def test_a_config_dict_with_version_like_strings_is_not_an_environment():
     assert _pins("cfg = {'lr': '0.001', 'schedule': '1.5.2', 'name': 'run'}\n") == {}
 
 
-@pytest.mark.parametrize(("frame", "sha"), [
+@pytest.mark.parametrize(("frame", "commit"), [
     ('  File "/usr/local/lib/python3.6/dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py", line 231',
-     "6d6dca0"),
+     ("/TTS", "6d6dca0")),
     ('  File "/opt/venv/lib/python3.8/site-packages/mylib-1.2.dev4+g0a1b2c3d-py3.8.egg/mylib/train.py", line 9',
-     "0a1b2c3d"),
-    ('  File "C:\\\\Py\\\\lib\\\\site-packages\\\\mylib-1.2+0a1b2c3.d20240101-py3.9.egg\\\\mylib\\\\x.py", line 9', "0a1b2c3"),
-    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0-py3.8.egg/mylib/x.py", line 3', ""),  # a release egg
-    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0+cu118-py3.8.egg/mylib/x.py", line 3', ""),  # a build tag
+     ("/mylib", "0a1b2c3d")),
+    ('  File "C:\\\\Py\\\\lib\\\\site-packages\\\\mylib-1.2+0a1b2c3.d20240101-py3.9.egg\\\\mylib\\\\x.py", line 9',
+     ("/mylib", "0a1b2c3")),
+    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0-py3.8.egg/mylib/x.py", line 3', ("", "")),  # a release egg
+    ('  File "/usr/lib/python3/site-packages/mylib-1.2.0+cu118-py3.8.egg/mylib/x.py", line 3', ("", "")),  # a build tag
 ])
-def test_a_commit_in_an_installed_eggs_version_is_the_run_commit(frame, sha):
+def test_a_commit_in_an_installed_eggs_version_is_read_with_the_eggs_name(frame, commit):
     from harness.authoring._envlist import parse_environment
-    assert parse_environment(["Traceback (most recent call last):", frame]).commit == ("", sha)
+    assert parse_environment(["Traceback (most recent call last):", frame]).commit == commit
+
+
+@pytest.mark.parametrize(("url", "sha"), [
+    ("https://github.com/someone/TTS/issues/1", "6d6dca0"),  # the egg is the linked repository's
+    ("https://github.com/someone/other-project/issues/1", ""),  # another project's egg: not the run's commit
+])
+def test_an_eggs_commit_is_the_runs_only_for_the_linked_repository(url, sha):
+    from harness.authoring._bugreport import parse_report
+    from harness.authoring._index import _run_commit
+    text = (f"Source: {url}\n# RuntimeError: boom\n\n```\nTraceback (most recent call last):\n"
+            '  File "/usr/local/lib/python3.6/dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py", '
+            "line 231, in forward\n    x = y\nRuntimeError: boom\n```\n")
+    assert _run_commit(parse_report(text)) == sha
 
 
 _CHECKOUT_REPORT = '''Source: https://github.com/someone/graph-attention-pytorch/issues/7
