@@ -64,6 +64,14 @@ class Draft:
 
 
 
+def _links(project_urls: ProjectUrls | None, distribution: str, url: str) -> bool:
+    """Whether the index's project of that name is the report's repository, as far as its links say (no answer, or
+    no repository among them: nothing says otherwise)."""
+    urls = project_urls(distribution) if project_urls else None
+    repositories = [u.lower().rstrip("/") for u in urls or () if "github.com/" in u.lower()]
+    return not repositories or any(url.lower().startswith(f"{u}/") for u in repositories)
+
+
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
                project_urls: ProjectUrls | None = None, versions: IndexVersions | None = None) -> Draft:
     if report is None:
@@ -101,7 +109,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
     tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
-    title = _title(report, culprit, culprit_frame)
+    title = _title(report, culprit, culprit_frame,
+                   indexed=bool(released and released(culprit) is True and _links(project_urls, culprit, report.url)))
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
     where = _shown_frames(frames, culprit, culprit_frame, report.environment)
