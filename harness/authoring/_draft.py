@@ -90,8 +90,10 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
+    # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
+    ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
     expect, guess = _expectations(traceback.exception_class, traceback.message,
-                                  final_frames[-1].source if final_frames else "", report.ran_on,
+                                  final_frames[-1].source if final_frames else "", ran_on,
                                   report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins))
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
