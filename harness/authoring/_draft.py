@@ -65,11 +65,9 @@ class Draft:
 
 
 def _links(project_urls: ProjectUrls | None, distribution: str, url: str) -> bool:
-    """Whether the index's project of that name is the report's repository, as far as its links say (no answer, or
-    no repository among them: nothing says otherwise)."""
+    """Whether the index's project of that name links the report's repository (coqui-ai/TTS's issue and PyPI's TTS)."""
     urls = project_urls(distribution) if project_urls else None
-    repositories = [u.lower().rstrip("/") for u in urls or () if "github.com/" in u.lower()]
-    return not repositories or any(url.lower().startswith(f"{u}/") for u in repositories)
+    return any(url.lower().startswith(f"{u.lower().rstrip('/')}/") for u in urls or () if "github.com/" in u.lower())
 
 
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,

@@ -88,7 +88,7 @@ def _qualified(function: str, frame: Frame, report: BugReport, prose_only: bool 
     if function in named and len(classes) == 1:
         return f"{classes[0]}.{function}"
     file = _script_file(frame)
-    if not file.endswith(".py") or "-packages/" in frame.posix and ".egg/" not in frame.posix:
+    if not file.endswith(".py") or ("-packages/" in frame.posix and ".egg/" not in frame.posix):
         return function  # an installed package's method is found by its name (an egg is a checkout's build)
     if function in _PLUMBING:
         return f"{file} {function}"  # every module of a checkout has a forward: its file says which one

@@ -48,8 +48,8 @@ GROUPS = "some parameters appear in more than one parameter group."
 ODICT = "'odict_keys' object is not subscriptable"
 # (exception, a message the signature matches, blamed, title prefix, lanes, device-placement, buggy pin text, frames shown)
 HELD_OUT_18 = {
-    # known misses: T and S (the AWS "p2.xlarge" instance as the API, not trainer.py train)
-    "nasbench-pytorch-3": ("RuntimeError", OLD_DEVICE, "nasbench-pytorch", "nasbench-pytorch xlarge: expected device",
+    # known miss: S (the AWS "p2.xlarge" instance as the API, not trainer.py train); T fixed by fixtitle2 (main.py)
+    "nasbench-pytorch-3": ("RuntimeError", OLD_DEVICE, "nasbench-pytorch", "nasbench-pytorch main.py: expected device",
                            DEVICE, True, f"nasbench-pytorch @ {HUB}romulus0914/NASBench-PyTorch@<commit>", 0),
     # known misses: B, P, F, T, S (the module "pytorch" from the repository's name, not the checkout), V (torch
     # "1.10.0+cu113" in prose not read)
@@ -162,7 +162,7 @@ STATED_18: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "finetuningllms-1": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda"]},
     "monailabel-1015": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda-sim"]},
 }
-GRADED18_FLOOR = 45  # of 80: held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient)
+GRADED18_FLOOR = 46  # of 80: 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient); 46 after fixtitle2 (NOT held out)
 
 
 def _maintainer_fields_18(name: str) -> dict[str, bool]:

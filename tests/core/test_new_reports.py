@@ -476,7 +476,9 @@ INDEX_URLS = {"apex": ("http://thesoftwarestudio.com/apex/",), "limix": ("https:
               "cleanrl": (), "slime": ("https://github.com/zhengp0/SLIME",),
               "prollama": ("https://github.com/softreck/prollama", "https://prollama.dev"),
               # graded16's, as the index's JSON gave it to `new` on 2026-11-29 (PyPI's mase is another project)
-              "mase": ("https://github.com/Marco-Christiani/MASE",)}
+              "mase": ("https://github.com/Marco-Christiani/MASE",),
+              # PyPI's TTS is coqui-ai's (graded20's notes: the index's answer to `new`)
+              "tts": ("https://github.com/coqui-ai/TTS",)}
 # Names the index has no project of (pixray and deepspeech-pytorch: absent from this workplace's list of PyPI's
 # packages, /work/.library/env/packages/pypi.tsv, whose "slip" is another project).
 NOT_RELEASED = {"pixor", "explain-metric-learning", "heartmula", "heartmula-studio", "ace-step-1-5", "cotr", "egoplan",
