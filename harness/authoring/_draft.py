@@ -207,6 +207,11 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
         torch_comment = (f"torch {TORCH_VERSION} is what runs here"
                          + ("" if torch else " (the report lists no torch version)"))
     shared = [(TORCH_PIN, torch_comment)]
+    if torch and torch.version and (release := re.match(r"[01]\.\d+(?:\.\d+)?", torch.version)):
+        # a torch before 2.0: the bug may need it (an API or check that changed since): the author decides
+        shared = [(f"{MARK}: the report ran torch {torch.version} (report line {torch.report_line}): keep {TORCH_PIN} "
+                   f"(what runs here) unless the bug needs the older torch, then pin it, e.g. torch=={release[0]}, and "
+                   "say why in the case", "")]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
         pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
