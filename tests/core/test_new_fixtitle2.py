@@ -135,3 +135,18 @@ def test_a_stated_torch_before_2_0_asks_the_author_which_torch_the_case_runs() -
     old = _data(report.format("1.13.1+cu117"))["requires"]
     assert old[0].startswith("FILL-IN") and "torch 1.13.1+cu117" in old[0] and "torch==2.13.0" in old[0], old
     assert _data(report.format("2.7.0+cu128"))["requires"][0] == "torch==2.13.0"
+
+
+def test_a_skeleton_keeps_no_turn_marker_or_link_bracket_as_the_frames_code() -> None:
+    """Class (cgccp-2023-1, finetuningllms-1; skeletons): a stored thread's "[turn 0 by someone, continued]" marker
+    where a frame's source line would be is not code, and a Jupyter frame pasted as a markdown link's text
+    ("[~/venv/.../memory.py:158](http://localhost:8889/...)") has no "[" in its path."""
+    from harness.authoring._bugreport import Frame
+    from harness.authoring._skeleton import repro_py
+
+    frame = Frame(path="[~/venv/lib/python3.9/site-packages/accelerate/utils/memory.py", line=158, function="",
+                  source="[turn 0 by someone, continued]", report_line=3)
+    text = repro_py("t", "report.txt", ["accelerate"], [("The innermost library frame", frame)], "RuntimeError: x")
+    assert "[turn 0" not in text and 'File "~/venv/lib/python3.9/site-packages/accelerate' in text, text
+    kept = repro_py("t", "report.txt", [], [("Here", Frame(path="/a/b.py", line=1, function="f", source="x = 1", report_line=1))], "")
+    assert "#     x = 1" in kept
