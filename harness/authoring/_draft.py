@@ -109,8 +109,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
     tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
-    title = _title(report, culprit, culprit_frame,
-                   indexed=bool(released and released(culprit) is True and _links(project_urls, culprit, report.url)))
+    title = _title(report, culprit, culprit_frame, indexed=lambda: bool(
+        released and released(culprit) is True and _links(project_urls, culprit, report.url)))
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
     where = _shown_frames(frames, culprit, culprit_frame, report.environment)

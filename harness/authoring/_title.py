@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
 
@@ -12,7 +13,7 @@ from harness.authoring._said import _STRONG_NAME, _leading_run, said_api
 from harness.authoring._signature import _FOLDERS
 
 
-def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: bool = False) -> str:
+def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callable[[], bool] | None = None) -> str:
     """``<library> <API>: <symptom>``. The library is the blamed project as it is imported (owner/repo for a
     repository named by a generic word). The API, first found of: the blamed project's frames (an installed library's
     innermost public function; a checkout's function that its script entered; a forward whose own line failed, over a
@@ -20,8 +21,9 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: bool =
     its title, an API its prose names, the run its words name), else the report's own function calling the frame's
     library; a bare method gets the class the report names with it, or its file. The symptom is the message's first
     sentence (with the cause when that sentence only says where it failed; the exception's name with no message),
-    never longer than the title allows. ``indexed``: the blamed name is a release of the report's own repository (its
-    name names it, even when generic: "tts" for coqui-ai/TTS, not mozilla/TTS)."""
+    never longer than the title allows. ``indexed``: whether the blamed name is a release of the report's own
+    repository (its name names it, even when generic: "tts" for coqui-ai/TTS, not mozilla/TTS); asked only for a
+    generic name."""
     traceback = report.traceback
     message = _title_message(traceback.exception, traceback.first_message_line)
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
@@ -43,7 +45,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: bool =
     elif frame is None and (shown := next((f for f in reversed(frames) if f.function == function), None)):
         function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
-    library = library if indexed else _repository_identity(library, report.url)  # a released name is its own
+    library = _repository_identity(library, report.url, indexed)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
 
 
@@ -59,11 +61,12 @@ _GENERIC_REPOSITORIES = frozenset({
 _REPOSITORY = re.compile(r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)")
 
 
-def _repository_identity(library: str, url: str) -> str:
-    """``owner/repo`` for a library drafted from its repository's generic name, else ``library``."""
+def _repository_identity(library: str, url: str, indexed: Callable[[], bool] | None = None) -> str:
+    """``owner/repo`` for a library drafted from its repository's generic name, unless the index releases that name
+    from this repository (``indexed``), else ``library``."""
     match = _REPOSITORY.match(url)
     if match is None or match["repo"].lower() not in _GENERIC_REPOSITORIES \
-            or canonicalize_name(match["repo"]) != canonicalize_name(library):
+            or canonicalize_name(match["repo"]) != canonicalize_name(library) or (indexed and indexed()):
         return library
     return f"{match['owner']}/{match['repo']}"
 
