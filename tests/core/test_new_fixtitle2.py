@@ -150,3 +150,14 @@ def test_a_skeleton_keeps_no_turn_marker_or_link_bracket_as_the_frames_code() ->
     assert "[turn 0" not in text and 'File "~/venv/lib/python3.9/site-packages/accelerate' in text, text
     kept = repro_py("t", "report.txt", [], [("Here", Frame(path="/a/b.py", line=1, function="f", source="x = 1", report_line=1))], "")
     assert "#     x = 1" in kept
+
+
+def test_a_skeleton_keeps_the_command_without_the_sentence_after_it() -> None:
+    """Class (chatglm3-base-tuning-8; skeletons): "python train.py 的时候报错" ("errors when running python train.py"):
+    the command the skeleton keeps ends before the CJK sentence; a CJK argument followed by flags stays."""
+    from harness.authoring._skeleton import repro_py
+
+    text = repro_py("t", "report.txt", [], [], "", command="python train.py 的时候报错")
+    assert "#   python train.py\n" in text and "报错" not in text, text
+    kept = repro_py("t", "report.txt", [], [], "", command="python gen.py --prompt 一只猫 --steps 2")
+    assert "--prompt 一只猫 --steps 2" in kept
