@@ -14,7 +14,10 @@ _DEVICE_ERROR = re.compile(
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
     r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend"
-    r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy", re.IGNORECASE)
+    r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy"
+    # torch 0.3's typed tensors: "addcmul_ received an invalid combination of arguments - got (int,
+    # torch.cuda.FloatTensor, ...)": a CUDA tensor where the signature takes a CPU one (or the reverse)
+    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image|" + _CUDA_INIT.pattern +
@@ -92,4 +95,4 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
-_DTYPE = re.compile(r"expected scalar type|same dtype|dtype|(?:Half|BFloat16)")
+_DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat16)\b")
