@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
+import tests.core.test_new_reports as scorer
 from harness._exceptions import UsageError
 from tests.core.test_new_reports import (
     ALL_LANES,
@@ -20,7 +21,6 @@ from tests.core.test_new_reports import (
     ROOT,
     TWO_AT,
     _graded,
-    _maintainer_fields_14,
     _pinned,
     _scored,
 )
@@ -156,14 +156,7 @@ GRADED17_FLOOR = 63  # of 80: 57 held out (main d14b247, this scorer; 57 by hand
 
 
 def _maintainer_fields_17(name: str) -> dict[str, bool]:
-    try:
-        data = _graded(GRADED17, name)[1]
-    except UsageError:
-        return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
-    fields = _maintainer_fields_14(name, GRADED17, MAINTAINER_17)
-    for field, kept in STATED_17.get(name, {}).items():
-        fields[field] = fields[field] and kept(data)
-    return fields
+    return scorer.maintainer_fields(name, GRADED17, MAINTAINER_17, STATED_17)
 
 
 def test_the_seventeenth_held_out_set_scores_at_least_its_measured_fields() -> None:

@@ -16,7 +16,7 @@ import tests.core.test_new_reports as scorer
 from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import Draft, draft_case
-from tests.core.test_new_reports import ALL_LANES, DEV_LANES, HUB, TWO_AT, _maintainer_fields_14, _pinned, _scored
+from tests.core.test_new_reports import ALL_LANES, DEV_LANES, HUB, TWO_AT, _pinned, _scored
 
 GRADED18 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded18"
 # What the index answered `new` on 2026-11-29 for these drafts (the drafts below equal the CLI's, checked by hand):
@@ -87,17 +87,7 @@ def test_the_eighteenth_held_out_set_is_complete() -> None:
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_18))
 def test_an_eighteenth_set_report_drafts_as_measured(name: str) -> None:
-    exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT_18[name]
-    draft, data = _graded18(GRADED18, name)
-    assert data["exception"] == exception
-    assert re.search(data["signature"], message), data["signature"]
-    assert draft.culprit == blamed
-    assert data["title"].startswith(title), data["title"]
-    expect = data["variants"]["buggy"]["expect"]
-    assert {lane: expect[lane].split(":")[0] for lane in lanes} == lanes
-    assert ("device-placement" in data["tags"]) is device
-    assert pin in " ".join(data["variants"]["buggy"]["requires"])
-    assert sum(line.startswith("    #   File") for line in draft.repro_py.splitlines()) == shown
+    scorer.assert_drafted(*_graded18(GRADED18, name), HELD_OUT_18[name])
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED_18))
@@ -167,14 +157,7 @@ GRADED18_FLOOR = 51  # of 80: 45 held out (main d14b247, this scorer; 45 by hand
 
 
 def _maintainer_fields_18(name: str) -> dict[str, bool]:
-    try:
-        data = _graded18(GRADED18, name)[1]
-    except UsageError:
-        return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
-    fields = _maintainer_fields_14(name, GRADED18, MAINTAINER_18)
-    for field, kept in STATED_18.get(name, {}).items():
-        fields[field] = fields[field] and kept(data)
-    return fields
+    return scorer.maintainer_fields(name, GRADED18, MAINTAINER_18, STATED_18)
 
 
 def test_the_eighteenth_held_out_set_scores_at_least_its_measured_fields() -> None:

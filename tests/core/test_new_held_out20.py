@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness._exceptions import UsageError
+import tests.core.test_new_reports as scorer
 from tests.core import test_new_reports as reports
 from tests.core.test_new_reports import (
     DEV_LANES,
@@ -24,7 +24,6 @@ from tests.core.test_new_reports import (
     HUB,
     TWO_AT,
     TWO_GPUS,
-    _maintainer_fields_14,
     _pinned,
     _scored,
 )
@@ -165,14 +164,7 @@ def test_a_graded20_report_drafts_what_it_drafted_when_graded(name: str, monkeyp
 
 
 def _maintainer_fields_20(name: str) -> dict[str, bool]:
-    try:
-        data = reports._graded(GRADED20, name)[1]
-    except UsageError:
-        return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
-    fields = _maintainer_fields_14(name, GRADED20, MAINTAINER_20)
-    for field, kept in STATED_20.get(name, {}).items():
-        fields[field] = fields[field] and kept(data)
-    return fields
+    return scorer.maintainer_fields(name, GRADED20, MAINTAINER_20, STATED_20)
 
 
 def test_the_twentieth_held_out_set_scores_at_least_its_measured_fields() -> None:

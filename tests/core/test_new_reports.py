@@ -18,7 +18,7 @@ import yaml
 
 from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
-from harness.authoring._draft import draft_case
+from harness.authoring._draft import Draft, draft_case
 from harness.cases._placeholders import MARK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -723,8 +723,12 @@ def test_the_fourth_and_fifth_held_out_sets_are_complete():
 
 @pytest.mark.parametrize(("folder", "name"), sorted(HELD_OUT), ids=lambda value: getattr(value, "name", value))
 def test_a_held_out_report_drafts_what_a_maintainer_keeps(folder: Path, name: str):
-    exception, message, blamed, title, lanes, device, pin, shown = HELD_OUT[folder, name]
-    draft, data = _graded(folder, name)
+    assert_drafted(*_graded(folder, name), HELD_OUT[folder, name])
+
+
+def assert_drafted(draft: Draft, data: dict[str, Any], row: tuple[Any, ...]) -> None:
+    """A HELD_OUT row: exception, a message the signature matches, blamed, title start, lanes, tag, pin, frames shown."""
+    exception, message, blamed, title, lanes, device, pin, shown = row
     assert data["exception"].startswith(MARK) if exception == MARK else data["exception"] == exception
     if message is None:
         assert data["signature"].startswith("FILL-IN")
@@ -1382,15 +1386,23 @@ GRADED16_FLOOR = 70  # of 80: 52 held out (main 0df96df, this scorer; 52 by hand
 # (phrasenode's P: a placeholder for its stated torch 1.3.1); not held out
 
 
-def _maintainer_fields_16(name: str) -> dict[str, bool]:
+Stated = dict[str, dict[str, Callable[[dict[str, Any]], bool]]]
+
+
+def maintainer_fields(name: str, folder: Path, table: dict[str, tuple[Any, ...]], stated: Stated) -> dict[str, bool]:
+    """A set's 8 fields of one report: table's columns, then what the expectation states beyond them (graded16 on)."""
     try:
-        data = _graded(GRADED16, name)[1]
+        data = _graded(folder, name)[1]
     except UsageError:
         return dict.fromkeys("TEMBPFLV", False)  # refused: 0 on every field
-    fields = _maintainer_fields_14(name, GRADED16, MAINTAINER_16)
-    for field, kept in STATED_16.get(name, {}).items():
+    fields = _maintainer_fields_14(name, folder, table)
+    for field, kept in stated.get(name, {}).items():
         fields[field] = fields[field] and kept(data)
     return fields
+
+
+def _maintainer_fields_16(name: str) -> dict[str, bool]:
+    return maintainer_fields(name, GRADED16, MAINTAINER_16, STATED_16)
 
 
 def test_the_sixteenth_held_out_set_scores_at_least_its_measured_fields() -> None:
