@@ -51,8 +51,9 @@ _INLINE_CODE = re.compile(r"`(?P<name>[A-Za-z_][\w.]{2,80})(?:\([^`]{0,200}\))?`
 
 
 # A library's warning or log record printed by the run (``.../configuration_validator.py:74: You defined a
-# `validation_step` ...``, ``WARNING: ...``, ``[rank: 0] ...``): the library talking, never the report's API.
-_LOG_LINE = re.compile(r"^\s*(?:\S*\.py:\d+: |\[[^\]]{1,40}\]\s|(?:WARNING|INFO|ERROR|DEBUG|CRITICAL)\b|"
+# `validation_step` ...``, ``WARNING: ...``, ``[rank: 0] ...``, ``[2024-05-01 ...] ...``): the library talking,
+# never the report's API (a "[Bug] ..." label is no record).
+_LOG_LINE = re.compile(r"^\s*(?:\S*\.py:\d+: |\[(?i:rank|\d)[^\]]{0,40}\]\s|(?:WARNING|INFO|ERROR|DEBUG|CRITICAL)\b|"
                        r"\w+Warning: )")
 
 

@@ -97,3 +97,7 @@ def test_a_draft_of_a_torchrun_report_says_why_the_cpu_lane_is_unsupported() -> 
     draft = draft_case("trainlib-7", parse_report(text), released=lambda n: None, project_urls=lambda n: None,
                        versions=lambda n: None)
     assert "launched over several GPUs (`--nproc_per_node=2`)" in draft.case_yaml
+
+
+def test_a_bracketed_label_is_no_log_record() -> None:
+    assert _code_names(["[Bug] `trainer.fit` crashes", "[2024-05-01 10:00] calling `hook_a`"]) == ("trainer.fit",)
