@@ -23,6 +23,7 @@ from harness.authoring._expect import (
     _STR_DEVICE_GUESS,
     _TWO_GPUS,
     _expectations,
+    multi_gpu_launch,
 )
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
@@ -92,7 +93,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "", ran_on,
-                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins))
+                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
+                                  multi_gpu_launch(report.command))
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "

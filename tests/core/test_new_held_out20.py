@@ -59,9 +59,9 @@ HELD_OUT_20 = {
     # known misses: T (compute_loss), P and F (no smollm commit pin; B transformers is accepted)
     "smollm-32": ("RuntimeError", f"{TWO_AT}cuda:1 and cuda:0!", "transformers", "transformers compute_loss: Expected all",
                   TWO_GPUS, True, "transformers==X.Y.Z", 4),
-    # known misses: T (the warning's validation_step), M (the markdown "**" kept), P (no deepspeed), S
+    # known misses: M (the markdown "**" kept), P (no deepspeed), S
     "stable-audio-tools-198": ("RuntimeError", "Found dtype Float but expected Half**", "stable-audio-tools",
-                               "stable-audio-tools validation_step: Found dtype",
+                               "stable-audio-tools train.py: Found dtype",
                                {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "reproduces"}, False, "stable-audio-tools==0.0.19",
                                0),
     # known misses: T (the prose's "happend" kept after the message), S (no frame, no WindowAttention)
@@ -73,8 +73,8 @@ HELD_OUT_20 = {
                      "forbidden, '-' and '.' cannot start or end the name, max length is 96: 'models\\None'.",
                      "huggingface-hub", "huggingface_hub validate_repo_id: Repo id", ALL, False, "huggingface-hub==X.Y.Z",
                      3),
-    # known misses: T (the fix's get_device), S (no PositionalEncoding)
-    "wingedsheep-transformer-4": ("RuntimeError", PLACED, "transformer", "wingedsheep/transformer get_device: Expected",
+    # known misses: T (no API named: the reply's get_device is skipped), S (no PositionalEncoding)
+    "wingedsheep-transformer-4": ("RuntimeError", PLACED, "transformer", "wingedsheep/transformer: Expected",
                                   DEVICE, True, f"transformer {GIT}wingedsheep/transformer@<commit>", 0),
 }
 # EXPECTED.md's accepted values, as MAINTAINER_16's columns (title, exception, message, blamed, buggy pin, fix pin,
@@ -147,7 +147,7 @@ STATED_20: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "clearervoice-studio-5": {"F": lambda data: "89dc5c7" not in _fix(data) or "4b214ba" in _fix(data)},
     "textgen-6093": {"L": _cpu_reason},
 }
-GRADED20_FLOOR = 64  # of 80: 60 held out (main d14b247, this scorer; 60 by hand, strict; 70 lenient); 64 after fixenv + fixtitle2 (NOT held out)
+GRADED20_FLOOR = 65  # of 80: 60 held out (main d14b247, this scorer; 60 by hand, strict; 70 lenient); 64 after fixenv + fixtitle2 (NOT held out); 65 after fixrest
 
 
 @pytest.fixture(autouse=True)
