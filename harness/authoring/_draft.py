@@ -254,7 +254,8 @@ def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = T
     if version.is_devrelease:
         notes.append(f"{dist} {pin.version} is a development build (not on PyPI as such): pin the nearest release and "
                      "add the upstream change as a patch (see cases/ai-toolkit-flux-ids)")
-        return f"{MARK}: {dist} {pin.version} is a development build: pin the nearest release, add a patch", where
+        return (f"{MARK}: {dist} {pin.version} is a development build: pin the nearest release, e.g. {dist}==X.Y.Z, "
+                "add a patch"), where
     if version.local:
         notes.append(f"{dist} {pin.version}: the local label +{version.local} is dropped (PyPI has {version.public})")
         return f"{dist}=={version.public}", f"{where}: {pin.version}"

@@ -263,7 +263,7 @@ def source_pin(dist: str, pin: Pin, notes: list[str]) -> str:
         return f"{dist} @ {pin.origin}"
     notes.append(f"{dist} came from a source install ({pin.origin}): pin the nearest release and add the "
                  "upstream change as a patch (see cases/ai-toolkit-flux-ids)")
-    return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, add a patch"
+    return f"{MARK}: {dist} was installed from {pin.origin}: pin the nearest release, e.g. {dist}==X.Y.Z, add a patch"
 
 
 # A model card's "Framework versions" line naming two installs tried: "peft 0.2.0/peft 0.3.0.dev0".
