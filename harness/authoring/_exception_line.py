@@ -71,6 +71,10 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
 # A logging record in Python's default format ("ERROR:whisperlivekit.diarization:Error in diarize: <message>"): the
 # logger's own words before the message ("Error in diarize: ", "Exception in worker: ") are not the exception's.
 _LOGGED = re.compile(r"^(?P<level>ERROR|CRITICAL|FATAL|WARNING):[\w.]+:\s*(?P<text>\S.{2,1000})$")
+# Any other logger's format (a timestamp, "[ERROR]", a thread, a source): the level in capitals as a word, then the
+# logger's "Exception: <message>" ("2020-09-04T21:10:54Z ERROR    Model training failed. Exception: <message>").
+_LEVELLED = re.compile(r"(?<![\w.])(?P<level>ERROR|CRITICAL|FATAL)\b(?!:[\w.]+:).{0,300}?(?<![\w.])"
+                       r"(?P<text>(?:Unhandled |Uncaught )?(?:Exception|Error):\s*\S.{2,1000})$")
 _LOGGER_WORDS = re.compile(r"^(?:(?:Unhandled |Uncaught )?(?:Error|Exception|Failure|Failed)\b[^:]{0,80}:\s*)+")
 
 
@@ -78,7 +82,7 @@ def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
     """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
     message without the logger's words; the class the issue's title names alone, else torch's for a well-known
     message, else left to fill in."""
-    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()))
+    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()) or _LEVELLED.search(line))
                and not m["text"].lstrip().startswith("Traceback")]
     records.sort(key=lambda record: record[1]["level"] == "WARNING")
     for index, match in records:
@@ -171,6 +175,12 @@ _TORCH_MESSAGES = (
                 r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?"), "Expected all ", "RuntimeError"),
     (re.compile(r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same"), "Input ", "RuntimeError"),
     (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
+    # the same said without "scalar type" ("Something like `expected BFloat16 but found Float`")
+    (re.compile(r"[Ee]xpected (?:BFloat16|Half|Float|Double|Long|Int|Short|Bool|Byte|Char|ComplexFloat) but found \w+"),
+     "expected ", "RuntimeError"),
+    (re.compile(r"(?:[Ee]xpected )?device \S+ but got device \S+"), "expected ", "RuntimeError"),
+    (re.compile(r"(?:Attempting to )?deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False\..*"),
+     "Attempting to ", "RuntimeError"),
     (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
      "RuntimeError"))
 

@@ -271,13 +271,20 @@ def _strong_exception(text: str) -> bool:
 
 
 def _unmark(text: str) -> str:
-    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown."""
-    lead = re.match(r"^[*_`]+", text)
-    if not lead:
-        return text
-    marks = lead.group()
-    inner = text[len(marks):]
-    return inner[:-len(marks)] if inner.endswith(marks[::-1]) else inner
+    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown, however deep
+    (a bullet's "* " and nested marks such as "`*Error: x*`" too): the same text for every caller."""
+    while lead := re.match(r"^[*_`]+", text):
+        marks = lead.group()
+        closed = next((k for k in range(len(marks), 0, -1) if text[k:].endswith(marks[:k][::-1])), 0)
+        if closed:
+            text = text[closed:len(text) - closed].strip()
+            continue
+        # unclosed: a bullet or a stray mark, but a leading "_" is the name's own ("_pickle.UnpicklingError")
+        opening = marks.rstrip("_")
+        if not opening:
+            return text
+        text = text[len(opening):].strip()
+    return text
 
 
 # A log record printed after the exception (glog's "[W1210 12:30:57.09 ProcessGroupNCCL.cpp:1250] ...", torch
@@ -287,7 +294,9 @@ _LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[
 
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
     match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
-    assert match is not None  # _strong_exception checked it
+    if match is None:  # callers check _strong_exception first; a line it passes that this cannot read is a bug
+        raise UsageError(f"report line {index + 1} looked like an exception line but could not be read as one "
+                         "('Class: message'): paste the exception line as Python printed it")
     part.exception, part.exception_index = match["type"], index
     message = [match["msg"] or ""]
     end = index + 1
