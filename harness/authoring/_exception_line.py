@@ -220,7 +220,12 @@ def _sentence_message(text: str) -> str:
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]
-    return _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" ."))
+    return _TAGS.sub("", _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")))
+
+
+# A title's closing tags: short items, one a version ("... but found Float (DCN, fp16, MMCV 1.3.2)"), never torch's
+# own parenthesis ("(when checking argument ...)").
+_TAGS = re.compile(r"\s+\((?=[^()]*\bv?\d+\.\d+)(?:[\w.+-]+(?: [\w.+-]+){0,2})(?:, [\w.+-]+(?: [\w.+-]+){0,2}){0,5}\)$")
 
 
 # Where the reporter ran it, said after the message in a title ("... expected BFloat16 on a CPU"): not the message's.
