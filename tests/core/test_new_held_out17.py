@@ -73,10 +73,11 @@ HELD_OUT_17 = {
     # known miss: P (torch==2.13.0 kept though the report ran 1.13.1+cu117)
     "trackformer-85": ("RuntimeError", INDICES, "trackformer", "trackformer add_track_queries_to_targets: indices",
                        DEVICE, True, f"trackformer {GIT}timmeinhardt/trackformer@<commit>", 3),
+    # refused on main d14b247 (its Logs paraphrase the message without a class); drafted since fixframe (not held out):
+    # known misses: T (no API), L (not a device error: all lanes), S (no frames)
+    "diffusers-4139": ("RuntimeError", "expected BFloat16 but found Float", "diffusers",
+                       "diffusers training: expected BFloat16", ALL, False, "diffusers==0.18.2", 0),
 }
-# known miss: refused ("no Python traceback and no exception line") although its Logs give the paraphrased message
-# "Something like `expected BFloat16 but found Float`" and the failing line.
-REFUSED_17 = {"diffusers-4139"}
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_17))
@@ -84,11 +85,6 @@ def test_a_seventeenth_set_report_drafts_what_main_drafted(name: str, monkeypatc
     monkeypatch.setitem(reports.HELD_OUT, (GRADED17, name), HELD_OUT_17[name])
     reports.test_a_held_out_report_drafts_what_a_maintainer_keeps(GRADED17, name)
 
-
-@pytest.mark.parametrize("name", sorted(REFUSED_17))
-def test_a_seventeenth_set_report_main_refused_is_still_refused(name: str) -> None:
-    with pytest.raises(UsageError, match="no Python traceback and no exception line"):
-        _graded(GRADED17, name)
 
 
 # EXPECTED.md's accepted values, as test_new_reports' MAINTAINER_12 columns (title, exception, message, blamed, buggy
@@ -168,6 +164,6 @@ def _maintainer_fields_17(name: str) -> dict[str, bool]:
 
 def test_the_seventeenth_held_out_set_scores_at_least_its_measured_fields() -> None:
     right, table = _scored({name: _maintainer_fields_17(name) for name in sorted(MAINTAINER_17)})
-    assert sorted(MAINTAINER_17) == sorted([*HELD_OUT_17, *REFUSED_17]) == sorted(p.stem for p in GRADED17.glob("*.txt"))
+    assert sorted(MAINTAINER_17) == sorted(HELD_OUT_17) == sorted(p.stem for p in GRADED17.glob("*.txt"))
     assert right >= GRADED17_FLOOR, table
 

@@ -23,7 +23,6 @@ GRADED18 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded1
 # no project named chatglm3-base-tuning; PyPI's nasbench-pytorch, moco and spg link no repository.
 NOT_RELEASED_18 = {"chatglm3-base-tuning"}
 INDEX_URLS_18: dict[str, tuple[str, ...]] = {"nasbench-pytorch": (), "moco": (), "spg": ()}
-REFUSED_18 = {"innereye-deeplearning-198", "monailabel-1015"}  # known misses: a logger-prefixed message, traceback cut
 
 
 def _graded18(folder: Path, name: str) -> tuple[Draft, dict[str, Any]]:
@@ -77,11 +76,21 @@ HELD_OUT_18 = {
     # known miss: S (only _model_load's line, not restore's path)
     "spg-15": ("TypeError", ODICT, "spg", "spg _model_load: 'odict_keys'", ALL, False,
                f"spg @ {HUB}xiaomengyc/SPG@<commit>", 1),
+    # refused on main d14b247 (a logger's "ERROR ... Exception: <message>", the traceback cut before its last line);
+    # drafted since fixframe from the logged message (not held out)
+    "innereye-deeplearning-198": ("RuntimeError", OLD_DEVICE, "innereye-deeplearning",
+                                  "innereye-deeplearning model_train: expected device", DEVICE, True,
+                                  f"innereye-deeplearning @ {HUB}microsoft/InnerEye-DeepLearning@<commit>", 1),
+    # known misses: L (cpu passes: a CUDA-saved checkpoint fails on a CPU-only host), T (no API)
+    "monailabel-1015": ("RuntimeError", "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+                        "is False. If you are running on a CPU-only machine, please use torch.load with "
+                        "map_location=torch.device('cpu') to map your storages to the CPU.", "monai",
+                        "monai: Attempting to deserialize", DEVICE, True, "pin the monai release", 2),
 }
 
 
 def test_the_eighteenth_held_out_set_is_complete() -> None:
-    assert sorted([*HELD_OUT_18, *REFUSED_18]) == sorted(p.stem for p in GRADED18.glob("*.txt"))
+    assert sorted(HELD_OUT_18) == sorted(p.stem for p in GRADED18.glob("*.txt"))
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_18))
@@ -98,13 +107,6 @@ def test_an_eighteenth_set_report_drafts_as_measured(name: str) -> None:
     assert pin in " ".join(data["variants"]["buggy"]["requires"])
     assert sum(line.startswith("    #   File") for line in draft.repro_py.splitlines()) == shown
 
-
-@pytest.mark.parametrize("name", sorted(REFUSED_18))
-def test_an_eighteenth_set_report_refused_now(name: str) -> None:
-    """Known miss (§1 asks no refusal of a report with an exception line): the message sits behind a logger's
-    "ERROR ... Exception:" prefix and the traceback is cut before its last line."""
-    with pytest.raises(UsageError, match="stops before its final exception line"):
-        _graded18(GRADED18, name)
 
 
 # EXPECTED.md's accepted values, as test_new_reports' MAINTAINER_12 columns (title regex, exception, message, blamed,
@@ -178,5 +180,5 @@ def _maintainer_fields_18(name: str) -> dict[str, bool]:
 
 def test_the_eighteenth_held_out_set_scores_at_least_its_measured_fields() -> None:
     right, table = _scored({name: _maintainer_fields_18(name) for name in sorted(MAINTAINER_18)})
-    assert sorted(MAINTAINER_18) == sorted([*HELD_OUT_18, *REFUSED_18])
+    assert sorted(MAINTAINER_18) == sorted(HELD_OUT_18)
     assert right >= GRADED18_FLOOR, table
