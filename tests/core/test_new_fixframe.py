@@ -1,0 +1,87 @@
+"""Report shapes `new` crashed on or refused though they state an exception (issue 21 §1), made up in the shape such
+reports take in the wild, and a bounded fuzz of the report parser: any text drafts or is refused with a UsageError."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness._exceptions import UsageError
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+from harness.authoring._traceback import _unmark
+
+CUT_TRACEBACK = """Traceback (most recent call last):
+  File "/srv/app/train.py", line 12, in <module>
+    run()
+  File "/srv/app/train.py", line 8, in run
+    step(model)
+  File "/srv/venv/lib/python3.10/site-packages/torch/optim/opt"""
+
+
+def _draft(text: str) -> None:
+    draft_case("x", parse_report(text), source="r.txt", released=lambda name: None, project_urls=lambda name: None,
+               versions=lambda name: None)
+
+
+def test_a_bulleted_environment_heading_error_is_no_exception_line() -> None:
+    report = parse_report("# RuntimeError: boom in the loader\n\n**Environment**\n\n* Error:\n  * torch: 1.7.1\n"
+                          "* No error:\n  * torch: 1.7.0\n")
+    assert (report.traceback.exception, report.traceback.message) == ("RuntimeError", "boom in the loader")
+
+
+def test_markdown_is_taken_off_to_its_fixed_point_and_a_name_keeps_its_underscore() -> None:
+    assert _unmark("* Error:") == "Error:"
+    assert _unmark("`*ValueError: x*`") == "ValueError: x"
+    assert _unmark("**_RuntimeError: a_**") == "RuntimeError: a"
+    assert _unmark("_pickle.UnpicklingError: x") == "_pickle.UnpicklingError: x"
+
+
+def test_any_loggers_error_record_gives_the_message_of_a_cut_traceback() -> None:
+    for record in ("2021-03-01T10:00:00Z ERROR    Job failed. Exception: expected device cpu but got device cuda:1",
+                   "[2021-03-01 10:00:00,221] [77] [MainThread] [ERROR] (engine.Trainer:178) - Exception: expected "
+                   "device cpu but got device cuda:1"):
+        report = parse_report(f"# Resume fails\n\n```\n{record}\n{CUT_TRACEBACK}\n```\n")
+        assert (report.traceback.exception, report.traceback.message) == \
+            ("RuntimeError", "expected device cpu but got device cuda:1")
+        assert len(report.traceback.frames) == 2
+
+
+def test_a_warning_record_or_a_record_without_exception_words_is_not_read_so() -> None:
+    for record in ("2021-03-01 WARNING  Exception: retrying", "2021-03-01 ERROR job 7 finished"):
+        try:
+            report = parse_report(f"# Resume fails\n\n```\n{record}\n{CUT_TRACEBACK}\n```\n")
+        except UsageError:
+            continue
+        assert "retrying" not in report.traceback.message and "finished" not in report.traceback.message
+
+
+def test_a_dtype_mismatch_paraphrased_without_a_class_drafts_torchs_class() -> None:
+    report = parse_report("# Mixed precision breaks validation\n\n### Logs\n\n```shell\n"
+                          "Something like `expected Half but found Float` at\n`y = self.proj(x)`\n```\n")
+    assert (report.traceback.exception, report.traceback.message) == ("RuntimeError", "expected Half but found Float")
+    assert "the exception line as Python printed it" in report.missing
+
+
+def test_a_titles_closing_tags_with_a_version_are_not_the_message() -> None:
+    report = parse_report("# RuntimeError: expected scalar type Half but found Float (ROIAlign, amp, lib 2.0.1)\n\n"
+                          "It fails.\n")
+    assert report.traceback.message == "expected scalar type Half but found Float"
+    kept = parse_report("# RuntimeError: mat2 shapes cannot be multiplied (4x3 and 2x2)\n\nIt fails.\n")
+    assert kept.traceback.message == "mat2 shapes cannot be multiplied (4x3 and 2x2)"
+
+
+_PIECES = ["Traceback (most recent call last):", '  File "/a/b.py", line 3, in f', "    x = f()", "* Error:",
+           "**Error:**", "RuntimeError: boom", "Error:", "# RuntimeError: x (a, b 1.2)", "`*ValueError: x*`",
+           "During handling of the above exception, another exception occurred:", "`", "**", "```", "", " ",
+           "ERROR:root:Exception: bad", "2024-01-01 00:00:00 ERROR x Exception: m", "ValueError", "│ x.py:3 in f │",
+           "----> 3 f()", "Cell In[1], line 3", '  pkg/m.py", line 1, in g', "- Exception Message: x", "_", "*"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=30)), max_size=12))
+def test_any_text_drafts_or_is_refused_with_a_reason(lines: list[str]) -> None:
+    try:
+        _draft("\n".join(lines))
+    except UsageError:
+        pass
