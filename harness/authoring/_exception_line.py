@@ -179,8 +179,8 @@ _TORCH_MESSAGES = (
     (re.compile(r"[Ee]xpected (?:BFloat16|Half|Float|Double|Long|Int|Short|Bool|Byte|Char|ComplexFloat) but found \w+"),
      "expected ", "RuntimeError"),
     (re.compile(r"(?:[Ee]xpected )?device \S+ but got device \S+"), "expected ", "RuntimeError"),
-    (re.compile(r"(?:Attempting to )?deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is False\..*"),
-     "Attempting to ", "RuntimeError"),
+    (re.compile(r"(?:Attempting to )?deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is "
+                r"False\..*"), "Attempting to ", "RuntimeError"),
     (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
      "RuntimeError"))
 
