@@ -60,8 +60,9 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
             return index, calls[-1]["type"], calls[-1]["msg"], "its repr in a sentence (Class(\"message\"))"
         for match in reversed(list(_INLINE.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
-                opener = lines[index][match.start() - 1: match.start()]
-                closer = _CLOSERS.get(opener)
+                before = lines[index][:match.start()]
+                emphasis = re.search(r"(?<![*_\w])[*_]{1,3}$", before)  # **RuntimeError: ...**
+                closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:])
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"
@@ -217,10 +218,26 @@ def _sentence_message(text: str) -> str:
     the message's."""
     text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
     text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
+    # a sentence ends at "!" or "?" (torch's "...cpu! (when checking ...)" goes on) and at CJK full stops
+    text = re.split(r"(?<=[!?])\s+(?=[^\s(])|[\u3002\uff01\uff1f]", text, maxsplit=1)[0]
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]
-    return _TAGS.sub("", _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")))
+    text = re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
+    return _unclosed_end(_TAGS.sub("", _CIRCUMSTANCE.sub("", _HAPPENED.sub("", text))))
+
+
+# The reporter saying it happened, glued after the message ("... wrapper_CUDA_clamp_Tensor) happend.").
+_HAPPENED = re.compile(r"\s+(?:(?:is|was|has been|gets|got)\s+)?(?:happen(?:s|ed|d)?|occur(?:s|red|ed)?|appear(?:s|ed)?"
+                       r"|raised|thrown|shows? up)$", re.IGNORECASE)
+
+
+def _unclosed_end(text: str) -> str:
+    """A message without the markdown and the quote that closed the reporter's span around it ('... Float"**')."""
+    text = re.sub(r"[*_`]+$", "", text)
+    if text[-1:] in "\"\u201d" and text.count(text[-1]) % 2 and text[:-1]:
+        text = text[:-1]
+    return text.rstrip()
 
 
 # A title's closing tags: short items, one a version ("... but found Float (DCN, fp16, MMCV 1.3.2)"), never torch's
