@@ -46,8 +46,9 @@ HELD_OUT_19 = {
     # error), S
     "comfyui-fluxtrainer-124": ("RuntimeError", None, "comfyui-fluxtrainer", "comfyui-fluxtrainer nodes.py train: RuntimeError",
                                 ALL, False, f"comfyui-fluxtrainer {GIT}kijai/ComfyUI-FluxTrainer@<commit>", 1),
-    # known misses: the Chinese sentence after the message kept in T and M; T names no API (CPA_arch); S
-    "cpa-enhancer-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu! 最后十分感谢您的工作\uff01希望您能帮助我解答疑惑", "cpa-enhancer",
+    # known misses: T names no API (CPA_arch); S. The Chinese sentence after the message, kept in T and M on main
+    # d14b247, is cut since fixframe (not held out)
+    "cpa-enhancer-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "cpa-enhancer",
                        "cpa-enhancer: Expected all", DEVICE, True, f"cpa-enhancer {GIT}zyw-stu/CPA-Enhancer@<commit>", 0),
     "diviner-1": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "diviner-nonstationary-time-series-forecasting",
                   "diviner-nonstationary-time-series-forecasting: Expected all", DEVICE, True,
@@ -155,7 +156,7 @@ STATED_19: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "mmcv-1004": {"P": lambda data: "torch==1.7.1" in _pinned(data) and "mmdet" in _pinned(data)},
     "ms-swift-5808": {"P": lambda data: "ms-swift==3.5.0" in _pinned(data)},
 }
-GRADED19_FLOOR = 55  # of 80: 55 after fixframe (not held out); 53 held out (main d14b247, this scorer; 53 by hand, strict; 58 lenient)
+GRADED19_FLOOR = 56  # of 80: 56 after fixframe (not held out); 53 held out (main d14b247, this scorer; 53 by hand, strict; 58 lenient)
 
 
 def _maintainer_fields_19(name: str) -> dict[str, bool]:
