@@ -51,6 +51,13 @@ def _description_first(lines: list[str]) -> list[int]:
     return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
 
 
+def _open_quote(before: str) -> str | None:
+    """The closing quote of a span the text before an exception opened further back ('**"[rank0]: RuntimeError')."""
+    if before.count('"') % 2:
+        return '"'
+    return "\u201d" if before.count("\u201c") > before.count("\u201d") else None
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
@@ -62,7 +69,7 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
             if match["type"] not in ("Error", "Exception"):
                 before = lines[index][:match.start()]
                 emphasis = re.search(r"(?<![*_\w])[*_]{1,3}$", before)  # **RuntimeError: ...**
-                closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:])
+                closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:]) or _open_quote(before)
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"

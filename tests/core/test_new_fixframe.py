@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,8 @@ from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
 from harness.authoring._traceback import _unmark
+
+TWO_AT = "Expected all tensors to be on the same device, but found at least two devices, "
 
 CUT_TRACEBACK = """Traceback (most recent call last):
   File "/srv/app/train.py", line 12, in <module>
@@ -71,6 +74,21 @@ def test_a_titles_closing_tags_with_a_version_are_not_the_message() -> None:
     assert report.traceback.message == "expected scalar type Half but found Float"
     kept = parse_report("# RuntimeError: mat2 shapes cannot be multiplied (4x3 and 2x2)\n\nIt fails.\n")
     assert kept.traceback.message == "mat2 shapes cannot be multiplied (4x3 and 2x2)"
+
+
+@pytest.mark.parametrize(("sentence", "message"), [
+    ("When I train I get an error: **ValueError: bad shape in block 3**. Any idea?", "bad shape in block 3"),
+    ('I met this error **"[rank1]: TypeError: cannot cast the weight"** while training', "cannot cast the weight"),
+    ("训练时报错 RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 "
+     "and cpu! 请问怎么解决", f"{TWO_AT}cuda:1 and cpu!"),
+    ("with amp, RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+     "cpu! (when checking argument for argument weight in method wrapper_CUDA_mm) occurred. Thanks",
+     f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument weight in method wrapper_CUDA_mm)"),
+    ("loading fails with ModuleNotFoundError: No module named 'fused_ops'", "No module named 'fused_ops'"),
+])
+def test_a_message_read_from_a_sentence_ends_where_the_reporters_text_starts(sentence: str, message: str) -> None:
+    report = parse_report(f"# Training fails\n\n{sentence}\n")
+    assert report.traceback.message == message
 
 
 _PIECES = ["Traceback (most recent call last):", '  File "/a/b.py", line 3, in f', "    x = f()", "* Error:",
