@@ -148,7 +148,7 @@ STATED_20: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "clearervoice-studio-5": {"F": lambda data: "89dc5c7" not in _fix(data) or "4b214ba" in _fix(data)},
     "textgen-6093": {"L": _cpu_reason},
 }
-GRADED20_FLOOR = 62  # of 80: 62 after fixframe (not held out); 60 held out (main d14b247, this scorer; 60 by hand, strict; 70 lenient)
+GRADED20_FLOOR = 67  # of 80: 67 after fixframe (not held out); 60 held out (main d14b247, this scorer; 60 by hand, strict; 70 lenient)
 
 
 @pytest.fixture(autouse=True)
