@@ -103,3 +103,27 @@ _PIECES = ["Traceback (most recent call last):", '  File "/a/b.py", line 3, in f
 def test_any_text_drafts_or_is_refused_with_a_reason(lines: list[str]) -> None:
     with contextlib.suppress(UsageError):
         _draft("\n".join(lines))
+
+
+CHAINED_LOG = """```
+Traceback (most recent call last):
+  File "/env/site-packages/validators/check.py", line 40, in check_name
+    raise NameCheckError(name)
+validators.errors.NameCheckError: Name must be alphanumeric: 'models/None'.
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/srv/webapp/modules/train.py", line 220, in run_training
+    reload_model()
+  File "/srv/webapp/modules/loader.py", line 12, in reload_model
+    shared.mo"""
+
+
+def test_a_stated_error_wins_over_a_cut_chains_cause_from_another_library() -> None:
+    stated = parse_report("# training fails\n\n### Describe the bug\n\nValueError: lora rank must be positive\n\n"
+                          f"### Logs\n\n{CHAINED_LOG}\n")
+    assert (stated.traceback.exception, stated.traceback.message) == ("ValueError", "lora rank must be positive")
+    assert [frame.function for frame in stated.traceback.frames] == ["run_training", "reload_model"]
+    alone = parse_report(f"# training fails\n\n### Logs\n\n{CHAINED_LOG}\n")
+    assert alone.traceback.exception == "validators.errors.NameCheckError"
