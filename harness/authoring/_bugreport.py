@@ -23,6 +23,7 @@ from harness.authoring._exception_line import (
     _logged_error,
     _printed_message,
     _torch_fragment,
+    _typed_fields,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
@@ -149,8 +150,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_header_exception(lines, chains) or _inline_exception(lines) or _logged_error(lines)
-                 or _class_named(lines)
+        found = (_typed_fields(lines) or _header_exception(lines, chains) or _inline_exception(lines)
+                 or _logged_error(lines) or _class_named(lines)
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)

@@ -33,6 +33,22 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
     return None
 
 
+# An error report's fields (ComfyUI's "- **Exception Type:** RuntimeError" then "- **Exception Message:** ...", a
+# debug page's "Exception Value:"): the class and the message, each on its own line.
+_TYPE_FIELD = re.compile(r"^[\s>*_-]*Exception Type:?[*_]*:?\s*(?P<type>[A-Za-z_][\w.]{0,200})[*_`]*\s*$")
+_MESSAGE_FIELD = re.compile(r"^[\s>*_-]*Exception (?:Message|Value):?[*_]*:?\s*(?P<msg>\S.{0,2000}?)[*_`]*\s*$")
+
+
+def _typed_fields(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The class and the message an error report's "Exception Type" and "Exception Message" fields give."""
+    for index, line in enumerate(lines):
+        if (typed := _TYPE_FIELD.match(line)) and _strong_exception(typed["type"]):
+            message = next((m["msg"] for near in lines[max(0, index - 3):index + 4]
+                            if (m := _MESSAGE_FIELD.match(near))), "")
+            return index, typed["type"], message, "an error report's \"Exception Type\" and message fields"
+    return None
+
+
 # An exception quoted in prose ends at the closing mark.
 _CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
 
