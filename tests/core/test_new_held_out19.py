@@ -42,10 +42,11 @@ HELD_OUT_19 = {
     "alpaca-lora-216": ("ValueError", "Expected a cuda device, but got: cpu", "alpaca-lora",
                         "alpaca-lora training_step: Expected a cuda", DEVICE, True,
                         f"alpaca-lora {GIT}tloen/alpaca-lora@<commit>", 1),
-    # known misses: the Error Report's "Exception Message" bullet not read: T, M (FILL-IN), L and D (not a device
-    # error), S
-    "comfyui-fluxtrainer-124": ("RuntimeError", None, "comfyui-fluxtrainer", "comfyui-fluxtrainer nodes.py train: RuntimeError",
-                                ALL, False, f"comfyui-fluxtrainer {GIT}kijai/ComfyUI-FluxTrainer@<commit>", 1),
+    # known miss: S; the Error Report's "Exception Message" bullet, not read on main d14b247 (T, M, L, D), is read
+    # since fixframe (not held out)
+    "comfyui-fluxtrainer-124": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! {ADDMM}", "comfyui-fluxtrainer",
+                                "comfyui-fluxtrainer nodes.py train: Expected all", DEVICE, True,
+                                f"comfyui-fluxtrainer {GIT}kijai/ComfyUI-FluxTrainer@<commit>", 1),
     # known misses: T names no API (CPA_arch); S. The Chinese sentence after the message, kept in T and M on main
     # d14b247, is cut since fixframe (not held out)
     "cpa-enhancer-3": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "cpa-enhancer",
