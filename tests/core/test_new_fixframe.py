@@ -127,3 +127,11 @@ def test_a_stated_error_wins_over_a_cut_chains_cause_from_another_library() -> N
     assert [frame.function for frame in stated.traceback.frames] == ["run_training", "reload_model"]
     alone = parse_report(f"# training fails\n\n### Logs\n\n{CHAINED_LOG}\n")
     assert alone.traceback.exception == "validators.errors.NameCheckError"
+
+
+def test_an_error_reports_exception_fields_give_the_class_and_the_message() -> None:
+    report = parse_report("# Node fails\n\n# Error Report\n## Error Details\n- **Node ID:** 7\n"
+                          "- **Exception Type:** ValueError\n- **Exception Message:** too many values to unpack\n"
+                          "## Stack Trace\n```\n  File \"/app/nodes.py\", line 9, in run\n    a, b = f()\n\n```\n")
+    assert (report.traceback.exception, report.traceback.message) == ("ValueError", "too many values to unpack")
+    assert [frame.function for frame in report.traceback.frames] == ["run"]
