@@ -195,8 +195,8 @@ _NARRATION = re.compile(r"\s*[,;]\s+(?:(?:and|but|so|then|when|after|because)\s+
 # Well-known torch messages a report quotes without their class, often with the head cut ("tensors to be on the same
 # device, but found at least two devices, cuda:0 and cpu!"): (the quoted part's shape, its head, torch's class).
 _TORCH_MESSAGES = (
-    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices, \S+ and "
-                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?"), "Expected all ", "RuntimeError"),
+    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices(?:, \S+ and "
+                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?)?"), "Expected all ", "RuntimeError"),
     (re.compile(r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same"), "Input ", "RuntimeError"),
     (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
     # the same said without "scalar type" ("Something like `expected BFloat16 but found Float`")
