@@ -36,14 +36,14 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
 # An error report's fields (ComfyUI's "- **Exception Type:** RuntimeError" then "- **Exception Message:** ...", a
 # debug page's "Exception Value:"): the class and the message, each on its own line.
 _TYPE_FIELD = re.compile(r"^[\s>*_-]*Exception Type:?[*_]*:?\s*(?P<type>[A-Za-z_][\w.]{0,200})[*_`]*\s*$")
-_MESSAGE_FIELD = re.compile(r"^[\s>*_-]*Exception (?:Message|Value):?[*_]*:?\s*(?P<msg>\S.{0,2000}?)[*_`]*\s*$")
+_MESSAGE_FIELD = re.compile(r"^[\s>*_-]*Exception (?:Message|Value):?[*_]*:?\s*(?P<msg>\S.{0,2000})$")
 
 
 def _typed_fields(lines: list[str]) -> tuple[int, str, str, str] | None:
     """The class and the message an error report's "Exception Type" and "Exception Message" fields give."""
     for index, line in enumerate(lines):
         if (typed := _TYPE_FIELD.match(line)) and _strong_exception(typed["type"]):
-            message = next((m["msg"] for near in lines[max(0, index - 3):index + 4]
+            message = next((m["msg"].rstrip().rstrip("*_`").rstrip() for near in lines[max(0, index - 3):index + 4]
                             if (m := _MESSAGE_FIELD.match(near))), "")
             return index, typed["type"], message, "an error report's \"Exception Type\" and message fields"
     return None
@@ -106,7 +106,8 @@ def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
     """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
     message without the logger's words; the class the issue's title names alone, else torch's for a well-known
     message, else left to fill in."""
-    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()) or _LEVELLED.search(line))
+    records = [(i, m) for i, line in enumerate(lines)
+               if (m := _LOGGED.match(line.strip()) or _LEVELLED.search(line[:2000]))  # bounded: a log line's length
                and not m["text"].lstrip().startswith("Traceback")]
     records.sort(key=lambda record: record[1]["level"] == "WARNING")
     for index, match in records:
