@@ -95,7 +95,10 @@ _PIECES = ["Traceback (most recent call last):", '  File "/a/b.py", line 3, in f
            "**Error:**", "RuntimeError: boom", "Error:", "# RuntimeError: x (a, b 1.2)", "`*ValueError: x*`",
            "During handling of the above exception, another exception occurred:", "`", "**", "```", "", " ",
            "ERROR:root:Exception: bad", "2024-01-01 00:00:00 ERROR x Exception: m", "ValueError", "│ x.py:3 in f │",
-           "----> 3 f()", "Cell In[1], line 3", '  pkg/m.py", line 1, in g', "- Exception Message: x", "_", "*"]
+           "----> 3 f()", "Cell In[1], line 3", '  pkg/m.py", line 1, in g', "- Exception Message: x", "_", "*",
+           "- **Exception Type:** RuntimeError", "The above exception was the direct cause of the following exception:",
+           "TypeError: stated", "[t] [ERROR] (a:1) - Exception: expected device cpu but got device cuda:0", "happend.",
+           'I got **"[rank0]: RuntimeError: x"** here', "\u6700\u540e\uff01", "Something like `expected Half but found Float`"]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
