@@ -253,7 +253,7 @@ def _sentence_message(text: str) -> str:
 
 # The reporter saying it happened, glued after the message ("... wrapper_CUDA_clamp_Tensor) happend.").
 _HAPPENED = re.compile(r"\s+(?:(?:is|was|has been|gets|got)\s+)?(?:happen(?:s|ed|d)?|occur(?:s|red|ed)?|appear(?:s|ed)?"
-                       r"|raised|thrown|shows? up)$", re.IGNORECASE)
+                       r"|shows? up)$", re.IGNORECASE)
 
 
 def _unclosed_end(text: str) -> str:
