@@ -50,10 +50,11 @@ class Traceback:
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
-# IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path
-# may hold spaces: Colab's "/content/drive/My Drive/x.py in f(a)")
+# IPython 8 "File /x.py:431, in f(a)" (JupyterLab links it: "File [~/x.py:431](http://...#line=430), in f(a)"),
+# Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path may hold spaces: Colab's
+# "/content/drive/My Drive/x.py in f(a)")
 _FRAME_IPY = re.compile(
-    r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
+    r"^\s*(?:File \[?(?P<path8>[^\s\[][^\n]*?\.pyw?):(?P<line>\d+)(?:\]\([^)\s]*\)?)?(?:, in (?P<func8>[^\s(]+))?"
     r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?|/[^\[\]()]{0,300}?\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
     r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
@@ -67,7 +68,9 @@ _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0
 _STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
 _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
 _MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
-_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
+# (and an issue store's "[turn 0 by NAME, continued]" where it joined a paste's pieces)
+_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames"
+                    r"|\[turn \d+ by [^\]]{1,100}\])\s*$")
 _LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
 _MAX_RICH_PATH = 1024  # characters of a path a rich box wraps over lines; longer is no path
 _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback

@@ -138,3 +138,14 @@ def test_an_error_reports_exception_fields_give_the_class_and_the_message() -> N
                           "## Stack Trace\n```\n  File \"/app/nodes.py\", line 9, in run\n    a, b = f()\n\n```\n")
     assert (report.traceback.exception, report.traceback.message) == ("ValueError", "too many values to unpack")
     assert [frame.function for frame in report.traceback.frames] == ["run"]
+
+
+def test_a_jupyterlab_linked_frame_reads_its_path_and_a_store_marker_is_no_source() -> None:
+    report = parse_report(
+        "```\nValueError                                Traceback (most recent call last)\nCell In[3], line 1\n"
+        "----> 1 run()\n\nFile [~/env/lib/python3.9/site-packages/pkg/core.py:12](http://localhost:8888/lab/tree/"
+        "~/env/lib/python3.9/site-packages/pkg/core.py#line=11), in run()\n"
+        "[turn 0 by someone, continued]\n     11 def run():\n---> 12     raise ValueError('bad')\n\nValueError: bad\n```\n")
+    frame = report.traceback.frames[-1]
+    assert (frame.path, frame.line, frame.function) == ("~/env/lib/python3.9/site-packages/pkg/core.py", 12, "run")
+    assert "turn 0" not in frame.source
