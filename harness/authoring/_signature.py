@@ -35,17 +35,11 @@ _DEVICE_CHECK = (
                r"tensors on \S+ \(when checking argument in method (?P<method>\w+)\)"))
 
 
-_DEVICES_EITHER = (r"Expected all tensors to be on the same device, but (?:found at least two devices"
-                   r"|got \w+ is on \S+, different from other tensors on)")
-
-
 def device_check_signature(message: str) -> str | None:
     """For torch's wrapper device-check message: a regex matching it in either torch's wording."""
     match = next((m for pattern in _DEVICE_CHECK if (m := pattern.search(message))), None)
     if match is None:
-        # the message cut before its devices (a title's "..., but found at least two devices"): either wording
-        return (_DEVICES_EITHER if re.fullmatch(r"Expected all tensors to be on the same device, but found at least "
-                                                r"two devices[.!]?", message.strip()) else None)
+        return None
     arg, method = match["arg"], match["method"]
     if method.startswith("wrapper_") and not method.startswith("wrapper_CUDA_"):
         method = "wrapper_(?:CUDA_)?" + method.removeprefix("wrapper_")
