@@ -167,7 +167,7 @@ STATED_18: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "finetuningllms-1": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda"]},
     "monailabel-1015": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda-sim"]},
 }
-GRADED18_FLOOR = 59  # of 80: 59 after fixframe (not held out); 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient)
+GRADED18_FLOOR = 60  # of 80: 60 after fixframe (not held out); 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient)
 
 
 def _maintainer_fields_18(name: str) -> dict[str, bool]:
