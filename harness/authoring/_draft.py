@@ -23,6 +23,7 @@ from harness.authoring._expect import (
     _STR_DEVICE_GUESS,
     _TWO_GPUS,
     _expectations,
+    multi_gpu_launch,
 )
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
@@ -64,6 +65,12 @@ class Draft:
 
 
 
+def _links(project_urls: ProjectUrls | None, distribution: str, url: str) -> bool:
+    """Whether the index's project of that name links the report's repository (coqui-ai/TTS's issue and PyPI's TTS)."""
+    urls = project_urls(distribution) if project_urls else None
+    return any(url.lower().startswith(f"{u.lower().rstrip('/')}/") for u in urls or () if "github.com/" in u.lower())
+
+
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
                project_urls: ProjectUrls | None = None, versions: IndexVersions | None = None) -> Draft:
     if report is None:
@@ -82,9 +89,12 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     buggy, fix = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, buggy, fix, notes)
     final_frames = traceback.final_frames or traceback.frames
+    # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
+    ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
     expect, guess = _expectations(traceback.exception_class, traceback.message,
-                                  final_frames[-1].source if final_frames else "", report.ran_on,
-                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins))
+                                  final_frames[-1].source if final_frames else "", ran_on,
+                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
+                                  multi_gpu_launch(report.command))
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -101,7 +111,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
     tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
-    title = _title(report, culprit, culprit_frame)
+    title = _title(report, culprit, culprit_frame, indexed=lambda: bool(
+        released and released(culprit) is True and _links(project_urls, culprit, report.url)))
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))
     frames = traceback.final_frames or traceback.frames
     where = _shown_frames(frames, culprit, culprit_frame, report.environment)
@@ -198,6 +209,11 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
         torch_comment = (f"torch {TORCH_VERSION} is what runs here"
                          + ("" if torch else " (the report lists no torch version)"))
     shared = [(TORCH_PIN, torch_comment)]
+    if torch and torch.version and (release := re.match(r"[01]\.\d+(?:\.\d+)?", torch.version)):
+        # a torch before 2.0: the bug may need it (an API or check that changed since): the author decides
+        shared = [(f"{MARK}: the report ran torch {torch.version} (report line {torch.report_line}): keep {TORCH_PIN} "
+                   f"(what runs here) unless the bug needs the older torch, then pin it, e.g. torch=={release[0]}, and "
+                   "say why in the case", "")]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
         pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)

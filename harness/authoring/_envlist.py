@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
+from harness.authoring._envcommit import WORKING as _WORKING
+from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.cases._distributions import DISTRIBUTIONS
 from harness.cases._placeholders import MARK
 
 
@@ -34,7 +37,7 @@ class Environment:
     # a version the prose states without naming its package ("on version 0.23"): the reported project's, if any
     unnamed: Pin | None = None
     # the commit the report states it ran ("Commit": "5bea443d...", "commit 1a2b3c4", a blob link at a sha) and the
-    # repository a link names for it ("owner/name", "" when the text names none)
+    # repository a link names for it ("owner/name", "/name" from an installed egg, "" when the text names none)
     commit: tuple[str, str] = ("", "")
 
 
@@ -71,6 +74,9 @@ _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]
                      rf"['\"]?(?P<ver>{_RELEASE})['\"]?\s*$")
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
+# An environment pasted as one inline-code span over several lines: the backtick opens the first line and closes the
+# last, and the lines between end in commas ("cuda:12.4, ").
+_INLINE_CODE = re.compile(r"^\s*`(?!`)|(?<!`)`\s*$|[,;]\s*$")
 _DIGIT = re.compile(r"\d")
 _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade to|update to)\s+['\"`]?[\w.-]+==",
                       re.IGNORECASE)
@@ -110,21 +116,6 @@ def parse_environment(lines: list[str]) -> Environment:
     return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines))
 
 
-# The commit a run states: a web UI's sysinfo ("Commit": "5bea443d..."), A1111's "Commit hash: ...", "on commit
-# 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
-# reply's fix (_prose), not the run's.
-_COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
-_BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
-
-
-def _stated_commit(lines: list[str]) -> tuple[str, str]:
-    for line in lines:
-        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or _WORKING.search(line):
-            continue
-        stated = _COMMIT.search(line) or _BLOB.search(line)
-        if stated and _DIGIT.search(stated["sha"]):
-            return (stated.groupdict().get("repo") or "", stated["sha"])
-    return "", ""
 
 
 # "I rerun it on version 0.23", "with v1.2.0 of the package": a release named in a sentence without its package.
@@ -133,9 +124,6 @@ _UNNAMED = re.compile(rf"\b(?:on|with|using|in|from)\s+(?:the\s+)?(?:version\s+v
 
 # An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
 _TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
-# A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
-_WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
-                      r"|no (?:error|issue)s?)\b", re.IGNORECASE)
 
 
 # "After upgrade from 0.7.5 to 0.7.8 X gets RuntimeError": the release upgraded to is the one that ran (and broke).
@@ -304,8 +292,21 @@ def _series_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                         for match in _SERIES.finditer(line) if (name := _dist(match["name"])) != "torch")
 
 
+# An environment pasted as a Python dict's repr (mmcv/mmengine collect_env printed as a dict): "'Python': '3.8.6 (tags/
+# ...)', ..., 'PyTorch': '2.0.0+cu117', 'TorchVision': '0.15.1+cu117'", one line, the build details' \n escaped.
+_DICT_PAIR = re.compile(rf"(?:^|[{{,]\s*)'(?P<name>[A-Za-z][\w.-]{{0,40}})':\s*'v?(?P<ver>{_RELEASE})(?=['\s(])")
+
+
+def _dict_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    for index, line in enumerate(lines):
+        pairs = [(_dist(m["name"]), m["ver"]) for m in _DICT_PAIR.finditer(line)] if "': '" in line else []
+        if any(name in ("python", "torch") for name, _ in pairs):  # an environment, not a config's strings
+            yield from ((name, Pin(ver, "env listing", index + 1)) for name, ver in pairs)
+
+
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from _dict_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
     yield from _joined_pins(lines)
@@ -314,7 +315,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, raw in enumerate(lines):
         if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
             continue
-        line = _COLLECT_ENV.sub("", raw)
+        line = _INLINE_CODE.sub("", _COLLECT_ENV.sub("", raw))  # "`swift.version: 3.5.0", "torch:2.6`"
         if (commit := _COMMIT_INSTALL.search(line)) and not _WORKING.search(line):
             yield _dist(commit["repo"]), Pin("", "pip install", index + 1, f"git+{commit['url']}@{commit['sha']}")
             continue
@@ -341,7 +342,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 # torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not
 # one a sentence says works or fixes it (that is the fix's, not the run's).
-_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?v?"
+_PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\s+(?:is\s+)?)?[\"'`]?v?"
                           r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:\+\w+)?)(?:\.[xX*])?(?![\w.])")  # "2.4.x": the 2.4 series
 _BULLET_MARK = re.compile(r"^\s*[-*+•]\s")
 
@@ -372,5 +373,8 @@ def _paren_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 
 def _dist(name: str) -> str:
-    canonical = canonicalize_name(re.sub(r"\s+", "-", name.strip()))
+    if attribute := re.fullmatch(r"(?P<module>[A-Za-z_]\w*)\.version", name.strip()):  # "swift.version: 3.5.0"
+        return DISTRIBUTIONS.get(attribute["module"], (str(canonicalize_name(attribute["module"])),))[0]
+    # "pyTorch_version: 2.10.0" names torch
+    canonical = canonicalize_name(re.sub(r"\s+", "-", re.sub(r"(?<=\w)[._]version$", "", name.strip(), flags=re.I)))
     return _ALIASES.get(canonical, canonical)

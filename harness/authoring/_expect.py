@@ -14,7 +14,10 @@ _DEVICE_ERROR = re.compile(
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
     r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend"
-    r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy", re.IGNORECASE)
+    r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy"
+    # torch 0.3's typed tensors: "addcmul_ received an invalid combination of arguments - got (int,
+    # torch.cuda.FloatTensor, ...)": a CUDA tensor where the signature takes a CPU one (or the reverse)
+    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image|" + _CUDA_INIT.pattern +
@@ -51,10 +54,27 @@ _STR_DEVICE_GUESS = "a device given as a str"
 _EIGHT_BIT_GUESS = "a dtype error in an 8-bit (bitsandbytes) run"
 
 
+# A command launching one process per GPU over several GPUs (``torchrun --nproc_per_node=2``, ``--num_gpus 4``,
+# ``CUDA_VISIBLE_DEVICES=0,1``): the failing run is a GPU training run, so a CPU lane is a guess at best.
+_GPU_COUNT = re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus|gpus|num[_-]processes|devices)[= ](?P<count>\d+|\$\w+)"
+                        r"|\bCUDA_VISIBLE_DEVICES=(?P<devices>\d+(?:,\d+)+)")
+_LAUNCHED_GUESS = "a training run launched over several GPUs"
+
+
+def multi_gpu_launch(command: str) -> str:
+    """The part of the report's command that starts it over two or more GPUs (a count or a shell variable), else ""."""
+    for match in _GPU_COUNT.finditer(command):
+        count = match["count"] or ""
+        if match["devices"] or count.startswith("$") or int(count) >= 2:
+            return match.group()
+    return ""
+
+
 def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
-                  eight_bit: bool = False) -> tuple[dict[str, str], str]:
+                  eight_bit: bool = False, launch: str = "") -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
-    report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``): a guess, said so."""
+    report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``; for any other message,
+    whether its command launched it over several GPUs: ``launch``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
@@ -81,7 +101,12 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
-    ran_on = ran_on.removesuffix("-arg")
+    return _by_run(message, ran_on.removesuffix("-arg"), launch)
+
+
+def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str]:
+    """Lanes for a message no rule above reads, from how the report ran: a dtype error on one device, a run launched
+    over several GPUs, else every lane reproduces."""
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
         gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "
@@ -89,7 +114,11 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
         return lanes, f"a dtype error seen on the {ran_on.upper()}"
+    if launch:
+        return {"cpu": f"unsupported: a guess — the report's run is a GPU training run launched over several GPUs "
+                       f"(`{launch}`); say whether one CPU process shows it", "cuda": "reproduces",
+                "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
-_DTYPE = re.compile(r"expected scalar type|same dtype|dtype|(?:Half|BFloat16)")
+_DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat16)\b")

@@ -88,7 +88,9 @@ _CHECKOUT = "checkout:"
 def _run_commit(report: BugReport) -> str:
     """The commit the report states it ran, when its repository is the report's own (or the text names none)."""
     repo, sha = report.environment.commit
-    own = re.match(r"https?://github\.com/([\w.-]+/[\w.-]+)", report.url)
+    own = re.match(r"https?://github\.com/([\w.-]+/([\w.-]+))", report.url)
+    if own and repo.startswith("/"):  # an installed egg's name: the repository's when it is spelled the same
+        return sha if canonicalize_name(repo[1:]) == canonicalize_name(own[2]) else ""
     return sha if own and (not repo or repo.lower() == own[1].lower()) else ""
 
 

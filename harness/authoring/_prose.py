@@ -34,7 +34,8 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
                   if pattern is not _DOTTED or not _FILE_EXTENSIONS & set(m.group().lower().split(".")[1:])]
-    return tuple(m for m in found if m not in _NOT_MODULES)
+    # "pytorch.utils.data" in a sentence is torch's: no module is named pytorch (PyPI's "pytorch" installs nothing)
+    return tuple("torch" if m == "pytorch" else m for m in found if m not in _NOT_MODULES)
 
 
 def _path_tops(lines: list[str]) -> tuple[str, ...]:
@@ -49,9 +50,37 @@ def _path_tops(lines: list[str]) -> tuple[str, ...]:
 _INLINE_CODE = re.compile(r"`(?P<name>[A-Za-z_][\w.]{2,80})(?:\([^`]{0,200}\))?`")
 
 
+# A library's warning or log record printed by the run (``.../configuration_validator.py:74: You defined a
+# `validation_step` ...``, ``WARNING: ...``, ``[rank: 0] ...``, ``[2024-05-01 ...] ...``): the library talking,
+# never the report's API (a "[Bug] ..." label is no record).
+_LOG_LINE = re.compile(r"^\s*(?:\S*\.py:\d+: |\[(?i:rank|\d)[^\]]{0,40}\]\s|(?:WARNING|INFO|ERROR|DEBUG|CRITICAL)\b|"
+                       r"\w+Warning: )")
+
+
+def _own_lines(lines: list[str]) -> list[str]:
+    """The report's own text: its title and description up to the first reply turn (a reply's fix helper is not the
+    failing API), without the run's warning and log records."""
+    own = list(itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines))
+    return [line for line in own if not _LOG_LINE.match(line)]
+
+
+def _unfenced(lines: list[str]) -> list[str]:
+    """Lines outside ``` fences: a fenced block is code or the run's output (``cast to `float16` ``), not prose."""
+    fenced = False
+    kept: list[str] = []
+    for line in lines:
+        fence = line.lstrip().startswith("```")
+        if not fenced and not fence:
+            kept.append(line)
+        fenced = fenced != fence
+    return kept
+
+
 def _code_names(lines: list[str]) -> tuple[str, ...]:
-    """Names the prose writes as inline code, once each, in order (code blocks and frames are not prose)."""
-    prose = [line for line in lines if "`" in line and not line[:1].isspace() and "File " not in line]
+    """Names the report's own prose writes as inline code, once each, in order (code blocks, frames, log records and
+    replies are not its prose)."""
+    prose = [line for line in _unfenced(_own_lines(lines))
+             if "`" in line and not line[:1].isspace() and "File " not in line]
     found = [m["name"] + ("()" if m.group().endswith(")`") else "") for line in prose
              for m in _INLINE_CODE.finditer(line)]
     return tuple(dict.fromkeys(found))
@@ -66,7 +95,9 @@ _NOT_PROSE = re.compile(r"`[^`]*`|\S*(?:/|\\|://)\S*")
 
 def _called_names(lines: list[str]) -> tuple[str, ...]:
     """Names a sentence writes as a plain word that the report's code also calls, once each, in order (frames and
-    indented code are not prose; a capitalised sentence word is never called, so it is not taken)."""
+    indented code are not prose; a capitalised sentence word is never called, so it is not taken). Replies and log
+    records are not the report's own text."""
+    lines = _own_lines(lines)
     called = {m["name"] for line in lines if "(" in line and "File " not in line for m in _CALLED.finditer(line)}
     if not called:
         return ()

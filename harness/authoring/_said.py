@@ -21,7 +21,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
                 if str(canonicalize_name(name)) not in skip and name.lower() not in message.lower()]
     frames = report.traceback.frames  # with frames, a script the title names is their <module>: no API
     in_title = [name for name in subjects if name in report.title and " " not in name
-                and not (frames and name.endswith(".py"))]
+                and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
@@ -87,6 +87,7 @@ def _frameless_run(report: BugReport, message: str, culprit: str) -> str:
     """The run a frameless report's text names; its script wins over a vaguer word ("training" for train.py), a word
     that is the script's own name is kept."""
     api, script = frameless_api(report, message, culprit), _script_run(report, None)
+    api = "" if api in _SETUP_CALLS and script else api  # "main" for main.py: the script says more
     return api if api and (not script or api == script.rpartition("/")[2].removesuffix(".py")) else script or api
 
 
@@ -166,8 +167,8 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
         name = code.removesuffix("()").rpartition(".")[2]
         if "." in code and name.lower() in _FILE_SUFFIXES:
             continue  # a file name (`requirements.txt`), not an API
-        if _listing_key(name) or name in _SETUP_CALLS:
-            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup: no API
+        if _listing_key(name) or name in _SETUP_CALLS or _MACHINE_TYPE.fullmatch(code):
+            continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup, a machine
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
@@ -189,6 +190,14 @@ _SETUP_CALLS = frozenset({"seed_everything", "set_seed", "manual_seed", "manual_
                           "getLogger", "get_logger", "setup_logging", "set_verbosity", "set_verbosity_error",
                           "parse_args", "ArgumentParser", "add_argument", "load_dotenv", "set_start_method",
                           "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main"})
+
+
+# A cloud machine's type ("p2.xlarge", "g5.12xlarge", "ml.p3.2xlarge", "Standard_NC6s_v3"): where it ran, never an API.
+_MACHINE_TYPE = re.compile(r"(?:ml\.)?[a-z]+\d+[a-z-]*\.\d*x?(?:large|medium|small|micro|nano|metal)|Standard_\w+_v\d+")
+# Words naming a kind of run ("inference", "training"): a title's word for what ran, no API when the report's code
+# names one (``EncoderDecoderASR.from_hparams``).
+_RUN_WORDS = frozenset({"inference", "training", "train", "finetuning", "fine-tuning", "evaluation", "validation",
+                        "testing", "prediction", "resuming", "resume", "generation", "sampling", "export", "loading"})
 
 
 def _listing_key(name: str) -> bool:

@@ -7,6 +7,7 @@ files' syntax.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -151,8 +152,8 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
         comments = [f"    # The report shows no frame and names no API: find the call of {project} that ends this way"]
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
-        comments += _wrapped(frame.source, "    #     ") if frame.source else []
-    if command:
+        comments += _wrapped(frame.source, "    #     ") if frame.source and not _MARKER.match(frame.source) else []
+    if command := _PROSE_TAIL.sub("", command):
         comments += ["    # The report ran (keep its settings: launcher, precision, plugin, flags):",
                      *_wrapped(command, "    #   ")]
     if final:
@@ -210,8 +211,18 @@ def _wrapped(text: str, prefix: str, width: int = 116) -> list[str]:
     return [prefix + lines[0], *(prefix + "  " + line for line in lines[1:])]
 
 
+# A sentence in a CJK script after the command, with no flag after it ("python train.py 的时候报错": "when running
+# it, it errors"): the report's words, not the command's.
+_PROSE_TAIL = re.compile(r"\s+[\u2e80-\u9fff\uac00-\ud7af\uff01-\uff60](?:(?!\s-)[^\n])*$")
+# A stored thread's turn marker ("[turn 0 by someone, continued]") where a frame's source line would be: not code.
+_MARKER = re.compile(r"^\s*\[turn \d+ by [^\]]*\]\s*$")
+# A path pasted as a markdown link's text ("[~/venv/.../memory.py:158](http://localhost:8889/...)"): its "[" is not
+# part of the path.
+_LINK_OPEN = re.compile(r"^\[(?=[~/.]|[A-Za-z]:[\\/])")
+
+
 def _frame_text(frame: Frame) -> str:
     line = f", line {frame.line}" if frame.line else ""
     function = f", in {frame.function}" if frame.function else ""
-    return f'File "{frame.path}"{line}{function}'
+    return f'File "{_LINK_OPEN.sub("", frame.path)}"{line}{function}'
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
 
@@ -12,7 +13,7 @@ from harness.authoring._said import _STRONG_NAME, _leading_run, said_api
 from harness.authoring._signature import _FOLDERS
 
 
-def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
+def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callable[[], bool] | None = None) -> str:
     """``<library> <API>: <symptom>``. The library is the blamed project as it is imported (owner/repo for a
     repository named by a generic word). The API, first found of: the blamed project's frames (an installed library's
     innermost public function; a checkout's function that its script entered; a forward whose own line failed, over a
@@ -20,7 +21,9 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
     its title, an API its prose names, the run its words name), else the report's own function calling the frame's
     library; a bare method gets the class the report names with it, or its file. The symptom is the message's first
     sentence (with the cause when that sentence only says where it failed; the exception's name with no message),
-    never longer than the title allows."""
+    never longer than the title allows. ``indexed``: whether the blamed name is a release of the report's own
+    repository (its name names it, even when generic: "tts" for coqui-ai/TTS, not mozilla/TTS); asked only for a
+    generic name."""
     traceback = report.traceback
     message = _title_message(traceback.exception, traceback.first_message_line)
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
@@ -34,12 +37,15 @@ def _title(report: BugReport, culprit: str, frame: Frame | None) -> str:
         # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
         function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
                                         else _leading_run(report.title))
+    top = frame if own else None if frame else next(reversed(own_frames(frames)), None)
+    if not function and top is not None and _script(top):
+        function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
     if frame is not None and own:
         function = _qualified(function, frame, report)
     elif frame is None and (shown := next((f for f in reversed(frames) if f.function == function), None)):
         function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
-    library = _repository_identity(library, report.url)
+    library = _repository_identity(library, report.url, indexed)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
 
 
@@ -50,15 +56,17 @@ _GENERIC_REPOSITORIES = frozenset({
     "torch", "main", "demo", "demos", "examples", "experiments", "research", "baseline", "baselines", "repo",
     "implementation", "paper", "gan", "vae", "unet", "bert", "gpt", "rnn", "lstm", "cnn", "resnet", "vit", "diffusion",
     "nerf", "seq2seq", "attention", "classifier", "classification", "segmentation", "detection", "tracker", "tracking",
-    "training", "train", "inference", "app", "tools", "utils", "notebooks", "tutorial", "tutorials", "homework"})
+    "training", "train", "inference", "app", "tools", "utils", "notebooks", "tutorial", "tutorials", "homework", "tts",
+    "asr", "stt", "ocr", "nlp", "llm", "chatbot", "vocoder"})
 _REPOSITORY = re.compile(r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)")
 
 
-def _repository_identity(library: str, url: str) -> str:
-    """``owner/repo`` for a library drafted from its repository's generic name, else ``library``."""
+def _repository_identity(library: str, url: str, indexed: Callable[[], bool] | None = None) -> str:
+    """``owner/repo`` for a library drafted from its repository's generic name, unless the index releases that name
+    from this repository (``indexed``), else ``library``."""
     match = _REPOSITORY.match(url)
     if match is None or match["repo"].lower() not in _GENERIC_REPOSITORIES \
-            or canonicalize_name(match["repo"]) != canonicalize_name(library):
+            or canonicalize_name(match["repo"]) != canonicalize_name(library) or (indexed and indexed()):
         return library
     return f"{match['owner']}/{match['repo']}"
 
@@ -82,11 +90,23 @@ def _qualified(function: str, frame: Frame, report: BugReport, prose_only: bool 
         return f"{dotted[0].rpartition('.')[0].rpartition('.')[2]}.{function}"
     if function in named and len(classes) == 1:
         return f"{classes[0]}.{function}"
-    file = frame.posix.rpartition("/")[2]
-    if prose_only:
-        return function
-    checkout = frame_owner(frame, report.environment) is None  # a package's method is found by its name
-    return f"{file} {function}" if function in _GENERIC_METHODS and checkout and file.endswith(".py") else function
+    file = _script_file(frame)
+    if not file.endswith(".py") or ("-packages/" in frame.posix and ".egg/" not in frame.posix):
+        return function  # an installed package's method is found by its name (an egg is a checkout's build)
+    if function in _PLUMBING:
+        return f"{file} {function}"  # every module of a checkout has a forward: its file says which one
+    checkout = prose_only or frame_owner(frame, report.environment) is None  # a package's method: found by name
+    return f"{file} {function}" if function in _GENERIC_METHODS and checkout else function
+
+
+def _script(frame: Frame) -> bool:
+    """Whether a frame is a script's top level (``train.py``, ``<module>``), not a package module's import."""
+    return frame.function == "<module>" and _script_file(frame).endswith(".py") and not _package_folder(frame) \
+        and "-packages/" not in frame.posix and _script_file(frame) != "__init__.py"
+
+
+def _script_file(frame: Frame) -> str:
+    return re.split(r"[/\\]", frame.posix)[-1]
 
 
 def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None, report: BugReport) -> str:
@@ -187,7 +207,7 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
             return _line_call(frame.source) or name if name == "main" else name  # an entry function: its line's call
     # only a comprehension or a lambda at a script's top level ("attack_one.py", in <listcomp>): the script names it
     inline = next((f for f in reversed(own_frames(frames)) if f.function in _INLINE), None)
-    return inline.posix.rpartition("/")[2] if inline else ""
+    return _script_file(inline) if inline else ""
 
 
 _INLINE = frozenset({"<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>", "<lambda>"})

@@ -40,6 +40,7 @@ DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "llama_cpp": ("llama-cpp-python",),
     "fitz": ("pymupdf",),
     "docx": ("python-docx",),
+    "scvi": ("scvi-tools",),  # the scverse project (its 0.x releases were "scvi" on PyPI)
 }
 # Distributions on PyPI named as one of the modules above that are other projects (PyPI's "nemo" is not NVIDIA's
 # NeMo): a case pinning one of them for that module's code runs another project.

@@ -52,6 +52,7 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                       f"({pins}; no patch, args or env of its own): it cannot pass where that fails",
                                 fix="pin the first fixed release in the fix variant (or give it the workaround's "
                                     "args, env or patch)", line=line_of(["variants", fix.name, "requires"]))
+    _refuse_floating_pin(path, case or {}, line_of)
     missing = _imports_missing(script, variants.values())
     if missing:
         variant, module = missing
@@ -95,6 +96,49 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                             fix=f"pin the release of {project} the report ran, or `{project} @ git+https://github.com/"
                                 "OWNER/REPO@COMMIT` for a project run from a source checkout",
                             line=line_of(["variants", variant, "requires"]))
+
+
+def _refuse_floating_pin(path: Path, case: Mapping[str, Any], line_of: Callable[[list[Any]], int | None]) -> None:
+    bare = _bare_pin(case)
+    if bare:
+        variant, requirement = bare
+        raise CaseFileError(path, f"variant {variant!r} requires {requirement!r} with no version and no commit: "
+                                  "every install resolves it to whatever release is newest that day, so the "
+                                  "variant does not run a fixed release of it",
+                            fix=f"pin it, e.g. '{requirement}==X.Y.Z' (the release the report ran for a buggy "
+                                f"variant, the first fixed one for a fix variant) or '{requirement} @ "
+                                "git+https://github.com/OWNER/REPO@COMMIT'",
+                            line=line_of(["variants", variant, "requires"]))
+
+
+def _bare_pin(case: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(variant, requirement) for a buggy or fix variant's own requirement that names a distribution with neither
+    a version specifier nor a URL. Case-level helpers (an undeclared dependency such as einops) may float, and so
+    may a fix variant's distribution that the case or another fix variant pins (a `latest` variant beside the first
+    fixed release); a buggy variant's own requirement may not, nor a fix's distribution pinned nowhere else."""
+    variants = case.get("variants")
+    raws = {str(name): raw for name, raw in (variants.items() if isinstance(variants, Mapping) else ())
+            if isinstance(raw, Mapping) and raw.get("role") in ("buggy", "fix")}
+    pinned = {_name(text) for raw in [case, *(r for r in raws.values() if r["role"] == "fix")]
+              for text in _own(raw) if not _floating(text)}
+    for name, raw in raws.items():
+        for text in _own(raw):
+            if _floating(text) and (raw["role"] == "buggy" or _name(text) not in pinned):
+                return name, text.strip()
+    return None
+
+
+def _own(raw: Mapping[str, Any]) -> list[str]:
+    requires = raw.get("requires")
+    return [str(text) for text in requires] if isinstance(requires, list) else []
+
+
+def _floating(text: str) -> bool:
+    try:
+        parsed = Requirement(text)
+    except InvalidRequirement:
+        return False  # merge_requirements reports it
+    return not parsed.specifier and not parsed.url
 
 
 def _script_text(script: Path) -> str:

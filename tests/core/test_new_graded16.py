@@ -85,7 +85,7 @@ def test_the_reports_own_bare_frame_keeps_the_linked_project_over_a_library_its_
               "In `NLL(widgetmetrics.aggregation.MeanMetric).update()`, internal buffers reside on GPU.\n")
     draft, data = _draft(report, released=lambda dist: True)
     assert draft.culprit == "widget-instruct", draft.culprit
-    assert str(data["title"]).startswith("widget-instruct update: "), data["title"]
+    assert str(data["title"]).startswith("widget-instruct metrics.py update: "), data["title"]
     imported = report.replace('    self.weight += weight.sum()', "    import widgetmetrics.aggregation")
     assert _draft(imported, released=lambda dist: True)[0].culprit == "widgetmetrics"  # a failing import: the library's
 

@@ -1,0 +1,34 @@
+"""The commit a pasted report states its run used (a split of ``_envlist``), and what marks a sentence about a
+release that worked rather than the one that failed."""
+
+from __future__ import annotations
+
+import re
+
+# A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
+WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
+                     r"|no (?:error|issue)s?)\b", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+# The commit a run states: a web UI's sysinfo ("Commit": "5bea443d..."), A1111's "Commit hash: ...", "on commit
+# 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
+# reply's fix (_prose), not the run's.
+_COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
+_BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
+
+
+def stated_commit(lines: list[str]) -> tuple[str, str]:
+    for line in lines:
+        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or WORKING.search(line):
+            continue
+        stated = _COMMIT.search(line) or _BLOB.search(line)
+        if stated and _DIGIT.search(stated["sha"]):
+            return (stated.groupdict().get("repo") or "", stated["sha"])
+    built = next((m for line in lines if ".egg" in line for m in _EGG_COMMIT.finditer(line)), None)
+    return ("/" + built["name"], built["sha"]) if built else ("", "")  # "/name": the egg names no owner
+
+
+# An egg built from a checkout, its version's local part the commit (setuptools_scm's "+g<sha>", a setup.py's
+# "+<sha>"): ".../dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py"
+_EGG_COMMIT = re.compile(r"-packages[/\\]+(?P<name>[A-Za-z][\w.]*)-\d[\w.]*\+g?(?P<sha>(?=[a-f]*\d)[0-9a-f]{7,40})"
+                         r"(?:\.[\w.]+)?-py\d[\d.]*\.egg[/\\]")
