@@ -23,6 +23,7 @@ from harness.authoring._exception_line import (
     _logged_error,
     _printed_message,
     _torch_fragment,
+    _typed_fields,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
@@ -149,8 +150,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_header_exception(lines, chains) or _inline_exception(lines) or _logged_error(lines)
-                 or _class_named(lines)
+        found = (_typed_fields(lines) or _header_exception(lines, chains) or _inline_exception(lines)
+                 or _logged_error(lines) or _class_named(lines)
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)
@@ -161,13 +162,19 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
                              "traceback down to its last line")
         raise UsageError("the report has no Python traceback and no exception line (e.g. 'RuntimeError: ...' on a line "
                          "of its own): paste the error the bug printed, at least its last line")
-    part = _Part(index)
-    _read_exception(lines, index, len(lines), "", part)
-    frames, start = cut_chain_frames(chains, lines, index)
+    stated, wrapper = _stated_over_cause(lines, chains, index)
+    part = _Part(stated)
+    _read_exception(lines, stated, len(lines), "", part)
+    frames, start = cut_chain_frames(chains, lines, stated)
+    if wrapper is not None:  # the cause's frames raised the other error: the cut wrapper's are the run's path
+        frames, start = tuple(wrapper.frames), wrapper.start + 1
+    index = stated
     missing = "traceback frames" if not frames else "the traceback's exception line (its frames are cut)"
     note = (f"the report has no complete traceback: drafted from the exception line at report line {index + 1}"
             + (f" and the frames of the traceback at line {start}, cut before its exception line"
-               if frames else " alone (no frames: the library, the call and the repro are yours to find)"))
+               if frames else " alone (no frames: the library, the call and the repro are yours to find)")
+            + ("" if wrapper is None else "; the log's chained cause (another error, re-raised by the cut traceback) "
+               "is left out: the report states this one above its log"))
     traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
     return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
 
@@ -183,6 +190,22 @@ def _exception_named(found: tuple[int, str, str, str], lines: list[str], chains:
             + ("" if frames else "; no frames: the library, the call and the repro are yours to find"))
     traceback = Traceback(frames, frames, exception, message, index + 1, index + 1)
     return BugReport(traceback, parse_environment(lines), (note,), url, tuple(missing))
+
+
+def _stated_over_cause(lines: list[str], chains: list[list[_Part]], index: int) -> tuple[int, _Part | None]:
+    """The exception line the report states above its log, when the log's last one only ends the cause of a chain
+    cut before its own exception line (a library's validation error a wrapper re-raised): the reporter's line names
+    the error they hit; with no such line of its own (py4cast's shape) the cause is the bug's. With it: its index and
+    the chain's cut last part (the run's own path); else ``index`` and None."""
+    chain = next((chain for chain in chains if not chain[-1].complete
+                  and any(part.exception_index == index for part in chain[:-1])), None)
+    stated = [i for i in range(chains[0][0].start if chains else 0) if _lone_exception(lines[i])]
+    if chain is None or not stated:
+        return index, None
+    cause, mine = _Part(index), _Part(stated[-1])
+    _read_exception(lines, index, len(lines), "", cause)
+    _read_exception(lines, stated[-1], len(lines), "", mine)
+    return (stated[-1], chain[-1]) if mine.exception != cause.exception else (index, None)
 
 
 def _lone_exception(line: str) -> bool:

@@ -33,6 +33,22 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
     return None
 
 
+# An error report's fields (ComfyUI's "- **Exception Type:** RuntimeError" then "- **Exception Message:** ...", a
+# debug page's "Exception Value:"): the class and the message, each on its own line.
+_TYPE_FIELD = re.compile(r"^[\s>*_-]*Exception Type:?[*_]*:?\s*(?P<type>[A-Za-z_][\w.]{0,200})[*_`]*\s*$")
+_MESSAGE_FIELD = re.compile(r"^[\s>*_-]*Exception (?:Message|Value):?[*_]*:?\s*(?P<msg>\S.{0,2000})$")
+
+
+def _typed_fields(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The class and the message an error report's "Exception Type" and "Exception Message" fields give."""
+    for index, line in enumerate(lines):
+        if (typed := _TYPE_FIELD.match(line)) and _strong_exception(typed["type"]):
+            message = next((m["msg"].rstrip().rstrip("*_`").rstrip() for near in lines[max(0, index - 3):index + 4]
+                            if (m := _MESSAGE_FIELD.match(near))), "")
+            return index, typed["type"], message, "an error report's \"Exception Type\" and message fields"
+    return None
+
+
 # An exception quoted in prose ends at the closing mark.
 _CLOSERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
 
@@ -51,6 +67,13 @@ def _description_first(lines: list[str]) -> list[int]:
     return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
 
 
+def _open_quote(before: str) -> str | None:
+    """The closing quote of a span the text before an exception opened further back ('**"[rank0]: RuntimeError')."""
+    if before.count('"') % 2:
+        return '"'
+    return "\u201d" if before.count("\u201c") > before.count("\u201d") else None
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
@@ -60,8 +83,9 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
             return index, calls[-1]["type"], calls[-1]["msg"], "its repr in a sentence (Class(\"message\"))"
         for match in reversed(list(_INLINE.finditer(lines[index]))):
             if match["type"] not in ("Error", "Exception"):
-                opener = lines[index][match.start() - 1: match.start()]
-                closer = _CLOSERS.get(opener)
+                before = lines[index][:match.start()]
+                emphasis = re.search(r"(?<![*_\w])[*_]{1,3}$", before)  # **RuntimeError: ...**
+                closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:]) or _open_quote(before)
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], message, "a sentence that names it (check where the message ends)"
@@ -71,6 +95,10 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
 # A logging record in Python's default format ("ERROR:whisperlivekit.diarization:Error in diarize: <message>"): the
 # logger's own words before the message ("Error in diarize: ", "Exception in worker: ") are not the exception's.
 _LOGGED = re.compile(r"^(?P<level>ERROR|CRITICAL|FATAL|WARNING):[\w.]+:\s*(?P<text>\S.{2,1000})$")
+# Any other logger's format (a timestamp, "[ERROR]", a thread, a source): the level in capitals as a word, then the
+# logger's "Exception: <message>" ("2020-09-04T21:10:54Z ERROR    Model training failed. Exception: <message>").
+_LEVELLED = re.compile(r"(?<![\w.])(?P<level>ERROR|CRITICAL|FATAL)\b(?!:[\w.]+:).{0,300}?(?<![\w.])"
+                       r"(?P<text>(?:Unhandled |Uncaught )?(?:Exception|Error):\s*\S.{2,1000})$")
 _LOGGER_WORDS = re.compile(r"^(?:(?:Unhandled |Uncaught )?(?:Error|Exception|Failure|Failed)\b[^:]{0,80}:\s*)+")
 
 
@@ -78,7 +106,8 @@ def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
     """The first error a logger recorded (an ERROR record before a WARNING one: the innermost code logs first), its
     message without the logger's words; the class the issue's title names alone, else torch's for a well-known
     message, else left to fill in."""
-    records = [(i, m) for i, line in enumerate(lines) if (m := _LOGGED.match(line.strip()))
+    records = [(i, m) for i, line in enumerate(lines)
+               if (m := _LOGGED.match(line.strip()) or _LEVELLED.search(line[:2000]))  # bounded: a log line's length
                and not m["text"].lstrip().startswith("Traceback")]
     records.sort(key=lambda record: record[1]["level"] == "WARNING")
     for index, match in records:
@@ -167,10 +196,16 @@ _NARRATION = re.compile(r"\s*[,;]\s+(?:(?:and|but|so|then|when|after|because)\s+
 # Well-known torch messages a report quotes without their class, often with the head cut ("tensors to be on the same
 # device, but found at least two devices, cuda:0 and cpu!"): (the quoted part's shape, its head, torch's class).
 _TORCH_MESSAGES = (
-    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices, \S+ and "
-                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?"), "Expected all ", "RuntimeError"),
+    (re.compile(r"(?:Expected all )?tensors to be on the same device(?:, but found at least two devices(?:, \S+ and "
+                r"\S+?!(?: \(when checking argument[^)]{0,200}\))?)?)?"), "Expected all ", "RuntimeError"),
     (re.compile(r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same"), "Input ", "RuntimeError"),
     (re.compile(r"(?:[Ee]xpected )?scalar type \w+ but found \w+"), "expected ", "RuntimeError"),
+    # the same said without "scalar type" ("Something like `expected BFloat16 but found Float`")
+    (re.compile(r"[Ee]xpected (?:BFloat16|Half|Float|Double|Long|Int|Short|Bool|Byte|Char|ComplexFloat) but found \w+"),
+     "expected ", "RuntimeError"),
+    (re.compile(r"(?:[Ee]xpected )?device \S+ but got device \S+"), "expected ", "RuntimeError"),
+    (re.compile(r"(?:Attempting to )?deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is "
+                r"False\..*"), "Attempting to ", "RuntimeError"),
     (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
      "RuntimeError"))
 
@@ -207,10 +242,31 @@ def _sentence_message(text: str) -> str:
     the message's."""
     text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
     text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
+    # a sentence ends at "!" or "?" (torch's "...cpu! (when checking ...)" goes on) and at CJK full stops
+    text = re.split(r"(?<=[!?])\s+(?=[^\s(])|[\u3002\uff01\uff1f]", text, maxsplit=1)[0]
     quote = max(text.rfind("'"), text.rfind('"'))
     if quote > 0 and text.count(text[quote]) >= 2:
         return text[:quote + 1]
-    return _CIRCUMSTANCE.sub("", re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" ."))
+    text = re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
+    return _unclosed_end(_TAGS.sub("", _CIRCUMSTANCE.sub("", _HAPPENED.sub("", text))))
+
+
+# The reporter saying it happened, glued after the message ("... wrapper_CUDA_clamp_Tensor) happend.").
+_HAPPENED = re.compile(r"\s+(?:(?:is|was|has been|gets|got)\s+)?(?:happen(?:s|ed|d)?|occur(?:s|red|ed)?|appear(?:s|ed)?"
+                       r"|shows? up)$", re.IGNORECASE)
+
+
+def _unclosed_end(text: str) -> str:
+    """A message without the markdown and the quote that closed the reporter's span around it ('... Float"**')."""
+    text = re.sub(r"[*_`]+$", "", text)
+    if text[-1:] in "\"\u201d" and text.count(text[-1]) % 2 and text[:-1]:
+        text = text[:-1]
+    return text.rstrip()
+
+
+# A title's closing tags: short items, one a version ("... but found Float (DCN, fp16, MMCV 1.3.2)"), never torch's
+# own parenthesis ("(when checking argument ...)").
+_TAGS = re.compile(r"\s+\((?=[^()]*\bv?\d+\.\d+)(?:[\w.+-]+(?: [\w.+-]+){0,2})(?:, [\w.+-]+(?: [\w.+-]+){0,2}){0,5}\)$")
 
 
 # Where the reporter ran it, said after the message in a title ("... expected BFloat16 on a CPU"): not the message's.

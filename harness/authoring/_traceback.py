@@ -50,10 +50,11 @@ class Traceback:
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
 _CHAIN = re.compile(r"During handling of the above exception|The above exception was the direct cause")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.*\S))?')
-# IPython 8 "File /x.py:431, in f(a)", Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path
-# may hold spaces: Colab's "/content/drive/My Drive/x.py in f(a)")
+# IPython 8 "File /x.py:431, in f(a)" (JupyterLab links it: "File [~/x.py:431](http://...#line=430), in f(a)"),
+# Colab "[/x.py](url) in f(a)", IPython 7 "/x.py in f(a)" (an absolute path may hold spaces: Colab's
+# "/content/drive/My Drive/x.py in f(a)")
 _FRAME_IPY = re.compile(
-    r"^\s*(?:File (?P<path8>\S[^\n]*?\.pyw?):(?P<line>\d+)(?:, in (?P<func8>[^\s(]+))?"
+    r"^\s*(?:File \[?(?P<path8>[^\s\[][^\n]*?\.pyw?):(?P<line>\d+)(?:\]\([^)\s]*\)?)?(?:, in (?P<func8>[^\s(]+))?"
     r"|\[?(?P<path7><ipython-input-[^>]*+>|[^\s\[\]()]+\.pyw?|/[^\[\]()]{0,300}?\.pyw?)\]?(?:\([^)\s]*+\))?\s++in\s++"
     r"(?P<func7>[^(\s]++(?:\s++[^(\s]++)*+)\s*+\()"  # possessive: a run of spaces is never rescanned
 )
@@ -67,7 +68,9 @@ _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0
 _STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
 _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
 _MAYBE_FRAME = re.compile(r"File |\.pyw?\b|In ?\[")  # a cheap test before the frame patterns
-_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames)\s*$")
+# (and an issue store's "[turn 0 by NAME, continued]" where it joined a paste's pieces)
+_NOISE = re.compile(r"^\s*(?:[\^~]+|\.\.\.<\d+ lines>\.\.\.|\[Previous line repeated \d+ more times?\]|\d+ frames"
+                    r"|\[turn \d+ by [^\]]{1,100}\])\s*$")
 _LAUNCHERS = ("ChildFailedError",)  # torchrun's summary of a failed worker: the worker's own traceback is earlier
 _MAX_RICH_PATH = 1024  # characters of a path a rich box wraps over lines; longer is no path
 _MAX_GAP = 400  # lines of unrelated text (interleaved logs) tolerated inside one traceback
@@ -271,13 +274,20 @@ def _strong_exception(text: str) -> bool:
 
 
 def _unmark(text: str) -> str:
-    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown."""
-    lead = re.match(r"^[*_`]+", text)
-    if not lead:
-        return text
-    marks = lead.group()
-    inner = text[len(marks):]
-    return inner[:-len(marks)] if inner.endswith(marks[::-1]) else inner
+    """``**_RuntimeError: ..._**`` or ``\\`RuntimeError: ...\\``` -> the line without its markdown, however deep
+    (a bullet's "* " and nested marks such as "`*Error: x*`" too): the same text for every caller."""
+    while lead := re.match(r"^[*_`]+", text):
+        marks = lead.group()
+        closed = next((k for k in range(len(marks), 0, -1) if text[k:].endswith(marks[:k][::-1])), 0)
+        if closed:
+            text = text[closed:len(text) - closed].strip()
+            continue
+        # unclosed: a bullet or a stray mark, but a leading "_" is the name's own ("_pickle.UnpicklingError")
+        opening = marks.rstrip("_")
+        if not opening:
+            return text
+        text = text[len(opening):].strip()
+    return text
 
 
 # A log record printed after the exception (glog's "[W1210 12:30:57.09 ProcessGroupNCCL.cpp:1250] ...", torch
@@ -287,7 +297,9 @@ _LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[
 
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
     match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
-    assert match is not None  # _strong_exception checked it
+    if match is None:  # callers check _strong_exception first; a line it passes that this cannot read is a bug
+        raise UsageError(f"report line {index + 1} looked like an exception line but could not be read as one "
+                         "('Class: message'): paste the exception line as Python printed it")
     part.exception, part.exception_index = match["type"], index
     message = [match["msg"] or ""]
     end = index + 1

@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 import tests.core.test_new_reports as scorer
-from harness._exceptions import UsageError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import Draft, draft_case
 from tests.core.test_new_reports import ALL_LANES, DEV_LANES, HUB, TWO_AT, _pinned, _scored
@@ -23,7 +22,6 @@ GRADED18 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded1
 # no project named chatglm3-base-tuning; PyPI's nasbench-pytorch, moco and spg link no repository.
 NOT_RELEASED_18 = {"chatglm3-base-tuning", "knowledge-tracing-collection-pytorch"}  # pip index: no such project
 INDEX_URLS_18: dict[str, tuple[str, ...]] = {"nasbench-pytorch": (), "moco": (), "spg": ()}
-REFUSED_18 = {"innereye-deeplearning-198", "monailabel-1015"}  # known misses: a logger-prefixed message, traceback cut
 
 
 def _graded18(folder: Path, name: str) -> tuple[Draft, dict[str, Any]]:
@@ -61,11 +59,14 @@ HELD_OUT_18 = {
                                "chatglm3-base-tuning train: Expected all", TWO_GPUS, True,
                                f"chatglm3-base-tuning @ {HUB}minghaochen/chatglm3-base-tuning@<commit>", 0),
     # known misses: B, P, F, T (accelerate, not the book's notebooks), S, L (no reason for cuda's guess)
-    "finetuningllms-1": ("RuntimeError", TWO_AT.removesuffix(", "), "accelerate", "accelerate: Expected all", DEVICE, True,
-                         "accelerate==1.1.1", 2),
-    # known misses: B, P, F, T (scvi-tools' TrainingPlan, not CGCCP_2023's BIVI), M (the title's second clause
-    # dropped), S; the scvi placeholder names the distribution scvi-tools since fixenv
-    "cgccp-2023-1": ("RuntimeError", TWO_AT.removesuffix(", "), "scvi-tools", "scvi TrainingPlan.forward: Expected all",
+    # (fixframe, not held out: JupyterLab's linked frame "File [~/x.py:158](url), in f" read, so its cut function
+    # "find_executable_batc" shows in T)
+    "finetuningllms-1": ("RuntimeError", TWO_AT.removesuffix(", "), "accelerate",
+                         "accelerate find_executable_batc: Expected all", DEVICE, True, "accelerate==1.1.1", 2),
+    # known misses: B, P, F, T (scvi-tools' TrainingPlan, not CGCCP_2023's BIVI), S; the scvi placeholder names scvi-tools since fixenv; M dropped the title's second
+    # clause on main d14b247, kept since fixframe (not held out)
+    "cgccp-2023-1": ("RuntimeError", TWO_AT.removesuffix(", "), "scvi-tools",
+                     "scvi TrainingPlan.forward: Expected all tensors to be on the same device, but found at least",
                      DEVICE, True, "pin the scvi-tools release", 3),
     # known misses: T (a bare "moco", facebookresearch's name), S (no save_checkpoint swap)
     "moco-bl0-8": ("KeyError", "'param_groups'", "moco", "moco load_checkpoint: KeyError 'param_groups'", ALL, False,
@@ -78,24 +79,27 @@ HELD_OUT_18 = {
     # known miss: S (only _model_load's line, not restore's path)
     "spg-15": ("TypeError", ODICT, "spg", "spg _model_load: 'odict_keys'", ALL, False,
                f"spg @ {HUB}xiaomengyc/SPG@<commit>", 1),
+    # refused on main d14b247 (a logger's "ERROR ... Exception: <message>", the traceback cut before its last line);
+    # drafted since fixframe from the logged message (not held out)
+    "innereye-deeplearning-198": ("RuntimeError", OLD_DEVICE, "innereye-deeplearning",
+                                  "innereye-deeplearning model_train: expected device", DEVICE, True,
+                                  f"innereye-deeplearning @ {HUB}microsoft/InnerEye-DeepLearning@<commit>", 1),
+    # known misses: L (cpu passes: a CUDA-saved checkpoint fails on a CPU-only host), T (no API)
+    "monailabel-1015": ("RuntimeError", "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+                        "is False. If you are running on a CPU-only machine, please use torch.load with "
+                        "map_location=torch.device('cpu') to map your storages to the CPU.", "monai",
+                        "monai: Attempting to deserialize", DEVICE, True, "pin the monai release", 2),
 }
 
 
 def test_the_eighteenth_held_out_set_is_complete() -> None:
-    assert sorted([*HELD_OUT_18, *REFUSED_18]) == sorted(p.stem for p in GRADED18.glob("*.txt"))
+    assert sorted(HELD_OUT_18) == sorted(p.stem for p in GRADED18.glob("*.txt"))
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_18))
 def test_an_eighteenth_set_report_drafts_as_measured(name: str) -> None:
     scorer.assert_drafted(*_graded18(GRADED18, name), HELD_OUT_18[name])
 
-
-@pytest.mark.parametrize("name", sorted(REFUSED_18))
-def test_an_eighteenth_set_report_refused_now(name: str) -> None:
-    """Known miss (§1 asks no refusal of a report with an exception line): the message sits behind a logger's
-    "ERROR ... Exception:" prefix and the traceback is cut before its last line."""
-    with pytest.raises(UsageError, match="stops before its final exception line"):
-        _graded18(GRADED18, name)
 
 
 # EXPECTED.md's accepted values, as test_new_reports' MAINTAINER_12 columns (title regex, exception, message, blamed,
@@ -153,7 +157,8 @@ STATED_18: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "finetuningllms-1": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda"]},
     "monailabel-1015": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda-sim"]},
 }
-GRADED18_FLOOR = 51  # of 80: 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient); 51 after fixenv + fixtitle2 (NOT held out)
+GRADED18_FLOOR = 66  # of 80: 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient); 51 after fixenv + fixtitle2;
+# 66 with fixframe merged (NOT held out)
 
 
 def _maintainer_fields_18(name: str) -> dict[str, bool]:
@@ -162,5 +167,5 @@ def _maintainer_fields_18(name: str) -> dict[str, bool]:
 
 def test_the_eighteenth_held_out_set_scores_at_least_its_measured_fields() -> None:
     right, table = _scored({name: _maintainer_fields_18(name) for name in sorted(MAINTAINER_18)})
-    assert sorted(MAINTAINER_18) == sorted([*HELD_OUT_18, *REFUSED_18])
+    assert sorted(MAINTAINER_18) == sorted(HELD_OUT_18)
     assert right >= GRADED18_FLOOR, table
