@@ -286,8 +286,9 @@ _SERIES = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z][\w-]{1,40})\s+v?(?P<ver>\d+\
 def _series_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     """A release series a bullet states per package ("torchmetrics 1.4.x"): kept as written, so the draft asks for
     the release of that series the report ran."""
+    asked = _asked(lines)
     for index, line in enumerate(lines):
-        if _BULLET_MARK.match(line) and not _asked(lines, index) and not _WORKING.search(line):
+        if _BULLET_MARK.match(line) and index not in asked and not _WORKING.search(line):
             yield from ((name, Pin(f"{match['ver']}.x", "env listing", index + 1))
                         for match in _SERIES.finditer(line) if (name := _dist(match["name"])) != "torch")
 
@@ -312,8 +313,9 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _joined_pins(lines)
     yield from _sentence_pins(lines)
     yield from _series_pins(lines)
+    asked = _asked(lines)
     for index, raw in enumerate(lines):
-        if not _DIGIT.search(raw) or _asked(lines, index):  # every listing gives a version number
+        if not _DIGIT.search(raw) or index in asked:  # every listing gives a version number
             continue
         line = _INLINE_CODE.sub("", _COLLECT_ENV.sub("", raw))  # "`swift.version: 3.5.0", "torch:2.6`"
         if (commit := _COMMIT_INSTALL.search(line)) and not _WORKING.search(line):
@@ -347,13 +349,18 @@ _PROSE_TORCH = re.compile(r"(?<![\w./-])(?:[Pp]y[Tt]orch|torch)\s*(?:==|version\
 _BULLET_MARK = re.compile(r"^\s*[-*+•]\s")
 
 
-def _asked(lines: list[str], index: int) -> bool:
-    """Whether a bullet lists versions a question asks about ("Does it work with the following versions?"): not the
-    run's, which the report states elsewhere."""
-    if not _BULLET_MARK.match(lines[index]):
-        return False
-    above = next((line for line in reversed(lines[:index]) if line.strip() and not _BULLET_MARK.match(line)), "")
-    return above.rstrip().endswith("?")
+def _asked(lines: list[str]) -> set[int]:
+    """The bullets that list versions a question asks about ("Does it work with the following versions?"): not the
+    run's, which the report states elsewhere. One pass: a report of many bullets costs no rescans."""
+    asked: set[int] = set()
+    question = False  # whether the last non-blank line that is no bullet ends with "?"
+    for index, line in enumerate(lines):
+        if _BULLET_MARK.match(line):
+            if question:
+                asked.add(index)
+        elif line.strip():
+            question = line.rstrip().endswith("?")
+    return asked
 
 
 _NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|updat\w*|upgrad\w*|downgrad\w*|instead"

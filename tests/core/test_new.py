@@ -1159,6 +1159,7 @@ def _near_miss(draw) -> str:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_near_miss(), min_size=1, max_size=12))
 @example(["│ /a/b/c.py/d/ │"])  # the wrapped rich path, found quadratic by hand
+@example(["- `torch` ve"])  # bullets: each looked back over every line above it for a question (22 s)
 def test_reports_of_near_matching_lines_parse_in_linear_time(block):
     """Issue 19 §4 for whole reports: 240 KB (16 x 15 KB) of near-matching frame/listing lines repeated must parse
     and draft in a few seconds. A wrapped rich path that grew without bound took 12 s here (quadratic)."""
