@@ -19,9 +19,8 @@ from harness.authoring._blame import _blamed
 from harness.authoring._bugreport import BugReport, Environment, Frame
 from harness.authoring._envlist import source_pin
 from harness.authoring._expect import (
-    _DEVICE_GUESS,
-    _STR_DEVICE_GUESS,
     _TWO_GPUS,
+    DEVICE_BOUND_GUESSES,
     _expectations,
     multi_gpu_launch,
 )
@@ -110,7 +109,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append(f"the report lacks {', '.join(report.missing)}: the draft says what it could read"
                      + ("" if traceback.frames else "; the repro shows no frame to follow"))
     tags = [p for p in packages[1:] if re.fullmatch(r"[a-z0-9][a-z0-9._+-]{0,39}", p)]
-    tags += ["device-placement"] if guess in (_DEVICE_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS) else []
+    tags += ["device-placement"] if guess in DEVICE_BOUND_GUESSES else []
     title = _title(report, culprit, culprit_frame, indexed=lambda: bool(
         released and released(culprit) is True and _links(project_urls, culprit, report.url)))
     text = CaseText(case_id, source, title, signature, shared, buggy, fix, expect, guess, tags, _upstream(report.url))

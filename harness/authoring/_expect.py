@@ -52,6 +52,7 @@ _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
 _KERNEL_GUESS = "a CUDA kernel's error"
 _STR_DEVICE_GUESS = "a device given as a str"
+DEVICE_BOUND_GUESSES = (_DEVICE_GUESS, _IGNORED_CPU_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS)  # tagged device-placement
 _EIGHT_BIT_GUESS = "a dtype error in an 8-bit (bitsandbytes) run"
 
 
