@@ -5,14 +5,16 @@ strictly as its Results, and the floor is the strict score measured there."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import tests.core.test_new_reports as reports
+from tests.core.test_new_held_out18 import GENERATOR, TWO_GPUS
+from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, _title
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT, _scored
 
 GRADED23 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded23"
@@ -22,12 +24,8 @@ NOT_RELEASED_23 = {"deep-gradient-compression", "difftf", "dodnet", "neural-prop
 INDEX_URLS_23: dict[str, tuple[str, ...]] = {
     "dpr": ("https://github.com/samuelstjean/dpr/blob/master/CHANGELOG.md",),
     "unsloth-zoo": ("https://github.com/unslothai/unsloth",)}
-DEVICE = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}
-EVERYWHERE = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
-TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 NLL = "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Int'"
 PIN_MEMORY = "Caught RuntimeError in pin memory thread for device 0."
-GENERATOR = "Expected a 'cuda' device type for generator but found 'cpu'"
 STATE_DICT = "Error(s) in loading state_dict for unet3D:"
 MISSING = f'{STATE_DICT}\n\tMissing key(s) in state_dict: "conv1.weight", "layer0.0.gn1.weight"'
 INDEX = "Expected object of device type cuda but got device type cpu for argument #3 'index'"
@@ -74,11 +72,6 @@ HELD_OUT_23 = {
     "unsloth-zoo-129": ("RuntimeError", NO_BACKEND, "unsloth-zoo", f"unsloth-zoo: {NO_BACKEND}", DEVICE, True,
                         f"unsloth-zoo {reports.GIT}unslothai/unsloth-zoo@<commit>", 1),
 }
-
-
-def _title(project: str, apis: str, message: str, tail: str = "") -> str:
-    """A maintainer's title: the project, an accepted API before the colon, the message (a tail it may keep)."""
-    return rf"^(?i:{project}) [^:]*(?:{apis})[^:]*: {re.escape(message)}{tail}$"
 
 
 def _fix_requires(data: dict[str, Any]) -> str:
@@ -148,27 +141,31 @@ STATED_23: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
 GRADED23_FLOOR = 62  # of 80: held out, main 8810e4f, this scorer; 62 by hand, strict; 74 lenient
 
 
-@pytest.fixture(autouse=True)
-def _graded23_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index's answers for graded23's names, beside the other sets' (test_new_reports' _graded reads them)."""
+Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
+
+
+@pytest.fixture
+def drafted(monkeypatch: pytest.MonkeyPatch) -> Drafter:
+    """graded23's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
     monkeypatch.setattr(reports, "NOT_RELEASED", reports.NOT_RELEASED | NOT_RELEASED_23)
     monkeypatch.setattr(reports, "INDEX_URLS", {**reports.INDEX_URLS, **INDEX_URLS_23})
+    return partial(reports._graded, GRADED23)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_23))
-def test_a_graded23_report_drafts_what_it_drafted_when_graded(name: str) -> None:
-    draft, data = reports._graded(GRADED23, name)
-    reports.assert_drafted(draft, data, HELD_OUT_23[name])
+def test_a_graded23_report_drafts_what_it_drafted_when_graded(drafted: Drafter, name: str) -> None:
+    reports.assert_drafted(*drafted(name), HELD_OUT_23[name])
 
 
-def test_graded23_is_tagged_device_bound_as_drafted() -> None:
+def test_graded23_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
     """D (scored by hand in the 9-field variant): 10 of 10 right (deep-gradient-compression-1 either way)."""
-    tagged = {name for name in HELD_OUT_23 if "device-placement" in reports._graded(GRADED23, name)[1]["tags"]}
+    tagged = {name for name in HELD_OUT_23 if "device-placement" in drafted(name)[1]["tags"]}
     assert (tagged ^ DEVICE_BOUND_23) - JUDGED_D_23 == set(), sorted(tagged ^ DEVICE_BOUND_23)
 
 
-def test_the_twenty_third_held_out_set_scores_at_least_its_measured_fields() -> None:
+def test_the_twenty_third_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
+    """`drafted` puts the index's answers in place for `maintainer_fields`, which drafts each report itself."""
+    assert sorted(MAINTAINER_23) == sorted(HELD_OUT_23) == sorted(p.stem for p in GRADED23.glob("*.txt"))
     right, table = _scored({name: reports.maintainer_fields(name, GRADED23, MAINTAINER_23, STATED_23)
                             for name in sorted(MAINTAINER_23)})
-    assert sorted(MAINTAINER_23) == sorted(HELD_OUT_23) == sorted(p.stem for p in GRADED23.glob("*.txt"))
     assert right >= GRADED23_FLOOR, table
