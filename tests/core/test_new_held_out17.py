@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-import tests.core.test_new_reports as scorer
 from tests.core.test_new_reports import (
     ALL_LANES,
     DEV_LANES,
@@ -20,7 +19,6 @@ from tests.core.test_new_reports import (
     ROOT,
     TWO_AT,
     _pinned,
-    _scored,
 )
 
 GRADED17 = ROOT / "tests" / "fixtures" / "graded17"
@@ -80,9 +78,8 @@ HELD_OUT_17 = {
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_17))
-def test_a_seventeenth_set_report_drafts_what_main_drafted(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(reports.HELD_OUT, (GRADED17, name), HELD_OUT_17[name])
-    reports.test_a_held_out_report_drafts_what_a_maintainer_keeps(GRADED17, name)
+def test_a_seventeenth_set_report_drafts_what_main_drafted(name: str) -> None:
+    reports.assert_drafted(*reports._graded(GRADED17, name), HELD_OUT_17[name])
 
 
 
@@ -151,12 +148,6 @@ GRADED17_FLOOR = 72  # of 80: 57 held out (main d14b247, this scorer; 57 by hand
 # 72 with fixframe merged (NOT held out)
 
 
-def _maintainer_fields_17(name: str) -> dict[str, bool]:
-    return scorer.maintainer_fields(name, GRADED17, MAINTAINER_17, STATED_17)
-
-
 def test_the_seventeenth_held_out_set_scores_at_least_its_measured_fields() -> None:
-    right, table = _scored({name: _maintainer_fields_17(name) for name in sorted(MAINTAINER_17)})
-    assert sorted(MAINTAINER_17) == sorted(HELD_OUT_17) == sorted(p.stem for p in GRADED17.glob("*.txt"))
-    assert right >= GRADED17_FLOOR, table
+    reports.assert_set_scores(GRADED17, MAINTAINER_17, HELD_OUT_17, STATED_17, GRADED17_FLOOR)
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-import tests.core.test_new_reports as scorer
 from tests.core import test_new_reports as reports
 from tests.core.test_new_reports import (
     DEV_LANES,
@@ -25,7 +24,6 @@ from tests.core.test_new_reports import (
     TWO_AT,
     TWO_GPUS,
     _pinned,
-    _scored,
 )
 
 GRADED20 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded20"
@@ -153,22 +151,13 @@ GRADED20_FLOOR = 72  # of 80: 60 held out (main d14b247, this scorer; 60 by hand
 
 @pytest.fixture(autouse=True)
 def _graded20_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index's answers for graded20's names, beside the other sets' (test_new_reports' _graded reads them)."""
-    monkeypatch.setattr(reports, "NOT_RELEASED", reports.NOT_RELEASED | NOT_RELEASED_20)
-    monkeypatch.setattr(reports, "INDEX_URLS", {**reports.INDEX_URLS, **INDEX_URLS_20})
+    reports.answer_for(monkeypatch, NOT_RELEASED_20, INDEX_URLS_20)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_20))
-def test_a_graded20_report_drafts_what_it_drafted_when_graded(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(reports.HELD_OUT, (GRADED20, name), HELD_OUT_20[name])
-    reports.test_a_held_out_report_drafts_what_a_maintainer_keeps(GRADED20, name)
-
-
-def _maintainer_fields_20(name: str) -> dict[str, bool]:
-    return scorer.maintainer_fields(name, GRADED20, MAINTAINER_20, STATED_20)
+def test_a_graded20_report_drafts_what_it_drafted_when_graded(name: str) -> None:
+    reports.assert_drafted(*reports._graded(GRADED20, name), HELD_OUT_20[name])
 
 
 def test_the_twentieth_held_out_set_scores_at_least_its_measured_fields() -> None:
-    right, table = _scored({name: _maintainer_fields_20(name) for name in sorted(MAINTAINER_20)})
-    assert sorted(MAINTAINER_20) == sorted(HELD_OUT_20) == sorted(p.stem for p in GRADED20.glob("*.txt"))
-    assert right >= GRADED20_FLOOR, table
+    reports.assert_set_scores(GRADED20, MAINTAINER_20, HELD_OUT_20, STATED_20, GRADED20_FLOOR)

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-import tests.core.test_new_reports as scorer
 from tests.core import test_new_reports as reports
-from tests.core.test_new_reports import DEV_LANES, DEVICE, GIT, HUB, TWO_AT, _pinned, _scored
+from tests.core.test_new_reports import DEV_LANES, DEVICE, GIT, HUB, TWO_AT, _pinned
 
 GRADED21 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded21"
 ALL = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
@@ -139,20 +138,13 @@ GRADED21_FLOOR = 57  # of 80: held out (main 4ca186d, this scorer; 57 by hand, s
 
 @pytest.fixture(autouse=True)
 def _graded21_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index's answers for graded21's names, beside the other sets' (test_new_reports' _graded reads them)."""
-    monkeypatch.setattr(reports, "NOT_RELEASED", reports.NOT_RELEASED | NOT_RELEASED_21)
-    monkeypatch.setattr(reports, "INDEX_URLS", {**reports.INDEX_URLS, **INDEX_URLS_21})
+    reports.answer_for(monkeypatch, NOT_RELEASED_21, INDEX_URLS_21)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_21))
 def test_a_graded21_report_drafts_what_it_drafted_when_graded(name: str) -> None:
-    draft, data = reports._graded(GRADED21, name)
-    reports.assert_drafted(draft, data, HELD_OUT_21[name])
+    reports.assert_drafted(*reports._graded(GRADED21, name), HELD_OUT_21[name])
 
 
 def test_the_twenty_first_held_out_set_scores_at_least_its_measured_fields() -> None:
-    names = sorted(p.stem for p in GRADED21.glob("*.txt"))
-    assert sorted(MAINTAINER_21) == sorted(HELD_OUT_21) == names
-    fields = {name: scorer.maintainer_fields(name, GRADED21, MAINTAINER_21, STATED_21) for name in names}
-    right, table = _scored(fields)
-    assert right >= GRADED21_FLOOR, table
+    reports.assert_set_scores(GRADED21, MAINTAINER_21, HELD_OUT_21, STATED_21, GRADED21_FLOOR)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT, _scored
+from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
 
 GRADED22 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded22"
 # The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
@@ -140,9 +140,7 @@ GRADED22_FLOOR = 62  # of 80: held out, main 4ca186d, this scorer; 62 by hand, s
 
 @pytest.fixture(autouse=True)
 def _graded22_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index's answers for graded22's names, beside the other sets' (test_new_reports' _graded reads them)."""
-    monkeypatch.setattr(reports, "NOT_RELEASED", reports.NOT_RELEASED | NOT_RELEASED_22)
-    monkeypatch.setattr(reports, "INDEX_URLS", {**reports.INDEX_URLS, **INDEX_URLS_22})
+    reports.answer_for(monkeypatch, NOT_RELEASED_22, INDEX_URLS_22)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_22))
@@ -158,7 +156,4 @@ def test_graded22_is_tagged_device_bound_as_drafted() -> None:
 
 
 def test_the_twenty_second_held_out_set_scores_at_least_its_measured_fields() -> None:
-    right, table = _scored({name: reports.maintainer_fields(name, GRADED22, MAINTAINER_22, STATED_22)
-                            for name in sorted(MAINTAINER_22)})
-    assert sorted(MAINTAINER_22) == sorted(HELD_OUT_22) == sorted(p.stem for p in GRADED22.glob("*.txt"))
-    assert right >= GRADED22_FLOOR, table
+    reports.assert_set_scores(GRADED22, MAINTAINER_22, HELD_OUT_22, STATED_22, GRADED22_FLOOR)

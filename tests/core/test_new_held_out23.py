@@ -15,7 +15,7 @@ import pytest
 import tests.core.test_new_reports as reports
 from tests.core.test_new_held_out18 import GENERATOR, TWO_GPUS
 from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, _title
-from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT, _scored
+from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
 
 GRADED23 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded23"
 # The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
@@ -147,8 +147,7 @@ Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
 @pytest.fixture
 def drafted(monkeypatch: pytest.MonkeyPatch) -> Drafter:
     """graded23's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
-    monkeypatch.setattr(reports, "NOT_RELEASED", reports.NOT_RELEASED | NOT_RELEASED_23)
-    monkeypatch.setattr(reports, "INDEX_URLS", {**reports.INDEX_URLS, **INDEX_URLS_23})
+    reports.answer_for(monkeypatch, NOT_RELEASED_23, INDEX_URLS_23)
     return partial(reports._graded, GRADED23)
 
 
@@ -165,7 +164,4 @@ def test_graded23_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
 
 def test_the_twenty_third_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
     """`drafted` puts the index's answers in place for `maintainer_fields`, which drafts each report itself."""
-    assert sorted(MAINTAINER_23) == sorted(HELD_OUT_23) == sorted(p.stem for p in GRADED23.glob("*.txt"))
-    right, table = _scored({name: reports.maintainer_fields(name, GRADED23, MAINTAINER_23, STATED_23)
-                            for name in sorted(MAINTAINER_23)})
-    assert right >= GRADED23_FLOOR, table
+    reports.assert_set_scores(GRADED23, MAINTAINER_23, HELD_OUT_23, STATED_23, GRADED23_FLOOR)
