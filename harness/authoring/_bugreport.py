@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
+from harness.authoring._chain_choice import _pick, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
     _INLINE,
@@ -47,11 +48,9 @@ from harness.authoring._traceback import (
     Traceback,
     _chains,
     _Part,
-    _pick,
     _read_exception,
     _strong_exception,
     _unmark,
-    cut_chain_frames,
 )
 
 __all__ = ["MAX_LINE", "BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
