@@ -44,7 +44,20 @@ class Traceback:
 
     @property
     def first_message_line(self) -> str:
-        return next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+        """The message's first line; when that line only announces what follows (it ends with ":" and the next line
+        is indented: torch's "Error(s) in loading state_dict for M:" over "\tMissing key(s) in state_dict: ..."),
+        the next line too, on a line of its own, its list of quoted names cut to the first."""
+        lines = [line for line in self.message.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        first = lines[0].strip()
+        if first.endswith(":") and len(lines) > 1 and lines[1][:1].isspace():
+            return first + "\n" + _QUOTED_LIST.sub(r"\g<first>", lines[1].strip())
+        return first
+
+
+# A list of quoted names ('"conv1.weight", "layer0.0.gn1.weight", ...'): its first name says which list it is.
+_QUOTED_LIST = re.compile(r"(?P<first>: (?P<q>[\"'])[^\"']{1,300}(?P=q))(?:, (?P=q)[^\"']*(?P=q)?)+\.?$")
 
 
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
