@@ -19,10 +19,10 @@ from harness.authoring._exception_line import (
     _INLINE,
     _bare_message,
     _header_exception,
-    _inline_exception,
     _logged_error,
     _named_with_message,
     _printed_message,
+    _stated_in_body,
     _torch_fragment,
     _typed_fields,
     library_words,
@@ -151,7 +151,7 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_typed_fields(lines) or _header_exception(lines, chains) or _inline_exception(lines)
+        found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
                  or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:

@@ -74,6 +74,19 @@ def _open_quote(before: str) -> str | None:
     return "\u201d" if before.count("\u201c") > before.count("\u201d") else None
 
 
+def _stated_in_body(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The exception a sentence or the title names; when only the title names it and the body prints the same
+    torch message whole without its class ("# RuntimeError: Expected all tensors to be on the same device" over
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"), the body's."""
+    found = _inline_exception(lines)
+    if found is None or not lines[found[0]].startswith("# ") or not found[2]:
+        return found
+    whole = _torch_fragment(["" if line.startswith("# ") else line for line in lines])
+    if whole is not None and len(whole[2]) > len(found[2]) and whole[2].lower().startswith(found[2].lower()):
+        return whole[0], found[1], whole[2], "the title's exception, its message as the body prints it whole"
+    return found
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
@@ -182,7 +195,7 @@ def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
         match = _TITLE_ERROR.search(title[1]) if title else None
         if title is None or match is None:
             return None
-        found = (title[0], match["msg"].strip(), "the issue title's \"error:\" text")
+        found = (title[0], library_words(match["msg"].strip()), "the issue title's \"error:\" text")
     index, message, where = found
     assert_like = _ASSERT_LIKE.search(message)
     guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
@@ -228,16 +241,21 @@ _TORCH_MESSAGES = (
     (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",
      "RuntimeError"))
 # Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an
-# AcceleratorError after): only where the message ends, for a title that adds words after it.
+# AcceleratorError after) or that Python raises: only where the message ends, for a title that adds words after it.
 _ENDS_ONLY = (re.compile(r"CUDA error: (?:device-side assert triggered|an illegal memory access was encountered|"
                          r"invalid device ordinal|out of memory|no kernel image is available for execution on the "
                          r"device|misaligned address|unspecified launch failure|invalid argument|operation not "
-                         r"supported on global/shared address space)"),)
+                         r"supported on global/shared address space)"),
+              # Python's own, said the same in every version
+              re.compile(r"(?:too many|not enough) values to unpack \(expected \d+(?:, got \d+)?\)"),
+              re.compile(r"(?:list|tuple|string) index out of range"),
+              re.compile(r"maximum recursion depth exceeded(?: while calling a Python object| in comparison)?"),
+              re.compile(r"(?:float |integer )?division (?:or modulo )?by zero"))
 
 
 # What a title or a sentence adds after a library's message in the reporter's words ("... same device with Random,
 # ADMMSLIM, and SLIMElastic", "... device string: train in configs/x.yaml"): a context word after the message's end.
-_CONTEXT_AFTER = re.compile(r"\s+(?:with|in|when|while|on|using|after|during|at|from|via|because|if|for|and then)\s",
+_CONTEXT_AFTER = re.compile(r",?\s+(?:with|in|when|while|on|using|after|during|at|from|via|because|if|for|and then)\s",
                             re.IGNORECASE)
 
 

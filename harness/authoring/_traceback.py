@@ -53,9 +53,14 @@ class Traceback:
         first = lines[0].strip()
         if first.endswith(":") and len(lines) > 1 and lines[1][:1].isspace():
             return first + "\n" + _QUOTED_LIST.sub(r"\g<first>", lines[1].strip())
+        if len(lines) > 1 and _WRAPPED_AT.search(first) and _GOES_ON.match(lines[1]):  # a paste's wrap mid-sentence
+            return f"{first} {lines[1].strip()}"
         return first
 
 
+# A line a paste wrapped mid-sentence: it ends in a word that never ends a message, the next goes on in lower case.
+_WRAPPED_AT = re.compile(r"(?:,|\b(?:and|or|of|to|the|a|an|for|in|with|but|is|are|be|at|on|from|by|than))$")
+_GOES_ON = re.compile(r"^[a-z0-9(\['\"]")
 # A list of quoted names ('"conv1.weight", "layer0.0.gn1.weight", ...'): its first name says which list it is.
 _QUOTED_LIST = re.compile(r"(?P<first>: (?P<q>[\"'])[^\"']{1,300}(?P=q))(?:, (?P=q)[^\"']*(?P=q)?)+\.?$")
 

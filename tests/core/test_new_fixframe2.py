@@ -41,6 +41,8 @@ def _read(text: str) -> tuple[str, str, str]:
     ("RuntimeError: CUDA error: device-side assert triggered while evaluating the ranker",
      "CUDA error: device-side assert triggered"),
     (f"RuntimeError: {TWO_AT}cuda:0 and cpu! when using DataParallel", f"{TWO_AT}cuda:0 and cpu!"),
+    ("RuntimeError: Trying to backward through the graph a second time during gradient accumulation",
+     "Trying to backward through the graph a second time"),
 ])
 def test_a_titles_words_after_a_known_message_are_not_the_message(title: str, message: str) -> None:
     exception, drafted, signature = _read(f"Source: https://github.com/o/p/issues/1\n{STORE}# {title}\n\n"
@@ -56,8 +58,9 @@ def test_a_titles_words_after_a_known_message_are_not_the_message(title: str, me
     "tensors on cuda:0 (when checking argument in method wrapper_CUDA__index_select)",
     "RuntimeError: Expected object of device type cuda but got device type cpu for argument #3 'index' in call to "
     "_th_index_select",
-    # a message torch does not word: as written
+    # a message torch does not word: as written; Python's own words that go on with a context word
     "ValueError: batch size must be positive with gradient accumulation",
+    "RecursionError: maximum recursion depth exceeded while calling a Python object",
 ])
 def test_a_message_that_goes_on_in_its_librarys_words_or_is_unknown_is_kept_whole(title: str) -> None:
     exception, drafted, _ = _read(f"# {title}\n\nIt fails.\n")
@@ -136,3 +139,35 @@ def test_a_known_message_quoted_in_prose_ends_at_its_closing_mark() -> None:
     report = ("# Crash in trainer\n\nRunning `python main.py` threw the error `RuntimeError: expected device cpu but got "
               "device cuda:0`. It happened at the optimizer step.\n")
     assert _read(report)[:2] == ("RuntimeError", "expected device cpu but got device cuda:0")
+
+
+def test_a_titles_cut_message_takes_the_bodys_whole_copy_printed_without_its_class() -> None:
+    report = (f"# RuntimeError: Expected all tensors to be on the same device with the ranker\n\nThe log ends:\n\n"
+              f"    {TWO_AT}cuda:0 and cpu!\n")
+    assert _read(report)[:2] == ("RuntimeError", f"{TWO_AT}cuda:0 and cpu!")
+
+
+@pytest.mark.parametrize(("title", "message"), [
+    ("Expected all tensors to be on the same device with DeepSpeed ZeRO-3", "Expected all tensors to be on the same "
+     "device"),
+    ("ERROR: CUDA out of memory, when fine-tuning on 2 GPUs", "CUDA out of memory"),
+])
+def test_a_titles_known_message_without_a_class_is_cut_at_its_end(title: str, message: str) -> None:
+    assert _read(f"# {title}\n\nNo more output.\n")[1] == message
+
+
+def test_a_message_a_paste_wrapped_mid_sentence_is_joined() -> None:
+    report = ("```\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    run()\n"
+              f"RuntimeError: {TWO_AT}cuda:0 and\ncpu! (when checking argument for argument index in method "
+              "wrapper__index_select)\n```\n")
+    exception, drafted, signature = _read(report)
+    assert exception == "RuntimeError"
+    assert drafted == f"{TWO_AT}cuda:0 and cpu! (when checking argument for argument index in method " \
+                      "wrapper__index_select)"
+    assert re.search(signature, drafted)
+
+
+def test_a_next_line_that_starts_anew_is_not_joined() -> None:
+    report = ("```\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    run()\n"
+              "ValueError: no checkpoint for\nSee the log above.\n```\n")
+    assert _read(report)[1] == "no checkpoint for"
