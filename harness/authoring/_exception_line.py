@@ -280,7 +280,9 @@ def _named_with_message(lines: list[str], framed: bool) -> tuple[int, str, str, 
     if named is None:
         return None
     found = _torch_fragment(lines) or (None if framed else _bare_message(lines))
-    if found is None:
+    # the message's own class (torch's, or the one Python words it for) must be the one named: else another error's
+    # (an OOM torch<2.5 raised as a RuntimeError)
+    if found is None or not (named[1] in found[1] or (named[1] == "RuntimeError" and "OutOfMemory" in found[1])):
         return named
     return (found[0], named[1], found[2],
             f"a message printed without its class (the class, {named[1]}, named at report line {named[0] + 1})")

@@ -84,9 +84,12 @@ def test_a_message_printed_without_its_class_is_read_under_the_class_the_title_n
     assert re.search(drafted[2], message)
 
 
-def test_a_class_named_alone_with_no_message_anywhere_keeps_the_signature_to_fill_in() -> None:
-    exception, drafted, signature = _read("# RuntimeError while training\n\nIt crashes after a few steps.\n")
-    assert (exception, drafted) == ("RuntimeError", "")
+@pytest.mark.parametrize("body", ["It crashes after a few steps.",
+                                  # another error's message (torch raises it as a RuntimeError, not the class named)
+                                  "Earlier runs ended with CUDA out of memory. Tried to allocate 2.00 GiB"])
+def test_a_class_named_alone_with_no_message_of_its_own_keeps_the_signature_to_fill_in(body: str) -> None:
+    exception, drafted, signature = _read(f"# ValueError while training\n\n{body}\n")
+    assert (exception, drafted) == ("ValueError", "")
     assert signature.startswith("FILL-IN")
 
 
