@@ -141,16 +141,42 @@ _CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za
                         r"\b(?!\s*=(?!=))")
 
 
+# A command an issue title quotes as code ("... ignored by dataloaders for `ketos test`"): a console script and its
+# subcommand, or a launcher and the script it runs (``python train.py``: the script).
+_TITLE_COMMAND = re.compile(r"`(?P<command>[a-z][\w.-]{1,30}) (?P<sub>[A-Za-z_][\w./-]{1,60})(?: [^`]*)?`")
+_LAUNCH_COMMANDS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed", "bash", "sh", "sudo",
+                              "srun", "mpirun", "uv", "poetry", "conda", "pip", "pip3", "git", "docker", "cd", "make",
+                              "jupyter", "ipython", "pytest", "lightning", "export", "nohup", "CUDA_VISIBLE_DEVICES"})
+
+
+def _title_command(title: str, message: str) -> str:
+    """The command an issue title quotes: its console script and subcommand, a launcher's script; never an install,
+    nor words of the message quoted as code."""
+    for match in _TITLE_COMMAND.finditer(title):
+        command, sub = match["command"], match["sub"]
+        if f"{command} {sub}".lower() in message.lower():
+            continue
+        if command in ("pip", "pip3", "conda", "git", "docker", "cd", "make", "uv", "poetry"):
+            continue  # an install or a checkout, not the run
+        if command in _LAUNCH_COMMANDS or re.fullmatch(r"python[\d.]*", command):
+            if sub.endswith((".py", ".sh")):
+                return re.split(r"[/\\]", sub)[-1]
+            continue
+        if not sub.startswith("-"):
+            return f"{command} {sub}"
+    return ""
+
+
 def _title_code_name(title: str, message: str) -> str:
     """For a report without frames: the API the issue's title names (the last part of a dotted name; a file's name
-    with its suffix: "Update rpo_continuous_action.py" names the script, never "py")."""
+    with its suffix: "Update rpo_continuous_action.py" names the script, never "py"), else the command it quotes."""
     for match in _CODE_NAME.finditer(title):
         dotted = (match["tick"] or match["snake"]).replace("::", ".")
         stem, _, name = dotted.rpartition(".")
         name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
-    return ""
+    return _title_command(title, message)
 
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
