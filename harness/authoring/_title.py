@@ -288,6 +288,8 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     if not named and (call := _SOURCE_CALL.search(chain[0].source)) and call["name"][:1].isupper() \
             and call["name"] not in report.traceback.message:
         return call["name"]  # only constructors (``__init__``): the class the innermost one's line builds failed
+    if not named and chain[0].function == "__init__" and _script_file(chain[0]).endswith(".py"):
+        return f"{_script_file(chain[0])} __init__"  # a constructor whose line calls no class: its file says whose
     if found or not named or chain[-1] not in frames:
         return found
     outermost = frames.index(chain[-1])
