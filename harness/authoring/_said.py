@@ -263,3 +263,29 @@ def message_api(message: str) -> str:
 _FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
                             "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
 _STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
+
+
+# What an issue title adds after the message it quotes: where it ran (" in configs/CREMI.yaml") or which models
+# or classes it ran with (" with Random, ADMMSLIM, and SLIMElastic"): the reporter's context, not the message.
+_NAMES = r"[A-Z][\w.-]{1,40}(?:(?:,|,? and| or)\s+[A-Z][\w.-]{1,40}){0,6}"
+_TITLE_CONTEXT = re.compile(rf"\s+(?:(?:in|from|with|using)\s+(?:the\s+)?(?P<path>[\w./-]+\.(?:yaml|yml|json|py|cfg|"
+                            rf"toml|ini|ipynb|sh))|(?:with|for|using|when using|on)\s+(?:the\s+)?(?P<names>{_NAMES})"
+                            rf"(?:\s+models?|\s+class(?:es)?)?)\s*[.!]?$")
+
+
+def title_context(report: BugReport, message: str) -> tuple[str, str]:
+    """A frameless report whose message is its issue title's tail: the message without the context the title adds
+    after it, and the first name that context gives (the API a report with none names), else ``(message, "")``."""
+    if report.traceback.frames or not message or message not in report.title:
+        return message, ""
+    match = _TITLE_CONTEXT.search(message)
+    if match is None or match.start() < 20 or _quoted(message, match.start()):
+        return message, ""
+    names = re.split(r",?\s+(?:and|or)\s+|,\s*", match["names"]) if match["names"] else []
+    return message[: match.start()].rstrip(" ,;:"), next((name for name in names if not _product(name)), "")
+
+
+def _quoted(text: str, at: int) -> bool:
+    """Whether ``at`` lies inside a quotation the message opened (a quoted name is part of the message)."""
+    return text[:at].count("'") % 2 == 1 or text[:at].count('"') % 2 == 1
+

@@ -9,7 +9,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
-from harness.authoring._said import _STRONG_NAME, _leading_run, said_api
+from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context
 from harness.authoring._signature import _FOLDERS
 
 
@@ -28,6 +28,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     message = _title_message(traceback.exception, _first_statement(traceback.message))
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
         message = named
+    message, context = title_context(report, message)
     owner = frame_owner(frame, report.environment) if frame else None
     own = frame is not None and (owner is None or owner[1] == culprit)
     frames = traceback.final_frames or traceback.frames
@@ -37,6 +38,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
         # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
         function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
                                         else _leading_run(report.title))
+    function = function or context
     top = frame if own else None if frame else next(reversed(own_frames(frames)), None)
     if not function and top is not None and _script(top):
         function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
