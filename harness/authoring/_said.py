@@ -112,10 +112,22 @@ _VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", 
                              "build", "setup", "test", "tests", "ci", "example", "demo", "pip install"})
 
 
+# A title opening with a name labelled as the bug ("Autoformer bug, Expected all tensors ...", "DDIMSampler error:").
+_TITLE_LABEL = re.compile(r"^\s*(?P<subject>[A-Z][\w.-]{2,40})\s+(?:bug|error|issue|problem)\s*[,:;-]")
+_COMMON_LABELS = frozenset({"memory", "runtime", "type", "value", "key", "index", "attribute", "shape", "dtype",
+                            "device", "import", "install", "installation", "build", "compile", "compilation", "loading",
+                            "saving", "gpu", "cpu", "cuda", "tensor", "size", "data", "dataset", "dataloader", "config",
+                            "syntax", "assertion", "assert", "version", "dependency", "critical", "major", "minor",
+                            "strange", "weird", "same", "another", "new", "potential", "possible", "serious"})
+
+
 def _title_subject(title: str) -> str:
-    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip")."""
+    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip"), or
+    with a name labelled as the bug ("Autoformer bug, ...")."""
     match = _TITLE_SUBJECT.match(title)
-    subject = match["subject"] if match else ""
+    label = _TITLE_LABEL.match(title)
+    subject = match["subject"] if match else label["subject"] if label and not _STRONG_NAME.search(
+        label["subject"]) and label["subject"].lower() not in (*_COMMON_LABELS, *_RUN_WORDS) else ""
     vague = subject.lower() in _VAGUE_SUBJECTS or any(_product(word) for word in subject.split())
     return "" if vague or _leading_run(title) else subject
 
