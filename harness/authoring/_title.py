@@ -28,7 +28,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     message = _title_message(traceback.exception, _first_statement(traceback.message))
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
         message = named
-    message, context = title_context(report, message)
+    message, context = title_context(report, _closed(message))
     owner = frame_owner(frame, report.environment) if frame else None
     own = frame is not None and (owner is None or owner[1] == culprit)
     frames = traceback.final_frames or traceback.frames
@@ -307,6 +307,15 @@ def _first_statement(message: str) -> str:
         cause, colon, listed = lines[1].partition(": ")
         return f"{lines[0]} {cause} ..." if colon and len(listed) > 40 else f"{lines[0]} {lines[1]}"  # not every key
     return lines[0] if lines else ""
+
+
+def _closed(message: str) -> str:
+    """A message the report cut inside a quotation (``... FAILED at "../aten/src``, the rest of the path lost):
+    up to the word before the quotation opened, said to go on ("... FAILED ...")."""
+    if message.count('"') % 2 == 0:
+        return message
+    head = re.sub(r"\s+(?:at|in|from|for|of|on|to)$", "", message[: message.rfind('"')].rstrip(" ,;:("))
+    return f"{head} ..." if len(head) >= 20 else message
 
 
 def _title_from(title: str, exception: str) -> str:
