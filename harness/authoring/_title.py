@@ -280,7 +280,7 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     decorated callable: ``pl.Trainer(...)`` -> Trainer)."""
     chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
-    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
+    named = [_leading_name(f.function) for f in chain if f.function and not f.function.startswith(("__", "<"))]
     unwrapped = [name for name in named if not _wrapper(name) and name.rpartition(".")[2] not in LAUNCHERS]
     if named and named[0].rpartition(".")[2] in LAUNCHERS:
         return _console_command(frames)  # the culprit's frames only launch the run: the command the user typed
