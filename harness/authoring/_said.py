@@ -280,8 +280,9 @@ _STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu
 # What an issue title adds after the message it quotes: where it ran (" in configs/CREMI.yaml") or which models
 # or classes it ran with (" with Random, ADMMSLIM, and SLIMElastic"): the reporter's context, not the message.
 _NAMES = r"[A-Z][\w.-]{1,40}(?:(?:,|,? and| or)\s+[A-Z][\w.-]{1,40}){0,6}"
-_TITLE_CONTEXT = re.compile(rf"\s+(?:(?:in|from|with|using)\s+(?:the\s+)?(?P<path>[\w./-]+\.(?:yaml|yml|json|py|cfg|"
-                            rf"toml|ini|ipynb|sh))|(?:with|for|using|when using|on)\s+(?:the\s+)?(?P<names>{_NAMES})"
+# (Never "for X" nor "on X": "not implemented for Half" is the message, "on A100" where it ran.)
+_TITLE_CONTEXT = re.compile(rf"\s+(?:in\s+(?:the\s+)?(?P<path>[\w./-]+\.(?:yaml|yml|json|py|cfg|toml|ini|ipynb|sh))|"
+                            rf"(?:with|using|when using)\s+(?:the\s+)?(?P<names>{_NAMES})"
                             rf"(?:\s+models?|\s+class(?:es)?)?)\s*[.!]?$")
 
 
