@@ -23,7 +23,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
-            or _title_class(report.title, report.traceback.exception, culprit)
+            or _title_class(report.title, report.traceback.exception, culprit) or title_context(report, message)[1]
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")

@@ -33,12 +33,11 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     own = frame is not None and (owner is None or owner[1] == culprit)
     frames = traceback.final_frames or traceback.frames
     function = (_project_api(frames, frame, owner, report) if own and frame else _own_api(frames) if frame is None
-                else "") or (said_api(report, culprit, message) if not own else "")
+                else "") or (context or said_api(report, culprit, message) if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
         # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
         function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
                                         else _leading_run(report.title))
-    function = function or context
     top = frame if own else None if frame else next(reversed(own_frames(frames)), None)
     if not function and top is not None and _script(top):
         function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
