@@ -24,6 +24,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit) or title_context(report, message)[1]
+            or _title_model(report.title, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")
@@ -46,6 +47,20 @@ _PRODUCTS = frozenset({"pytorch", "tensorflow", "github", "huggingface", "deepsp
 def _product(name: str) -> bool:
     folded = str(canonicalize_name(name))
     return folded in _PRODUCTS or name in DISTRIBUTIONS or any(folded == dists[0] for dists in DISTRIBUTIONS.values())
+
+
+# A model a title names as what ran ("GPU error with NHITS model", "fails for the Informer models").
+_TITLE_MODEL = re.compile(r"\b(?:with|using|for|of|on)\s+(?:the\s+|a\s+|an\s+)?(?P<name>[A-Z][\w-]{1,40})\s+models?\b")
+_MODEL_WORDS = frozenset({"custom", "pretrained", "pre-trained", "trained", "own", "new", "large", "small", "base",
+                          "same", "whole", "entire", "quantized", "saved", "loaded", "different", "another", "this",
+                          "that", "my", "any", "every", "each", "other", "multiple", "single", "full", "final", "best"})
+
+
+def _title_model(title: str, culprit: str) -> str:
+    match = _TITLE_MODEL.search(title)
+    name = match["name"] if match else ""
+    common = name.lower() in (*_MODEL_WORDS, *_COMMON_LABELS, *_RUN_WORDS)
+    return "" if not name or common or _product(name) or canonicalize_name(name) == culprit else name
 
 
 def _title_class(title: str, exception: str, culprit: str) -> str:
@@ -185,10 +200,33 @@ def _title_code_name(title: str, message: str) -> str:
     for match in _CODE_NAME.finditer(title):
         dotted = (match["tick"] or match["snake"]).replace("::", ".")
         stem, _, name = dotted.rpartition(".")
-        name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
+        owner = stem.rpartition(".")[2]
+        file = name.lower() in _FILE_SUFFIXES
+        method = owner[:1].isupper() and name[:1].islower() and name not in message  # a class's method: Class.method
+        name = f"{owner}.{name}" if stem and (file or method) else name
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
-    return _title_command(title, message)
+    return _title_call(title, message) or _title_command(title, message)
+
+
+# A call or a dotted name in an issue title's words ("model.fit() raises ...", "Bug in lib.models.Informer forward",
+# "WidgetModel.predict returns ..."): a class's method keeps its class, else the last part names it. Other libraries'
+# names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
+_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)")
+_FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
+                            "huggingface", "www", "e", "i"})
+
+
+def _title_call(title: str, message: str) -> str:
+    for match in _TITLE_CALL.finditer(title):
+        parts = match["name"].split(".")
+        owner = parts[-2] if len(parts) > 1 else ""
+        shaped = match["call"] or owner[:1].isupper() or len(parts) > 2  # not an attribute read (device.type)
+        if not shaped or parts[0] in _FOREIGN_ROOTS or len(parts[-1]) < 3 or parts[-1].lower() in _FILE_SUFFIXES \
+                or _STRONG_NAME.search(parts[-1]) or parts[-1] in message:
+            continue
+        return f"{owner}.{parts[-1]}" if owner[:1].isupper() and parts[-1][:1].islower() else parts[-1]
+    return ""
 
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:

@@ -118,3 +118,30 @@ def test_a_constructor_that_builds_no_class_is_named_with_its_file() -> None:
               "    self.model.load_state_dict(model_state_dict, strict=False)\n"
               "AttributeError: 'Trainer' object has no attribute 'model'\n")
     assert _title(report).startswith("widgetq trainer.py __init__: "), _title(report)
+
+
+def _frameless(title: str) -> str:
+    return _title(f"https://github.com/someone/widgetcast/issues/7\n# {title}\n\nIt breaks on my GPU.\n\n"
+                  f"RuntimeError: {PLACED}\n")
+
+
+def test_a_call_or_dotted_name_in_the_title_is_the_api() -> None:
+    """Class (brief 1, the title's named identifier): a frameless report's title names the call that failed with
+    parentheses (`model.fit()`, `predict()`), a class's method (`WidgetModel.predict`, also backticked) or a module
+    path (`widgetcast.models.Informer`): the method (with its class) or the last part; an attribute read
+    (`device.type`), another library's name (`torch.cuda`) or a host (`huggingface.co`) is none."""
+    assert _frameless("model.fit() raises RuntimeError on GPU").startswith("widgetcast fit: ")
+    assert _frameless("Error when calling predict() on GPU").startswith("widgetcast predict: ")
+    assert _frameless("WidgetModel.predict returns an error").startswith("widgetcast WidgetModel.predict: ")
+    assert _frameless("RuntimeError in `DataModule.setup`").startswith("widgetcast DataModule.setup: ")
+    assert _frameless("Bug in widgetcast.models.Informer forward").startswith("widgetcast Informer: ")
+    assert _frameless("device.type mismatch after torch.cuda init").startswith("widgetcast: ")
+    assert _frameless("Cannot load from huggingface.co on GPU").startswith("widgetcast: ")
+
+
+def test_a_model_the_title_says_ran_is_the_api() -> None:
+    """Class (brief 1): "GPU error with NHITS model", "fails for the Informer models": the model is the API; a
+    generic word in that place ("with Custom model", "with pretrained model") is not."""
+    assert _frameless("GPU error with NHITS model").startswith("widgetcast NHITS: ")
+    assert _frameless("Device mismatch for the Informer models").startswith("widgetcast Informer: ")
+    assert _frameless("GPU error with Custom model").startswith("widgetcast: ")
