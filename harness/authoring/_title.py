@@ -309,12 +309,23 @@ def _first_statement(message: str) -> str:
 
 
 def _closed(message: str) -> str:
-    """A message the report cut inside a quotation (``... FAILED at "../aten/src``, the rest of the path lost):
-    up to the word before the quotation opened, said to go on ("... FAILED ...")."""
-    if message.count('"') % 2 == 0:
+    """A message the report cut inside a quotation or a parenthesis (``... FAILED at "../aten/src``, ``cpu! (when
+    checking argument for argument``), or inside the device a device check names last (``cuda:0 and c``): up to the
+    word before it, said to go on ("... FAILED ...")."""
+    if message.count('"') % 2:
+        cut = message.rfind('"')
+    elif message.count("(") > message.count(")"):
+        cut = message.rfind("(")
+    elif (device := _CUT_DEVICE.search(message)) is not None:
+        cut = device.start("last")
+    else:
         return message
-    head = re.sub(r"\s+(?:at|in|from|for|of|on|to)$", "", message[: message.rfind('"')].rstrip(" ,;:("))
+    head = re.sub(r"\s+(?:at|in|from|for|of|on|to|and)$", "", message[:cut].rstrip(" ,;:("))
     return f"{head} ..." if len(head) >= 20 else message
+
+
+# The device a device check names last, cut by the paste ("... at least two devices, cuda:0 and c").
+_CUT_DEVICE = re.compile(r"two devices, \S+ and (?P<last>(?!(?:cpu|cuda:\d+|mps|xpu:\d+|meta|npu:\d+)!?$)\S*)$")
 
 
 def _title_from(title: str, exception: str) -> str:

@@ -99,13 +99,22 @@ def test_a_titles_context_after_the_message_leaves_the_symptom() -> None:
 
 
 def test_a_message_cut_inside_a_quotation_says_it_goes_on() -> None:
-    """Class (easyedit-40): the report's exception line stops inside a quoted path (``at "../aten/src``): the title
-    ends before the quotation, with " ..." (never mid-path)."""
+    """Class (easyedit-40, omnidrive-42, pytorch-104767): the report's exception line stops inside a quoted path
+    (``at "../aten/src``), an open parenthesis or the device a device check names last (``cuda:0 and c``): the title
+    ends before it, with " ..." (never mid-path nor mid-word); a whole device ("cuda:0 and cpu") stays."""
     report = ("https://github.com/someone/widgetedit/issues/40\n# CUDA call failed\n\nTraceback (most recent call "
               'last):\n  File "/home/me/widgetedit/editor.py", line 40, in from_hparams\n    torch.cuda.init()\n'
               "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 "
               '&& device < num_gpus INTERNAL ASSERT FAILED at "../aten/src\n')
     assert _title(report).endswith("INTERNAL ASSERT FAILED ..."), _title(report)
+    two = "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and"
+    parenthesis = report.replace(report[report.index("torch.cuda.Deferred"):],
+                                 f"RuntimeError: {two} cpu! (when checking argument for argument \n")
+    assert _title(parenthesis).endswith(f"{two} cpu! ..."), _title(parenthesis)
+    device = report.replace(report[report.index("torch.cuda.Deferred"):], f"RuntimeError: {two} c\n")
+    assert _title(device).endswith("devices, cuda:1 ..."), _title(device)
+    whole = report.replace(report[report.index("torch.cuda.Deferred"):], f"RuntimeError: {two} cpu\n")
+    assert _title(whole).endswith(f"{two} cpu"), _title(whole)
 
 
 def test_a_constructor_that_builds_no_class_is_named_with_its_file() -> None:
