@@ -50,7 +50,7 @@ def _product(name: str) -> bool:
 
 
 # A model a title names as what ran ("GPU error with NHITS model", "fails for the Informer models").
-_TITLE_MODEL = re.compile(r"\b(?:with|using|for|of|on)\s+(?:the\s+|a\s+|an\s+)?(?P<name>[A-Z][\w-]{1,40})\s+models?\b")
+_TITLE_MODEL = re.compile(r"\b(?:with|using|for)\s+(?:the\s+|a\s+|an\s+)?(?P<name>[A-Z][\w-]{1,40})\s+models?\b")
 _MODEL_WORDS = frozenset({"custom", "pretrained", "pre-trained", "trained", "own", "new", "large", "small", "base",
                           "same", "whole", "entire", "quantized", "saved", "loaded", "different", "another", "this",
                           "that", "my", "any", "every", "each", "other", "multiple", "single", "full", "final", "best"})
@@ -133,7 +133,14 @@ _COMMON_LABELS = frozenset({"memory", "runtime", "type", "value", "key", "index"
                             "device", "import", "install", "installation", "build", "compile", "compilation", "loading",
                             "saving", "gpu", "cpu", "cuda", "tensor", "size", "data", "dataset", "dataloader", "config",
                             "syntax", "assertion", "assert", "version", "dependency", "critical", "major", "minor",
-                            "strange", "weird", "same", "another", "new", "potential", "possible", "serious"})
+                            "strange", "weird", "same", "another", "new", "potential", "possible", "serious", "nan",
+                            "inf", "loss", "grad", "gradient", "gradients", "accuracy", "performance", "precision",
+                            "speed", "deadlock", "hang", "segfault", "timeout", "warning", "output", "result",
+                            "results", "dimension", "dimensions", "mismatch", "distributed", "parallel", "checkpoint",
+                            "save", "load", "model", "code", "script", "example", "docs", "documentation", "readme",
+                            "dependencies", "environment", "permission", "network", "connection", "download", "upload",
+                            "file", "path", "windows", "mac", "linux", "docker", "multi-gpu", "ddp", "fsdp", "amp",
+                            "fp16", "bf16", "half", "float", "mps", "tpu", "xpu", "oom", "logging", "logger"})
 
 
 def _title_subject(title: str) -> str:
@@ -214,7 +221,8 @@ def _title_code_name(title: str, message: str) -> str:
 # names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
 _TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)")
 _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
-                            "huggingface", "www", "e", "i"})
+                            "huggingface", "www", "e", "i", "self", "cls", "args", "cfg", "config", "opt", "opts",
+                            "kwargs", "params", "hparams"})
 
 
 def _title_call(title: str, message: str) -> str:
