@@ -67,7 +67,8 @@ def _title_class(title: str, exception: str, culprit: str) -> str:
     """A class a frameless report's title names before the exception it quotes, unless it is a product's name."""
     words = title.split(exception.rpartition(".")[2], 1)[0] if exception else title
     names = [m["name"] for m in _TITLE_CLASS.finditer(words) if not _STRONG_NAME.search(m["name"])
-             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])]
+             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])
+             and m["name"].lower() not in _COMMON_LABELS]  # "NaN issue": a symptom's word, no class
     return names[0] if names else ""
 
 

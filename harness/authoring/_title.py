@@ -302,7 +302,8 @@ def _first_statement(message: str) -> str:
     """The message's first line, with the line after it when the first only introduces it ("Error(s) in loading
     state_dict for unet3D:" then "Missing key(s) in state_dict: ..."): the symptom is what follows the colon."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    if len(lines) > 1 and lines[0].endswith(":") and not lines[1].startswith(("File ", "Traceback", "^", "~")):
+    if len(lines) > 1 and lines[0].endswith(":") and lines[1][:1].isalnum() \
+            and not lines[1].startswith(("File ", "Traceback")):
         cause, colon, listed = lines[1].partition(": ")
         return f"{lines[0]} {cause} ..." if colon and len(listed) > 40 else f"{lines[0]} {lines[1]}"  # not every key
     return lines[0] if lines else ""

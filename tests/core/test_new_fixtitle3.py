@@ -55,6 +55,8 @@ def test_a_first_message_line_that_introduces_its_cause_keeps_the_cause() -> Non
         f"RuntimeError: {PLACED}\n", 'RuntimeError: Error(s) in loading state_dict for WidgetNet:\n\tMissing key(s) in '
         'state_dict: "conv1.weight", "layer0.0.gn1.weight", "layer0.0.gn1.bias", "layer0.0.conv1.weight".\n')
     assert _title(report).endswith("for WidgetNet: Missing key(s) in state_dict"), _title(report)
+    fenced = report.replace("\tMissing key(s)", "```\nMissing key(s)")
+    assert _title(fenced).endswith("for WidgetNet:"), _title(fenced)  # a fence, not the cause
 
 
 def test_a_command_the_issue_title_quotes_names_the_run() -> None:
@@ -80,6 +82,7 @@ def test_a_name_the_title_labels_as_the_bug_is_the_api() -> None:
     assert _title(f"{head}Informerx bug, Expected all tensors{body}").startswith("widgetcast Informerx: ")
     assert _title(f"{head}Memory bug, Expected all tensors{body}").startswith("widgetcast: ")
     assert _title(f"{head}Training bug: Expected all tensors{body}").startswith("widgetcast: ")
+    assert _title(f"{head}NaN issue: Expected all tensors{body}").startswith("widgetcast: ")  # a symptom's word
 
 
 def test_a_titles_context_after_the_message_leaves_the_symptom() -> None:
