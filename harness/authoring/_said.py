@@ -194,8 +194,9 @@ def _title_command(title: str, message: str) -> str:
         if command in ("pip", "pip3", "conda", "git", "docker", "cd", "make", "uv", "poetry"):
             continue  # an install or a checkout, not the run
         if command in _LAUNCH_COMMANDS or re.fullmatch(r"python[\d.]*", command):
-            if sub.endswith((".py", ".sh")):
-                return re.split(r"[/\\]", sub)[-1]
+            script = next((word for word in match.group()[1:-1].split() if word.endswith((".py", ".sh"))), "")
+            if script:  # `accelerate launch train.py` and `python tools/x.py`: the script
+                return re.split(r"[/\\]", script)[-1]
             continue
         if not sub.startswith("-"):
             return f"{command} {sub}"

@@ -70,6 +70,7 @@ def test_a_command_the_issue_title_quotes_names_the_run() -> None:
     assert _title(f"{head}`--device cpu` is ignored by `wocr test`{body}").startswith("widgetocr wocr test: ")
     assert _title(f"{head}`--device cpu` is ignored by `python tools/eval.py --fast`{body}").startswith(
         "widgetocr eval.py: ")
+    assert _title(f"{head}`accelerate launch --fp16 run_ocr.py` OOMs{body}").startswith("widgetocr run_ocr.py: ")
     assert _title(f"{head}OOM after `pip install widgetocr`{body}").startswith("widgetocr: ")
     assert _title(f"{head}`CUDA error: out of memory` on cpu{body}").startswith("widgetocr: ")
 
