@@ -43,14 +43,15 @@ HELD_OUT_22 = {
     "alibi-detect-439": ("RuntimeError", ADDMM, "alibi-detect",
                          "alibi-detect cd_model_unc_cifar10_wine.ipynb: Expected all", DEVICE, True,
                          "pin the alibi-detect release", 0),
-    # known misses: T (no API), B/P/F (the brevitas_examples module as a distribution, brevitas-examples @ git+...)
-    "brevitas-126": ("AttributeError", NO_MODEL, "brevitas-examples", f"brevitas_examples: {NO_MODEL}", EVERYWHERE,
+    # known misses: B/P/F (the brevitas_examples module as a distribution, brevitas-examples @ git+...); T right since
+    # fixtitle3 (trainer.py __init__)
+    "brevitas-126": ("AttributeError", NO_MODEL, "brevitas-examples", f"brevitas_examples trainer.py __init__: {NO_MODEL}", EVERYWHERE,
                      False, f"brevitas-examples {reports.GIT}Xilinx/brevitas@<commit>", 1),
     # known miss: S judgement (Lightning's _teardown given as where it failed; the CheXbert torch.load not named)
     "cvt2distilgpt2-13": ("FileNotFoundError", CHEXBERT, "cvt2distilgpt2", f"cvt2distilgpt2 stages: {CHEXBERT}",
                           EVERYWHERE, False, f"cvt2distilgpt2 {reports.GIT}aehrc/cvt2distilgpt2@<commit>", 3),
-    # known misses: T judgement (the cut path `at "../aten/src` ends it), L judgement (cpu passes, no reason)
-    "easyedit-40": ("DeferredCudaCallError", CUDA_CONTEXT, "easyedit", f"easyedit from_hparams: {LAZY}", DEVICE, True,
+    # known miss: L judgement (cpu passes, no reason); T right since fixtitle3 (the cut path `at "../aten/src` -> " ...")
+    "easyedit-40": ("DeferredCudaCallError", CUDA_CONTEXT, "easyedit", f"easyedit from_hparams: {LAZY} ...", DEVICE, True,
                     f"easyedit {reports.GIT}zjunlp/EasyEdit@<commit>", 1),
     # known misses: T, B, P, F (transformers' train blamed: neither trl nor LLaMA-Factory), S (launch_agent)
     "llamafactory-4608": ("RuntimeError", RANK1, "transformers", f"transformers train: {RANK1}", DEVICE, True,
