@@ -137,8 +137,8 @@ DEVICE_BOUND_22 = {name for name, row in HELD_OUT_22.items() if name not in {"br
 STATED_22: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "easyedit-40": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cpu"]},
 }
-GRADED22_FLOOR = 65  # of 80: held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient; 65 after
-# fixframe2 (NOT held out: measured after fixing on these reports)
+GRADED22_FLOOR = 67  # of 80: 62 held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient; 67 after
+# fixframe2 and fixtitle3 (NOT held out: measured after fixing on these reports)
 
 
 @pytest.fixture(autouse=True)
