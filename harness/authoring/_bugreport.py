@@ -44,6 +44,7 @@ from harness.authoring._prose import (
     _ran_script,
     _subjects,
 )
+from harness.authoring._shown import shown_calls
 from harness.authoring._traceback import (
     Frame,
     Traceback,
@@ -83,6 +84,7 @@ class BugReport:
     fixes: tuple[str, ...] = ()  # fixes a reply names: "commit:<sha>" of the report's repository, "name==version"
     eight_bit: bool = False  # the run loaded bitsandbytes' CUDA library or an 8-bit model (_prose._eight_bit)
     command: str = ""  # the command line that ran the script, with its settings (_prose._ran_command)
+    shown_calls: tuple[str, ...] = ()  # the calls the report's own code shows, best first (_shown.shown_calls)
 
 
 def parse_report(text: str) -> BugReport:
@@ -99,7 +101,7 @@ def parse_report(text: str) -> BugReport:
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
                        named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
                        eight_bit=_eight_bit(lines), command=_ran_command(lines),
-                       subjects=_subjects(lines))
+                       subjects=_subjects(lines), shown_calls=shown_calls(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     traceback = replace(traceback, colours=_colours(text, traceback))
@@ -115,8 +117,8 @@ def parse_report(text: str) -> BugReport:
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
-                       eight_bit=_eight_bit(lines), command=_ran_command(lines),
-                       subjects=_subjects(lines))
+                     eight_bit=_eight_bit(lines), command=_ran_command(lines),
+                     subjects=_subjects(lines), shown_calls=shown_calls(lines))
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:

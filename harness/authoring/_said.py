@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport
 from harness.authoring._owners import DISTRIBUTIONS, own_frames
+from harness.authoring._shown import shown_api
 
 
 def said_api(report: BugReport, culprit: str, message: str) -> str:
@@ -26,6 +27,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
             or _title_class(report.title, report.traceback.exception, culprit) or title_context(report, message)[1]
             or _title_model(report.title, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
+            or shown_api(report.shown_calls, culprit, report.modules, _SETUP_CALLS | {message.split("(")[0]})
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")
             or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))

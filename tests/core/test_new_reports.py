@@ -224,8 +224,9 @@ HELD_OUT_5 = {
                  "limix @ git+https://github.com/limix-ldm-ai/LimiX@<commit>", 0),
     # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
     "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
-    # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin
-    "pyramid-flow-55": ("AttributeError", STR_DEVICE, "pyramid-flow", "pyramid-flow: ", ALL, True,
+    # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin; the
+    # fenced `model.generate(...)` names the API (fixshown)
+    "pyramid-flow-55": ("AttributeError", STR_DEVICE, "pyramid-flow", "pyramid-flow generate: ", ALL, True,
                         "pyramid-flow @ git+https://github.com/jy0205/Pyramid-Flow@<commit>", 1),
     # flash-attn's messages come from CUDA-only kernels
     "veomni-250": ("RuntimeError", "FlashAttention only support fp16 and bf16 data type", "veomni", "veomni: ", KERNEL,

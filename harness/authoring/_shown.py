@@ -1,0 +1,166 @@
+"""The calls a report's own code shows: what a frameless (or torch-only) report ran, when no frame names it.
+
+A report often shows its run as code rather than as a traceback: a fenced or indented block (``model = Net()`` /
+``train_and_eval(model, loader)``), or the bare source line Python printed above a frameless exception line
+(``offset = self.offset(x) * 0.25 + self.init_pos``). :func:`shown_calls` lists the calls that code makes, the
+statement's own call before an assigned one, the reporter's code before a reply's; a reply only adds the methods its
+code shows the project's body of (``def forward(self, x):``), never its calls (a reply's calls are its fix:
+``x.to(device)``, ``get_device()``). Another library's and Python's own calls are left out here or in ``_said``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._traceback import _strong_exception, _unmark
+
+__all__ = ["shown_calls"]
+
+# A statement that is a call (``train_and_eval(model, ...)``, ``trainer.fit(model)``), and a call assigned to names
+# (``model = Net()``, ``x, y = load(...)``): the call the statement makes, not one nested in its arguments.
+_STATEMENT_CALL = re.compile(r"^(?:await\s+|return\s+)?(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
+_ASSIGNED_CALL = re.compile(r"^[A-Za-z_][\w.\[\]'\"]*(?:\s*,\s*[A-Za-z_][\w.\[\]'\"]*)*\s*(?::\s*[\w.\[\], ]+)?"
+                            r"\s*[-+*/@]?=\s*(?:await\s+)?(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
+_IMPORT_FROM = re.compile(r"^from\s+(?P<module>[\w.]+)\s+import\s+(?P<names>[\w\s,()]+?)\s*$")
+_IMPORT = re.compile(r"^import\s+(?P<module>[\w.]+)(?:\s+as\s+(?P<alias>\w+))?\s*$")
+_DEFINED = re.compile(r"^(?:async\s+)?def\s+(?P<name>\w+)\s*\(|^class\s+(?P<cls>\w+)\b")
+_METHOD = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z_]\w*)\s*\(\s*self\b")
+_CLASS = re.compile(r"^class\s+(?P<cls>[A-Za-z_]\w*)\b")
+_PROMPT = re.compile(r"^(?:>>>|\.\.\.)\s|^In \[\d*\]:\s*")
+_FRAME_LINE = re.compile(r'^\s*File "')
+
+
+def shown_calls(lines: list[str]) -> tuple[str, ...]:
+    """The calls the report's own code shows, once each, in order: the bare source line above a frameless exception
+    line, then its code blocks' statement calls and assigned calls; then the project's methods a reply's code shows
+    the body of (``forward``, ``Block.forward``). A call keeps its dotted form; one of a name the code imports from a
+    module is written ``module:call`` (``transformers:AutoModel.from_pretrained``)."""
+    own = list(itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines))
+    replies = lines[len(own):]
+    code = _code_lines(own)
+    defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
+    imported = _imports(code)
+    calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL)]
+    kept = [_resolved(call, imported) for call in calls if call.partition(".")[0] not in defined]
+    return tuple(dict.fromkeys([*kept, *_shown_methods(_code_lines(replies))]))
+
+
+def _code_lines(lines: list[str]) -> list[str]:
+    """The lines of fenced blocks and of indented blocks outside them (a traceback's lines are the frames' own),
+    stripped of their indent and interpreter prompts."""
+    fenced, code = False, []
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        # a frame's source line, and a cut traceback's first one (above its next frame): the frames' own calls
+        framed = any(_FRAME_LINE.match(lines[j]) for j in (i - 1, i, i + 1) if 0 <= j < len(lines))
+        if (fenced or line[:1] in (" ", "\t")) and not framed:
+            code.append(_PROMPT.sub("", line.strip()))
+    return code
+
+
+def _source_line_calls(lines: list[str]) -> list[str]:
+    """The call of the bare source line Python printed right above a frameless exception line (no ``File`` line
+    above it: the report kept only the failing line and the error)."""
+    found = []
+    for i in range(1, len(lines)):
+        above = lines[i - 1].strip()
+        if not _strong_exception(_unmark(lines[i].strip())) or not above or above.startswith(("#", "File ", "```")):
+            continue
+        if i > 1 and _FRAME_LINE.match(lines[i - 2]):
+            continue  # a frame's source line: the frame names the call
+        match = _ASSIGNED_CALL.match(above) or _STATEMENT_CALL.match(above)
+        if match:
+            found.append(match["call"])
+    return found
+
+
+def _calls(code: list[str], shape: re.Pattern[str]) -> list[str]:
+    return [m["call"] for line in code if not line.startswith(("import ", "from ", "def ", "class ", "#", "@"))
+            and (m := shape.match(line))]
+
+
+def _imports(code: list[str]) -> dict[str, str]:
+    """The names the code imports, with the top-level module each comes from."""
+    names: dict[str, str] = {}
+    for line in code:
+        if match := _IMPORT_FROM.match(line):
+            top = match["module"].split(".")[0]
+            names |= {name.split(" as ")[-1].strip(): top for name in match["names"].strip("()").split(",")
+                      if name.strip()}
+        elif match := _IMPORT.match(line):
+            names[match["alias"] or match["module"].split(".")[0]] = match["module"].split(".")[0]
+    return names
+
+
+def _resolved(call: str, imported: dict[str, str]) -> str:
+    root = call.partition(".")[0]
+    return f"{imported[root]}:{call}" if root in imported else call
+
+
+def _shown_methods(code: list[str]) -> list[str]:
+    """The methods a reply's code shows the body of, with the class the code names above them (``__init__``: the
+    class alone)."""
+    found, owner = [], ""
+    for line in code:
+        if match := _CLASS.match(line):
+            owner = match["cls"]
+        elif match := _METHOD.match(line):
+            name = match["name"]
+            found.append(owner if name == "__init__" and owner else f"{owner}.{name}" if owner else name)
+    return [name for name in found if name and name != "__init__"]
+
+
+# Calls no project's API is: Python's builtins, the standard library's and the array/tensor libraries' roots, and the
+# methods every tensor, module or container has (``model.to(device)``, ``loss.backward()``, ``d.items()``).
+_FOREIGN_ROOTS = frozenset({"torch", "nn", "F", "np", "numpy", "os", "sys", "math", "random", "json", "time", "re",
+                            "pd", "pandas", "plt", "tf", "jax", "jnp", "cv2", "PIL", "Image", "logging", "warnings",
+                            "shutil", "pathlib", "Path", "subprocess", "datetime", "pickle", "copy", "itertools",
+                            "functools", "collections", "argparse", "tqdm", "super", "print", "cuda", "dist", "mp",
+                            "optim", "transforms", "torchvision", "yaml", "glob", "wandb", "st", "gc"})
+_BUILTINS = frozenset({"print", "len", "range", "list", "dict", "set", "tuple", "int", "float", "str", "bool", "open",
+                       "isinstance", "super", "zip", "enumerate", "map", "filter", "sorted", "sum", "min", "max", "abs",
+                       "round", "type", "getattr", "setattr", "hasattr", "input", "iter", "next", "exit", "quit",
+                       "exec", "eval", "format", "repr", "vars", "globals", "locals", "display", "any",
+                       "all"})
+_COMMON_METHODS = frozenset({
+    "to", "cuda", "cpu", "eval", "train", "backward", "step", "zero_grad", "item", "numpy", "detach", "size", "view",
+    "reshape", "append", "extend", "format", "items", "keys", "values", "get", "update", "load_state_dict",
+    "state_dict", "parameters", "named_parameters", "float", "half", "long", "int", "double", "bfloat16", "unsqueeze",
+    "squeeze", "permute", "transpose", "contiguous", "sum", "mean", "max", "min", "join", "split", "strip", "replace",
+    "read", "write", "close", "save", "load", "no_grad", "tolist", "clone", "copy", "apply", "register_buffer",
+    "requires_grad_", "type", "astype", "flatten", "cat", "stack", "zeros", "ones", "tensor", "from_numpy", "add",
+    "pop", "remove", "insert", "sort", "index", "count", "lower", "upper", "encode", "decode", "exists", "makedirs",
+    "mkdir", "cwd", "show", "plot", "head", "info", "describe", "warning", "error", "debug", "set_device",
+    "manual_seed", "is_available", "device_count", "synchronize", "empty_cache", "init_process_group", "barrier",
+    "destroy", "child"})
+
+
+def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], setup: frozenset[str]) -> str:
+    """The first call the report's code shows that can be the blamed project's API, as a title writes it (a class's
+    method ``Class.method``, else the last name: ``model.fit`` -> ``fit``). Builtins, the standard and tensor
+    libraries, every object's methods and a script's ``setup`` calls are none; a call of another library the code
+    imports (``modules`` that are not ``culprit``) only when the project's own is not shown."""
+    others = {module for module in modules if _norm(module) != _norm(culprit)}
+    names = [(module, _written(call)) for module, _, call in (c.rpartition(":") for c in calls)]
+    names = [(module, name) for module, name in names if name and name.rpartition(".")[2] not in setup]
+    own = [name for module, name in names if not module or _norm(module) == _norm(culprit)]
+    own = [name for name in own if name.partition(".")[0] not in others]
+    return own[0] if own else next((name for module, name in names if module not in ("torch", "numpy")), "")
+
+
+def _written(call: str) -> str:
+    parts = call.split(".")
+    if parts[0] in _FOREIGN_ROOTS or (len(parts) == 1 and parts[0] in _BUILTINS) or parts[-1] in _COMMON_METHODS:
+        return ""
+    if len(parts[-1]) < 3 or parts[-1].startswith("_"):
+        return ""
+    owner = parts[-2] if len(parts) > 1 else ""
+    return f"{owner}.{parts[-1]}" if owner[:1].isupper() and parts[-1][:1].islower() else parts[-1]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
