@@ -80,7 +80,7 @@ def _source_line_calls(lines: list[str]) -> list[str]:
 
 def _calls(code: list[str], shape: re.Pattern[str]) -> list[str]:
     return [m["call"] for line in code if not line.startswith(("import ", "from ", "def ", "class ", "#", "@"))
-            and (m := shape.match(line))]
+            and not line.endswith((";", "{")) and (m := shape.match(line))]  # a C or JavaScript line is no run
 
 
 def _imports(code: list[str]) -> dict[str, str]:
@@ -139,6 +139,18 @@ _COMMON_METHODS = frozenset({
     "destroy", "child"})
 
 
+# torch's and Python's classes a script builds without naming their module (``DataLoader(ds)``, ``AdamW(params)``).
+_COMMON_CLASSES = frozenset({"DataLoader", "Dataset", "TensorDataset", "Subset", "DistributedSampler", "Adam", "AdamW",
+                             "SGD", "Linear", "Conv2d", "Conv1d", "Sequential", "ModuleList", "ModuleDict", "Parameter",
+                             "Tensor", "GradScaler", "autocast", "DistributedDataParallel", "DataParallel", "DDP",
+                             "Path", "ArgumentParser", "defaultdict", "OrderedDict", "Counter", "partial", "namedtuple",
+                             "Compose", "ToTensor", "Normalize", "Resize", "Generator", "Dropout", "ReLU", "LayerNorm",
+                             "BatchNorm2d", "Embedding", "CrossEntropyLoss", "MSELoss", "Module"})
+# A model or layer instance called (``y = net(x)``): the run's object, no API.
+_INSTANCE_WORDS = frozenset({"model", "net", "network", "module", "encoder", "decoder", "pipe", "pipeline", "m",
+                             "classifier", "generator", "discriminator", "layer", "block", "fn", "func", "f"})
+
+
 def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], setup: frozenset[str]) -> str:
     """The first call the report's code shows that can be the blamed project's API, as a title writes it (a class's
     method ``Class.method``, else the last name: ``model.fit`` -> ``fit``). Builtins, the standard and tensor
@@ -154,7 +166,8 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
 
 def _written(call: str) -> str:
     parts = call.split(".")
-    if parts[0] in _FOREIGN_ROOTS or (len(parts) == 1 and parts[0] in _BUILTINS) or parts[-1] in _COMMON_METHODS:
+    alone = len(parts) == 1 and parts[0] in _BUILTINS | _INSTANCE_WORDS | _COMMON_CLASSES
+    if alone or parts[0] in _FOREIGN_ROOTS or parts[-1] in _COMMON_METHODS or parts[-1].isupper():
         return ""
     if len(parts[-1]) < 3 or parts[-1].startswith("_"):
         return ""

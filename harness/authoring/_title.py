@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
 from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context
+from harness.authoring._shown import _INSTANCE_WORDS
 from harness.authoring._signature import _FOLDERS
 
 
@@ -254,13 +255,12 @@ def _line_call(source: str) -> str:
     return handed["name"] if handed else call["name"]
 
 
-# Roots of calls that are other libraries' helpers (``torch.device(``, ``np.array(``, ``os.path.join(``), and the
-# words a script names its model or network by: calling such an instance runs its forward, it names no API.
+# Roots of calls that are other libraries' helpers (``torch.device(``, ``np.array(``, ``os.path.join(``); with
+# ``_INSTANCE_WORDS`` (the words a script names its model or network by: calling such an instance runs its forward),
+# they name no API.
 _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "os", "sys", "math", "json", "random", "time", "re", "F", "nn",
                             "pd", "print", "len", "str", "int", "float", "dict", "list", "tuple", "range", "open",
                             "isinstance", "getattr", "super", "type", "zip", "enumerate", "format"})
-_INSTANCE_WORDS = frozenset({"model", "net", "network", "module", "encoder", "decoder", "pipe", "pipeline", "m",
-                             "classifier", "generator", "discriminator", "layer", "block", "fn", "func", "f"})
 
 
 def _foreign_call(call: str) -> bool:
