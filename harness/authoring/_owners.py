@@ -283,20 +283,27 @@ def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool |
     return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
 
 
-# Names a repository's package commonly takes on the index when its own name there is another project's
-# (clovaai/donut publishes donut-python).
-_INDEX_SPELLINGS = ("{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}")
+# Names a repository's package commonly takes on the index when its own name there is another project's or absent
+# (clovaai/donut publishes donut-python, ourownstory/neural_prophet neuralprophet, mosaicml/composer mosaicml).
+_INDEX_SPELLINGS = ("{squeezed}", "{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}",
+                    "{owner}", "{owner}-{name}")
 
 
 def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None]) -> str:
     """The index's project, under one of a few common spellings, whose URLs name the repository ("" when none; the
     first unanswered question stops the search, so an offline host asks once)."""
+    owner = str(canonicalize_name(repo.partition("/")[0]))
+    tried = {name}
     for spelling in _INDEX_SPELLINGS:
-        urls = project_urls(spelling.format(name=name))
+        candidate = spelling.format(name=name, squeezed=re.sub(r"[^a-z0-9]", "", name), owner=owner)
+        if candidate in tried:
+            continue
+        tried.add(candidate)
+        urls = project_urls(candidate)
         if urls is None:
             return ""
         if any(f"/{repo.lower()}" in url.lower().removesuffix(".git").rstrip("/") + "/" for url in urls):
-            return spelling.format(name=name)
+            return candidate
     return ""
 
 
@@ -304,12 +311,15 @@ Pins = list[tuple[str, str]]
 
 
 def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
-                       pins: tuple[Pins, Pins], notes: list[str]) -> tuple[Pins, Pins] | None:
-    """The buggy and fix pins naming the index's project of the repository under its other name, or None."""
+                       pins: tuple[Pins, Pins], notes: list[str], absent: bool = False) -> tuple[Pins, Pins] | None:
+    """The buggy and fix pins naming the index's project of the repository under its other name, or None (``absent``:
+    the index has no project of the name, else another project's)."""
     renamed = renamed_release(name, repo, project_urls)
     if not renamed:
         return None
-    notes.append(f"the package index's {name} is another project; {repo}'s package there is {renamed}: pinned so")
+    said = (f"the package index has no project named {name}" if absent else
+            f"the package index's {name} is another project")
+    notes.append(f"{said}; {repo}'s package there is {renamed}: pinned so")
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
     buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
     return buggy, fix

