@@ -10,6 +10,7 @@ from collections.abc import Callable
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import Environment, Frame
+from harness.authoring._prose import CHECKOUT_FOLDERS
 from harness.cases._distributions import DISTRIBUTIONS as DISTRIBUTIONS  # re-exported: _draft, _title read it here
 
 # Import packages of ML projects often run from a source checkout whose folder is named otherwise
@@ -167,7 +168,8 @@ def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[s
         return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
     elif frame.cut and not posix.startswith("/") and "/" in posix:
         top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
-        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) else None
+        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) \
+            and top.lower() not in CHECKOUT_FOLDERS else None  # utils/scheduler.py: a checkout's folder
     else:
         module = _checkout_module(posix, environment)
     if module is None:

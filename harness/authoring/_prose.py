@@ -16,10 +16,17 @@ _PATH = re.compile(r"(?<![\w/.\\-])(?P<module>[A-Za-z_]\w{0,60})/(?:\w{1,60}/){0
 _DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
 
 
+# A checkout's generic top-level folders (utils/scheduler.py, hydra's target 'training.trainer.Trainer'): the
+# repository's own code, never a distribution of that name (PyPI's `utils` or `training` is another project).
+CHECKOUT_FOLDERS = frozenset({
+    "utils", "util", "models", "model", "training", "train", "trainer", "trainers", "modules", "networks", "network",
+    "nets", "net", "lib", "libs", "src", "core", "common", "engine", "helpers", "layers", "losses", "loss", "dataset",
+    "dataloader", "dataloaders", "inference", "eval", "evaluation", "options", "misc", "solver", "tasks", "data",
+    "configs", "config", "scripts", "tools"})
 # Folders of a repository that hold scripts, not an importable package (a link into recipes/ names no module).
-_NOT_MODULES = frozenset({"self", "cls", "super", "recipes", "scripts", "examples", "example", "tools", "tests",
-                          "test", "docs", "configs", "config", "benchmarks", "notebooks", "projects", "demo", "demos",
-                          "apps", "tutorials", "experiments", "data", "assets", "models", "utils"})
+_NOT_MODULES = CHECKOUT_FOLDERS | {"self", "cls", "super", "recipes", "examples", "example", "tests", "test", "docs",
+                                   "benchmarks", "notebooks", "projects", "demo", "demos", "apps", "tutorials",
+                                   "experiments", "assets"}
 
 
 # Extensions of checkpoints, data and configs: "sceneflow_pretrained_model.pth.tar" is a file, never a module.

@@ -67,3 +67,31 @@ def test_an_index_project_of_another_owner_or_another_site_stays_another_project
     for urls in (("https://github.com/stranger/widget",), ("https://thesoftwarehouse.com/widget-zoo/",)):
         _, data = _drafted(_frameless("acme/widget-zoo"), urls={"widget-zoo": urls})
         assert "widget-zoo @ git+https://github.com/acme/widget-zoo@<commit>" in _pins(data, "buggy"), urls
+
+
+# 1. A checkout's generic top-level folder read as a distribution.
+def _cut_tail(repo: str, folder: str) -> str:
+    return (f"Source: https://github.com/{repo}/issues/3\n# crash when resuming\n\n"
+            f'{folder}/optim_sched.py", line 17, in __init__\n'
+            "KeyError: \"param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer\"\n")
+
+
+def test_a_cut_frame_in_a_checkouts_generic_folder_blames_the_links_project() -> None:
+    for folder in ("utils", "models", "training", "lib"):
+        draft, data = _drafted(_cut_tail("jdoe/occluder", folder))
+        assert draft.culprit == "occluder", folder
+        assert data["title"].startswith("occluder"), data["title"]
+        assert "occluder @ git+https://github.com/jdoe/occluder@<commit>" in _pins(data, "buggy")
+
+
+def test_a_cut_frame_in_an_installed_packages_folder_still_blames_that_package() -> None:
+    draft, _ = _drafted(_cut_tail("jdoe/occluder", "transformers"))
+    assert draft.culprit == "transformers"
+
+
+def test_a_dotted_target_in_a_generic_folder_is_not_read_as_a_module() -> None:
+    text = (_frameless("jdoe/segmentor", "\nThe config's target training.trainer.Trainer fails, and "
+                       "utils.io.load_ckpt too.\n"))
+    report = parse_report(text)
+    assert "training" not in report.modules and "utils" not in report.modules
+    assert _drafted(text)[0].culprit == "segmentor"

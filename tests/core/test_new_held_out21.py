@@ -34,8 +34,9 @@ HELD_OUT_21 = {
     # 68a3f926), S
     "composer-1092": ("RuntimeError", NLL, "composer", f"composer: {PLACED} (when checking", DEVICE, True,
                       "composer==X.Y.Z", 0),
-    # known misses: T B P F (the relative path's `utils` drafted as the project), S
-    "deocclusion-43": ("KeyError", INITIAL_LR, "utils", "utils: ", ALL, False, "utils==X.Y.Z", 1),
+    # known misses: T (no API), S
+    "deocclusion-43": ("KeyError", INITIAL_LR, "deocclusion", "deocclusion: ", ALL, False,
+                       f"deocclusion {GIT}XiaohangZhan/deocclusion@<commit>", 1),
     # known misses: T (the bare "model"), S (DeepSpeed's forward shown as where it failed)
     "e5-mistral-7b-instruct-1": ("RuntimeError", PLACED, "e5-mistral-7b-instruct",
                                  f"e5-mistral-7b-instruct model: {PLACED}", DEVICE, True,
@@ -57,9 +58,8 @@ HELD_OUT_21 = {
     # known miss: S (no agent built with a device)
     "morl-baselines-153": ("RuntimeError", ADDMM, "morl-baselines", f"morl-baselines: {TWO_AT}cpu and cuda:0!", DEVICE,
                            True, "morl-baselines==X.Y.Z", 0),
-    # known misses: T B P F (`training` drafted as the project), L (no reason), S
-    "sam2-415": ("InstantiationException", HYDRA, "training", f"training: {HYDRA}", ALL, False,
-                 f"training {GIT}facebookresearch/sam2@<commit>", 0),
+    # known misses: T B P F (hydra, whose exception class the text names, drafted as the project), L (no reason), S
+    "sam2-415": ("InstantiationException", HYDRA, "hydra", f"hydra: {HYDRA}", ALL, False, "hydra==X.Y.Z", 0),
     # known misses: P and F (a `starling` commit pin: the repository's distribution is biostarling), L (a cpu kind
     # "passes: <why>" that validate refuses), S
     "starling-46": ("RuntimeError", PLACED, "starling", f"starling ST.train_and_fit: {PLACED}", DEVICE, True,
