@@ -174,9 +174,14 @@ def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[s
         module = _checkout_module(posix, environment)
     if module is None:
         return None
-    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
+    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(_EXAMPLES.sub("", module))),))
     pins = environment.pins if environment else {}
     return module, next((c for c in candidates if c in pins), candidates[0])
+
+
+# A project's examples shipped as a top-level package beside its own (brevitas_examples in brevitas): the same
+# distribution, which has no project of the examples' name.
+_EXAMPLES = re.compile(r"(?<=[a-z0-9])_examples?$", re.IGNORECASE)
 
 
 def _site_module(rest: str) -> str | None:

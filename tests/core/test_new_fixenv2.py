@@ -95,3 +95,21 @@ def test_a_dotted_target_in_a_generic_folder_is_not_read_as_a_module() -> None:
     report = parse_report(text)
     assert "training" not in report.modules and "utils" not in report.modules
     assert _drafted(text)[0].culprit == "segmentor"
+
+
+def _examples_traceback(package: str) -> str:
+    return ("Source: https://github.com/acme/quantlib/issues/9\n# resume fails\n\n```\nTraceback (most recent call last):\n"
+            '  File "/home/u/.local/bin/quant_train", line 8, in <module>\n    sys.exit(main())\n'
+            f'  File "/home/u/.local/lib/python3.8/site-packages/{package}/bnn/trainer.py", line 140, in __init__\n'
+            "    self.model.load_state_dict(state)\n"
+            "AttributeError: 'Trainer' object has no attribute 'model'\n```\n")
+
+
+def test_an_examples_package_shipped_beside_its_project_is_that_projects_distribution() -> None:
+    draft, data = _drafted(_examples_traceback("quantlib_examples"))
+    assert draft.culprit == "quantlib" and "quantlib==X.Y.Z" in _pins(data, "buggy")
+    assert "import quantlib_examples" in draft.repro_py  # the module keeps its own name
+
+
+def test_a_package_merely_containing_examples_keeps_its_name() -> None:
+    assert _drafted(_examples_traceback("examplesbox"))[0].culprit == "examplesbox"
