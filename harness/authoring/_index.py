@@ -146,9 +146,10 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
             return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report, buggy, notes, owner)
-    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes
+    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
+    # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
-            and (checkout := _checkout_run(report, culprit)):
+            and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)):
         return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)

@@ -113,3 +113,24 @@ def test_an_examples_package_shipped_beside_its_project_is_that_projects_distrib
 
 def test_a_package_merely_containing_examples_keeps_its_name() -> None:
     assert _drafted(_examples_traceback("examplesbox"))[0].culprit == "examplesbox"
+
+
+# 3. A release the prose states without naming its package.
+def _checkout_run(sentence: str) -> str:
+    return ("Source: https://github.com/acme/foundrykit/issues/5\n# resume problem\n\n"
+            f"{sentence} When resuming I get the following error:\n\n```\nTraceback (most recent call last):\n"
+            '  File "/home/u/foundrykit/scripts/train/train.py", line 786, in <module>\n    main(cfg)\n'
+            '  File "/home/u/foundrykit/scripts/train/train.py", line 717, in main\n    trainer.fit()\n'
+            "KeyError: 'state'\n```\n")
+
+
+def test_the_latest_release_a_sentence_states_is_pinned_even_from_a_checkout() -> None:
+    for sentence in ("I'm facing this with the latest release (0.8.0).", "Seen on the current version v0.8.0."):
+        _, data = _drafted(_checkout_run(sentence))
+        assert "foundrykit==0.8.0" in _pins(data, "buggy"), sentence
+        assert "foundrykit==X.Y.Z" in _pins(data, "fix") and "git+" not in _pins(data, "fix")
+
+
+def test_a_release_a_sentence_proposes_is_not_the_runs() -> None:
+    _, data = _drafted(_checkout_run("Maybe I should try the latest release (0.9.0)."))
+    assert "0.9.0" not in _pins(data, "buggy") and "foundrykit @ git+" in _pins(data, "buggy")

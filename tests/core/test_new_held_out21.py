@@ -49,9 +49,9 @@ HELD_OUT_21 = {
     # with no reason), D (a CUDA OOM not read as device placement), S (torch's pin_memory frame only)
     "kraken-380": ("RuntimeError", "CUDA error: out of memory", "kraken", "kraken: CUDA error: out of memory",
                    {"cpu": "passes", "cuda": "reproduces"}, False, "kraken==X.Y.Z", 1),
-    # known misses: P (the stated 0.8.0 not pinned), L (cpu reproduces: HYBRID_SHARD needs GPUs), S
+    # known misses: L (cpu reproduces: HYBRID_SHARD needs GPUs), S
     "llm-foundry-1231": ("KeyError", "'state'", "llm-foundry", "llm-foundry main: KeyError 'state'", ALL, False,
-                         f"llm-foundry {GIT}mosaicml/llm-foundry@<commit>", 1),
+                         "llm-foundry==0.8.0", 1),
     # known misses: T (no DySample.forward_lp / init_pos from the bare source line), S
     "mllmseg-2": ("RuntimeError", PLACED, "mllmseg", f"mllmseg: {PLACED}", DEVICE, True,
                   f"mllmseg {GIT}jcwang0602/MLLMSeg@<commit>", 0),
