@@ -165,7 +165,9 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     culprit = _pinned_name(culprit, buggy)  # the index's name of the repository's package, where it differs
     commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
     if commit and own:
-        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
+        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one, and "
+                     f"that the repository's packaging names its project {culprit} at that commit (pip refuses a "
+                     "direct reference under another name)")
         return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
     release = next((fix[8:] for fix in report.fixes if fix.startswith("release:")), "")
     if release and own:

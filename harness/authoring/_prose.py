@@ -161,6 +161,13 @@ _PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|plea
                       r"to|install)\s+)['\"`]?(?P<pin>[A-Za-z][\w.-]{0,60}==[\w.+!-]{1,40})['\"`]?")
 
 
+# A reply linking the repository's code at a commit that works ("Here's a new notebook that should work: https://
+# githubtocolab.com/o/r/blob/68a3f926.../x.ipynb"): the fix is that commit (GitHub's and Colab's views of it).
+_REPLY_SHA_LINK = re.compile(r"https?://(?:github\.com|githubtocolab\.com|colab\.research\.google\.com/github)/"
+                             r"(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree|commit)/(?P<sha>[0-9a-f]{7,40})\b")
+_SHOULD_WORK = re.compile(r"\bshould (?:now )?work\b|\bworks now\b|\bnow works\b", re.IGNORECASE)
+
+
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
     ``name==version`` a reply installed (or tells the reporter to use) and said solved it; ``said:<how>`` for a
@@ -168,11 +175,16 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     own = _URL.match(url)
     own_repo = own["repo"].lower() if own else ""
     found: list[str] = []
+    replied = False
     for index, line in enumerate(lines):
         context = " ".join(lines[max(0, index - 3): index + 1])
+        replied = replied or bool(REPLY_HEADER.match(line.strip()))
         for match in _COMMIT_URL.finditer(line) if own_repo and "/commit/" in line else ():
             if match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " ")):
                 found.append(f"commit:{match['sha']}")
+        found += [f"commit:{match['sha']}" for match in _REPLY_SHA_LINK.finditer(line) if replied and own_repo
+                  and match["repo"].lower() == own_repo and (_SAYS_FIXED.search(context.replace(match.group(), " "))
+                                                              or _SHOULD_WORK.search(context))]
         for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])

@@ -134,3 +134,25 @@ def test_the_latest_release_a_sentence_states_is_pinned_even_from_a_checkout() -
 def test_a_release_a_sentence_proposes_is_not_the_runs() -> None:
     _, data = _drafted(_checkout_run("Maybe I should try the latest release (0.9.0)."))
     assert "0.9.0" not in _pins(data, "buggy") and "foundrykit @ git+" in _pins(data, "buggy")
+
+
+# 3. A fix commit a reply links (a view of the repository's code at that commit that works).
+def _replied(link_line: str, saying: str) -> str:
+    return _frameless("acme/trainkit", f"\nHow can I resolve this?\n\nmaint · comment · 2022-05-26\nHi there!\n\n"
+                                       f"{saying}\n\n{link_line}\n")
+
+
+def test_a_replys_link_to_the_repository_at_a_commit_that_works_is_the_fix_pin() -> None:
+    sha = "68a3f926b2d4dd771ca6e767c77b6c9d10051aae"
+    for host in ("github.com", "githubtocolab.com"):
+        _, data = _drafted(_replied(f"https://{host}/acme/trainkit/blob/{sha}/notebooks/Demo.ipynb",
+                                    "Here's a new notebook that should work:"))
+        assert f"trainkit @ git+https://github.com/acme/trainkit@{sha}" in _pins(data, "fix"), host
+
+
+def test_a_replys_link_at_a_commit_without_a_fix_or_of_another_repository_is_no_fix() -> None:
+    sha = "68a3f926b2d4dd771ca6e767c77b6c9d10051aae"
+    for link, saying in ((f"https://github.com/acme/trainkit/blob/{sha}/x.py#L10", "The error is raised here:"),
+                         (f"https://github.com/other/trainkit/blob/{sha}/x.py", "This should work:")):
+        _, data = _drafted(_replied(link, saying))
+        assert sha not in _pins(data, "fix"), link

@@ -30,8 +30,7 @@ ADDMM = f"{TWO_AT}cpu and cuda:0! (when checking argument for argument mat1 in m
 INITIAL_LR = "\"param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer\""
 HYDRA = "Error in call to target 'training.trainer.Trainer':"
 HELD_OUT_21 = {
-    # known misses: T (no train_and_eval), P (composer, not PyPI's mosaicml), F (a placeholder: the maintainer linked
-    # 68a3f926), S
+    # known misses: T (no train_and_eval), P (composer, not PyPI's mosaicml), S
     "composer-1092": ("RuntimeError", NLL, "composer", f"composer: {PLACED} (when checking", DEVICE, True,
                       "composer==X.Y.Z", 0),
     # known misses: T (no API), S
