@@ -4,12 +4,16 @@ shape (none is a fixture's text)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from harness._exceptions import CaseFileError
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import Draft, draft_case
+from harness.cases._load import load_case
 
 _PLACED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -156,3 +160,42 @@ def test_a_replys_link_at_a_commit_without_a_fix_or_of_another_repository_is_no_
                          (f"https://github.com/other/trainkit/blob/{sha}/x.py", "This should work:")):
         _, data = _drafted(_replied(link, saying))
         assert sha not in _pins(data, "fix"), link
+
+
+# 4. validate: a commit pin named otherwise than the project it builds.
+def _variants(folder: Path, buggy: list[str], fixed: list[str]) -> None:
+    path = folder / "case.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data["variants"]["buggy"]["requires"] = buggy
+    data["variants"]["fixed"]["requires"] = fixed
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+_SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(("buggy", "fixed", "named"), [
+    (["tidecast==0.4.0"], [f"tide-cast @ git+https://github.com/someone/tide_cast@{_SHA}"], "tidecast"),
+    ([f"tide_cast @ git+https://github.com/someone/tide_cast@{_SHA}"], ["tidecast==0.5.0"], "tidecast"),
+    ([f"whisper @ git+https://github.com/openai/whisper@{_SHA}"], ["openai-whisper==20231117"], "openai-whisper"),
+])
+def test_validate_refuses_a_commit_pin_named_otherwise_than_its_project(fixture_cases: Path, buggy: list[str],
+                                                                       fixed: list[str], named: str) -> None:
+    folder = fixture_cases / "confirmed"
+    _variants(folder, buggy, fixed)
+    with pytest.raises(CaseFileError) as info:
+        load_case(folder)
+    assert info.value.path == folder / "case.yaml" and info.value.line is not None
+    assert f"that project is named {named}" in str(info.value) and f"name it {named} @ git+" in str(info.value)
+
+
+@pytest.mark.parametrize(("buggy", "fixed"), [
+    ([f"tidecast @ git+https://github.com/someone/tide_cast@{_SHA}"], ["tidecast==0.5.0"]),
+    (["tide-cast==0.4.0"], [f"tide_cast @ git+https://github.com/someone/tide_cast@{_SHA}"]),  # one canonical name
+    ([f"somelib @ git+https://github.com/o/r@{_SHA}"], ["otherlib==1.0"]),
+])
+def test_validate_loads_commit_pins_named_as_their_project(fixture_cases: Path, buggy: list[str],
+                                                            fixed: list[str]) -> None:
+    folder = fixture_cases / "confirmed"
+    _variants(folder, buggy, fixed)
+    assert load_case(folder).variants["buggy"].requires
