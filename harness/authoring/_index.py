@@ -95,11 +95,18 @@ def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], n
     if commit := _run_commit(report):
         notes.append(f"the buggy pin is the commit the report states it ran ({commit}): check it")
         stated = (f"{culprit} @ {source}@{commit}", "the commit the report states it ran")
-    pin = [(stated if commit else (f'{MARK}: {missing}: pin the commit the report ran, e.g. '
-            f'"{culprit} @ {source}@<commit>"', "")) if dist.startswith(MARK) and culprit in dist else (dist, why)
+    named = f" ({_NAMED.format(culprit=culprit)})"
+    ran = (f'{MARK}: {missing}: pin the commit the report ran, e.g. "{culprit} @ {source}@<commit>"{named}', "")
+    pin = [(stated if commit else ran) if dist.startswith(MARK) and culprit in dist else (dist, why)
            for dist, why in buggy]
-    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"{named}', "")]
     return pin, fix
+
+
+# Whether the repository's package is named as its repository is not known here (no index project ties them):
+# pip refuses a direct reference whose name is not the one the commit's packaging gives.
+_NAMED = ("{culprit} if its pyproject.toml or setup.py names the project so, else that name: pip refuses a "
+          "commit pin under another name")
 
 
 _CHECKOUT = "checkout:"
