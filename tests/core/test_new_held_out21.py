@@ -132,7 +132,7 @@ STATED_21: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
                     "L": _cpu_reason},
     "kraken-380": {"L": _cpu_reason},
 }
-GRADED21_FLOOR = 57  # of 80: held out (main 4ca186d, this scorer; 57 by hand, strict; 63 lenient)
+GRADED21_FLOOR = 63  # of 80: held out 57 (main 4ca186d; 63 lenient); 63 after fixenv2 (NOT held out)
 
 
 @pytest.fixture(autouse=True)

@@ -135,7 +135,7 @@ DEVICE_BOUND_22 = {name for name, row in HELD_OUT_22.items() if name not in {"br
 STATED_22: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "easyedit-40": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cpu"]},
 }
-GRADED22_FLOOR = 62  # of 80: held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient
+GRADED22_FLOOR = 65  # of 80: held out 62 (main 4ca186d; 66 lenient); 65 after fixenv2 (NOT held out)
 
 
 @pytest.fixture(autouse=True)
