@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from packaging.utils import canonicalize_name
 
 from harness.authoring._envcommit import WORKING as _WORKING
+from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
@@ -93,7 +94,8 @@ def parse_environment(lines: list[str]) -> Environment:
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
     if "torch" not in pins and (stated := next(_prose_torch(lines), None)):  # a sentence's, when no listing has one
         pins["torch"] = stated[1]
-    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines))
+    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines),
+                       installed_from(lines))
 
 
 

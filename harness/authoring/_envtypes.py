@@ -26,3 +26,5 @@ class Environment:
     # the commit the report states it ran ("Commit": "5bea443d...", "commit 1a2b3c4", a blob link at a sha) and the
     # repository a link names for it ("owner/name", "/name" from an installed egg, "" when the text names none)
     commit: tuple[str, str] = ("", "")
+    # the repository the run installed from source at no stated commit (a clone's `pip install .`): "owner/name"
+    installed_from: str = ""

@@ -121,6 +121,13 @@ def _run_commit(report: BugReport) -> str:
     return sha if own and (not repo or repo.lower() == own[1].lower()) else ""
 
 
+def _cloned(report: BugReport, culprit: str) -> str:
+    """How the report installed its own repository's current code ("installed from a clone ..."), else ""."""
+    source = report.environment.installed_from
+    own = _own_repository(report.url, culprit)
+    return f"installed from its default branch, {source}" if source and source.lower() == own.lower() else ""
+
+
 def _checkout_run(report: BugReport, culprit: str) -> str:
     """The path of the innermost frame of the culprit's code outside any site-packages (``/home/me/pnia/py4cast/
     metrics.py``): the report ran a source checkout of its repository, at a commit no release need hold."""
@@ -156,7 +163,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
     # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
-            and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)):
+            and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)
+                                                          or _cloned(report, culprit)):
         return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)

@@ -199,3 +199,24 @@ def test_validate_loads_commit_pins_named_as_their_project(fixture_cases: Path, 
     folder = fixture_cases / "confirmed"
     _variants(folder, buggy, fixed)
     assert load_case(folder).variants["buggy"].requires
+
+
+# 2/3. A report that installed its repository's current code (a clone's `pip install .`, a git URL at no commit).
+def _installed(steps: str) -> str:
+    return _frameless("acme/difflib2", f"\n### Reproduction\n\n```bash\n{steps}\n```\n")
+
+
+def test_a_report_that_installed_a_clone_of_its_repository_pins_commits() -> None:
+    for steps in ("git clone https://github.com/acme/difflib2\ncd difflib2\npip install .",
+                  "git clone https://github.com/acme/difflib2.git\ncd difflib2\npip install -e \".[torch]\"",
+                  "pip install git+https://github.com/acme/difflib2"):
+        draft, data = _drafted(_installed(steps))
+        assert "difflib2 @ git+https://github.com/acme/difflib2@<commit>" in _pins(data, "buggy"), steps
+        assert any("installed from its default branch" in note for note in draft.notes)
+
+
+def test_a_clone_of_another_repository_or_a_release_install_keeps_release_pins() -> None:
+    for steps in ("git clone https://github.com/other/tools\ncd tools\npip install .", "pip install difflib2==1.2.0",
+                  "git clone https://github.com/acme/difflib2\ncd difflib2\npython run.py"):
+        _, data = _drafted(_installed(steps))
+        assert "git+" not in _pins(data, "buggy"), steps
