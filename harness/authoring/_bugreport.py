@@ -13,17 +13,19 @@ import re
 from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
+from harness.authoring._chain_choice import _pick, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
     _INLINE,
     _bare_message,
-    _class_named,
     _header_exception,
-    _inline_exception,
     _logged_error,
+    _named_with_message,
     _printed_message,
+    _stated_in_body,
     _torch_fragment,
     _typed_fields,
+    library_words,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
 from harness.authoring._prose import (
@@ -47,11 +49,9 @@ from harness.authoring._traceback import (
     Traceback,
     _chains,
     _Part,
-    _pick,
     _read_exception,
     _strong_exception,
     _unmark,
-    cut_chain_frames,
 )
 
 __all__ = ["MAX_LINE", "BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
@@ -127,7 +127,8 @@ def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:
     named = next((m for m in _INLINE.finditer(title) if m["type"] not in ("Error", "Exception")), None)
     if named is None:
         return None
-    return Traceback((), (), named["type"], named["msg"].strip(), traceback.start_line, traceback.exception_line)
+    return Traceback((), (), named["type"], library_words(named["msg"].strip()), traceback.start_line,
+                     traceback.exception_line)
 
 
 _PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first
@@ -150,8 +151,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_typed_fields(lines) or _header_exception(lines, chains) or _inline_exception(lines)
-                 or _logged_error(lines) or _class_named(lines)
+        found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
+                 or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is not None:
             return _exception_named(found, lines, chains, url)

@@ -27,7 +27,7 @@ def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int,
             title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
             named = next((m for m in _INLINE.finditer(title) if m["type"] == match["type"]), None)
             if named is not None:
-                return (chain[-1].start, match["type"], named["msg"].strip(),
+                return (chain[-1].start, match["type"], library_words(named["msg"].strip()),
                         "its IPython header (the message is cut off; the message from the issue's title)")
             return chain[-1].start, match["type"], "", "its IPython header (the message is cut off)"
     return None
@@ -74,6 +74,19 @@ def _open_quote(before: str) -> str | None:
     return "\u201d" if before.count("\u201c") > before.count("\u201d") else None
 
 
+def _stated_in_body(lines: list[str]) -> tuple[int, str, str, str] | None:
+    """The exception a sentence or the title names; when only the title names it and the body prints the same
+    torch message whole without its class ("# RuntimeError: Expected all tensors to be on the same device" over
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"), the body's."""
+    found = _inline_exception(lines)
+    if found is None or not lines[found[0]].startswith("# ") or not found[2]:
+        return found
+    whole = _torch_fragment(["" if line.startswith("# ") else line for line in lines])
+    if whole is not None and len(whole[2]) > len(found[2]) and whole[2].lower().startswith(found[2].lower()):
+        return whole[0], found[1], whole[2], "the title's exception, its message as the body prints it whole"
+    return found
+
+
 def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
     for index in _description_first(lines):
         if "rror" not in lines[index] and "xception" not in lines[index]:
@@ -88,7 +101,8 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
                 closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:]) or _open_quote(before)
                 message = match["msg"].partition(closer)[0] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
-                return index, match["type"], message, "a sentence that names it (check where the message ends)"
+                return index, match["type"], library_words(message, match["msg"]), \
+                    "a sentence that names it (check where the message ends)"
     return None
 
 
@@ -181,7 +195,7 @@ def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
         match = _TITLE_ERROR.search(title[1]) if title else None
         if title is None or match is None:
             return None
-        found = (title[0], match["msg"].strip(), "the issue title's \"error:\" text")
+        found = (title[0], library_words(match["msg"].strip()), "the issue title's \"error:\" text")
     index, message, where = found
     assert_like = _ASSERT_LIKE.search(message)
     guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
@@ -203,11 +217,75 @@ _TORCH_MESSAGES = (
     # the same said without "scalar type" ("Something like `expected BFloat16 but found Float`")
     (re.compile(r"[Ee]xpected (?:BFloat16|Half|Float|Double|Long|Int|Short|Bool|Byte|Char|ComplexFloat) but found \w+"),
      "expected ", "RuntimeError"),
-    (re.compile(r"(?:[Ee]xpected )?device \S+ but got device \S+"), "expected ", "RuntimeError"),
+    (re.compile(r"(?:[Ee]xpected )?device [\w:]+ but got device [\w:]+"), "expected ", "RuntimeError"),
     (re.compile(r"(?:Attempting to )?deserialize object on a CUDA device but torch\.cuda\.is_available\(\) is "
-                r"False\..*"), "Attempting to ", "RuntimeError"),
+                r"False\."), "Attempting to ", "RuntimeError"),
     (re.compile(r"(?:mat1 and )?mat2 shapes cannot be multiplied \(\d+x\d+ and \d+x\d+\)"), "mat1 and ",
+     "RuntimeError"),
+    (re.compile(r"Expected one of [\w, ]{1,200} device type at start of device string: [\w:,-]+"), "Expected one of ",
+     "RuntimeError"),
+    (re.compile(r"CUDA out of memory\.?(?: Tried to allocate \d+(?:\.\d+)? [KMGT]iB)?"), "CUDA ",
+     "torch.OutOfMemoryError"),
+    (re.compile(r"Expected object of (?:device |scalar )?type \w+ but got (?:device |scalar )?type \w+ for argument "
+                r"#\d+ '\w+'(?: in call to \w+)?"), "Expected ", "RuntimeError"),
+    (re.compile(r"Trying to backward through the graph a second time"), "Trying ", "RuntimeError"),
+    (re.compile(r"one of the variables needed for gradient computation has been modified by an inplace operation"
+                r"(?:: \[[^\]]{1,200}\]\]? is at version \d+; expected version \d+ instead)?"), "one ", "RuntimeError"),
+    (re.compile(r"element \d+ of tensors does not require grad and does not have a grad_fn"), "element ",
+     "RuntimeError"),
+    (re.compile(r"The size of tensor a \(\d+\) must match the size of tensor b \(\d+\) at non-singleton dimension "
+                r"\d+"), "The ", "RuntimeError"),
+    (re.compile(r"Given groups=\d+, weight of size \[[\d, ]+\], expected input\[[\d, ]+\] to have \d+ channels, but "
+                r"got \d+ channels instead"), "Given ", "RuntimeError"),
+    (re.compile(r"Torch not compiled with CUDA enabled"), "Torch ", "AssertionError"),
+    (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",
      "RuntimeError"))
+# Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an
+# AcceleratorError after) or that Python raises: only where the message ends, for a title that adds words after it.
+_ENDS_ONLY = (re.compile(r"CUDA error: (?:device-side assert triggered|an illegal memory access was encountered|"
+                         r"invalid device ordinal|out of memory|no kernel image is available for execution on the "
+                         r"device|misaligned address|unspecified launch failure|invalid argument|operation not "
+                         r"supported on global/shared address space)"),
+              # Python's own, said the same in every version
+              re.compile(r"(?:too many|not enough) values to unpack \(expected \d+(?:, got \d+)?\)"),
+              re.compile(r"(?:list|tuple|string) index out of range"),
+              re.compile(r"maximum recursion depth exceeded(?: while calling a Python object| in comparison)?"),
+              re.compile(r"(?:float |integer )?division (?:or modulo )?by zero"))
+
+
+# What a title or a sentence adds after a library's message in the reporter's words ("... same device with Random,
+# ADMMSLIM, and SLIMElastic", "... device string: train in configs/x.yaml"): a context word after the message's end.
+_CONTEXT_AFTER = re.compile(r",?\s+(?:with|in|when|while|on|using|after|during|at|from|via|because|if|for|and then)\s",
+                            re.IGNORECASE)
+
+
+def library_words(message: str, sentence: str = "") -> str:
+    """The message without the reporter's words after it, where it is one of torch's known messages: cut at the end
+    of torch's wording when a context word ("with", "in", "when", ...) follows it; any other message as written.
+    ``sentence``: the text the message was cut from, whose known message goes on past the cut (a quote inside it)."""
+    for shape in (*(shape for shape, _, _ in _TORCH_MESSAGES), *_ENDS_ONLY):
+        if sentence.startswith(message) and (whole := shape.match(sentence)) and whole.end() > len(message):
+            message = sentence[:whole.end()]
+        match = shape.match(message)
+        if match is not None and match.end() < len(message) and _CONTEXT_AFTER.match(message, match.end()):
+            return message[:match.end()].rstrip(" ,;:")
+    return message
+
+
+def _named_with_message(lines: list[str], framed: bool) -> tuple[int, str, str, str] | None:
+    """A class the report names alone ("# RuntimeError" as the title) with the message it prints without a class
+    elsewhere (torch's "Expected all tensors to be on the same device, ..." on a line of its own): the class named,
+    the message printed. With no such message, the class alone (the signature left to fill in)."""
+    named = _class_named(lines)
+    if named is None:
+        return None
+    found = _torch_fragment(lines) or (None if framed else _bare_message(lines))
+    # the message's own class (torch's, or the one Python words it for) must be the one named: else another error's
+    # (an OOM torch<2.5 raised as a RuntimeError)
+    if found is None or not (named[1] in found[1] or (named[1] == "RuntimeError" and "OutOfMemory" in found[1])):
+        return named
+    return (found[0], named[1], found[2],
+            f"a message printed without its class (the class, {named[1]}, named at report line {named[0] + 1})")
 
 
 def _torch_fragment(lines: list[str]) -> tuple[int, str, str, str] | None:

@@ -93,6 +93,12 @@ def _signature(message: str) -> tuple[str, str]:
         note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
     if not message:
         return r"^$", "the report's exception has no message: the signature matches an empty one"
+    # a line break and the next line's indent ("\n\t" in torch's message, spaces or none in a paste): any whitespace
+    return r"\s+".join(_generalised(line) for line in re.split(r"\s*\n\s*", message)).replace("\x00", r"\S*"), note
+
+
+def _generalised(message: str) -> str:
+    """One line of the message as a regex: literal text escaped, the parts that vary generalised."""
     pieces, last = [], 0
     for match in _VARIES.finditer(message):
         pieces.append(_escape(message[last:match.start()]))
@@ -105,7 +111,7 @@ def _signature(message: str) -> tuple[str, str]:
             pieces.append(_GENERAL[kind])
         last = match.end()
     pieces.append(_escape(message[last:]))
-    return "".join(pieces).replace("\x00", r"\S*"), note
+    return "".join(pieces)
 
 
 def _escape(text: str) -> str:

@@ -44,7 +44,25 @@ class Traceback:
 
     @property
     def first_message_line(self) -> str:
-        return next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+        """The message's first line; when that line only announces what follows (it ends with ":" and the next line
+        is indented: torch's "Error(s) in loading state_dict for M:" over "\tMissing key(s) in state_dict: ..."),
+        the next line too, on a line of its own, its list of quoted names cut to the first."""
+        lines = [line for line in self.message.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        first = lines[0].strip()
+        if first.endswith(":") and len(lines) > 1 and lines[1][:1].isspace():
+            return first + "\n" + _QUOTED_LIST.sub(r"\g<first>", lines[1].strip())
+        if len(lines) > 1 and _WRAPPED_AT.search(first) and _GOES_ON.match(lines[1]):  # a paste's wrap mid-sentence
+            return f"{first} {lines[1].strip()}"
+        return first
+
+
+# A line a paste wrapped mid-sentence: it ends in a word that never ends a message, the next goes on in lower case.
+_WRAPPED_AT = re.compile(r"(?:,|\b(?:and|or|of|to|the|a|an|for|in|with|but|is|are|be|at|on|from|by|than))$")
+_GOES_ON = re.compile(r"^[a-z0-9(\['\"]")
+# A list of quoted names ('"conv1.weight", "layer0.0.gn1.weight", ...'): its first name says which list it is.
+_QUOTED_LIST = re.compile(r"(?P<first>: (?P<q>[\"'])[^\"']{1,300}(?P=q))(?:, (?P=q)[^\"']*(?P=q)?)+\.?$")
 
 
 _HEADER = re.compile(r"Traceback \(most recent call last\)")
@@ -314,65 +332,3 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
         message = [message[0].partition("`")[0]]
     part.message = "\n".join(message).strip()
     part.end = end
-
-
-def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
-    """The last complete traceback, unless it is a launcher's summary of a worker's earlier one."""
-    complete = [chain for chain in chains if chain[-1].complete]
-    if not complete:
-        last = chains[-1][-1]
-        raise UsageError(f"the traceback at report line {last.start + 1} stops before its final exception line "
-                         "(e.g. 'RuntimeError: ...'): paste the traceback down to its last line")
-    chosen, why = complete[-1], "the last"
-    if chosen is not chains[-1]:
-        why = f"the last complete one; the one at line {chains[-1][0].start + 1} is cut before its exception line"
-    if chosen[-1].exception.rpartition(".")[2] in _LAUNCHERS and len(complete) > 1:
-        why = (f"the worker's; the one at line {chosen[0].start + 1} is the launcher's "
-               f"{chosen[-1].exception.rpartition('.')[2]}")
-        chosen = complete[-2]
-    notes = []
-    if len(chains) > 1:
-        where = ", ".join(str(chain[0].start + 1) for chain in chains)
-        notes.append(f"the report has {len(chains)} separate tracebacks (report lines {where}); "
-                     f"took the one at line {chosen[0].start + 1} ({why})")
-    final = chosen[-1]
-    frames = tuple(frame for part in chosen for frame in part.frames)
-    message = _whole_message(final, [chain[-1] for chain in complete], notes)
-    traceback = Traceback(frames, tuple(final.frames), final.exception, message,
-                          chosen[0].start + 1, final.exception_index + 1)
-    return traceback, notes
-
-
-def _whole_message(final: _Part, others: list[_Part], notes: list[str]) -> str:
-    """The chosen message, or another copy of it that goes on where the chosen one stops inside a word (the stored
-    text cut it: "... used by other processes and c")."""
-    cut = final.message
-    for other in others:
-        whole = other.message
-        if other.exception == final.exception and len(whole) > len(cut) and whole.startswith(cut) \
-                and cut[-1:].isalnum() and whole[len(cut)].isalnum():
-            notes.append(f"the message at line {final.exception_index + 1} stops inside a word; took its whole copy "
-                         f"at line {other.exception_index + 1}")
-            return whole
-    return cut
-
-
-
-
-_DIRECT_CAUSE = re.compile(r"The above exception was the direct cause")
-
-
-def cut_chain_frames(chains: list[list[_Part]], lines: list[str],
-                     exception_index: int) -> tuple[tuple[Frame, ...], int]:
-    """The frames of the last chain that has any, outermost first, and its 1-based start line, for a report whose
-    traceback is cut before its own exception line. When the exception line at ``exception_index`` ends a chain's
-    cause ("The above exception was the direct cause ...": a wrapper re-raised it) and the wrapper's part is cut, the
-    bug is the cause's: the wrapper's frames are the calls that led there, the cause's the innermost."""
-    framed = [chain for chain in chains if chain[-1].frames]
-    if not framed:
-        return (), 0
-    chain = framed[-1]
-    at = next((n for n, part in enumerate(chain[:-1]) if part.exception_index == exception_index
-               and any(_DIRECT_CAUSE.search(line) for line in lines[part.end:chain[n + 1].start])), None)
-    parts = chain if at is None else [*chain[at + 1:], *chain[:at + 1]]
-    return tuple(frame for part in parts for frame in part.frames), chain[0].start + 1

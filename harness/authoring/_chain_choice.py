@@ -1,0 +1,68 @@
+"""Which of a report's tracebacks is the bug's (the last complete one, not a launcher's summary), its whole message,
+and the frames of a chain cut before its own exception line."""
+
+from __future__ import annotations
+
+import re
+
+from harness._exceptions import UsageError
+from harness.authoring._traceback import _LAUNCHERS, Frame, Traceback, _Part
+
+
+def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
+    """The last complete traceback, unless it is a launcher's summary of a worker's earlier one."""
+    complete = [chain for chain in chains if chain[-1].complete]
+    if not complete:
+        last = chains[-1][-1]
+        raise UsageError(f"the traceback at report line {last.start + 1} stops before its final exception line "
+                         "(e.g. 'RuntimeError: ...'): paste the traceback down to its last line")
+    chosen, why = complete[-1], "the last"
+    if chosen is not chains[-1]:
+        why = f"the last complete one; the one at line {chains[-1][0].start + 1} is cut before its exception line"
+    if chosen[-1].exception.rpartition(".")[2] in _LAUNCHERS and len(complete) > 1:
+        why = (f"the worker's; the one at line {chosen[0].start + 1} is the launcher's "
+               f"{chosen[-1].exception.rpartition('.')[2]}")
+        chosen = complete[-2]
+    notes = []
+    if len(chains) > 1:
+        where = ", ".join(str(chain[0].start + 1) for chain in chains)
+        notes.append(f"the report has {len(chains)} separate tracebacks (report lines {where}); "
+                     f"took the one at line {chosen[0].start + 1} ({why})")
+    final = chosen[-1]
+    frames = tuple(frame for part in chosen for frame in part.frames)
+    message = _whole_message(final, [chain[-1] for chain in complete], notes)
+    traceback = Traceback(frames, tuple(final.frames), final.exception, message,
+                          chosen[0].start + 1, final.exception_index + 1)
+    return traceback, notes
+
+
+def _whole_message(final: _Part, others: list[_Part], notes: list[str]) -> str:
+    """The chosen message, or another copy of it that goes on where the chosen one stops inside a word (the stored
+    text cut it: "... used by other processes and c")."""
+    cut = final.message
+    for other in others:
+        whole = other.message
+        if other.exception == final.exception and len(whole) > len(cut) and whole.startswith(cut) \
+                and cut[-1:].isalnum() and whole[len(cut)].isalnum():
+            notes.append(f"the message at line {final.exception_index + 1} stops inside a word; took its whole copy "
+                         f"at line {other.exception_index + 1}")
+            return whole
+    return cut
+
+_DIRECT_CAUSE = re.compile(r"The above exception was the direct cause")
+
+
+def cut_chain_frames(chains: list[list[_Part]], lines: list[str],
+                     exception_index: int) -> tuple[tuple[Frame, ...], int]:
+    """The frames of the last chain that has any, outermost first, and its 1-based start line, for a report whose
+    traceback is cut before its own exception line. When the exception line at ``exception_index`` ends a chain's
+    cause ("The above exception was the direct cause ...": a wrapper re-raised it) and the wrapper's part is cut, the
+    bug is the cause's: the wrapper's frames are the calls that led there, the cause's the innermost."""
+    framed = [chain for chain in chains if chain[-1].frames]
+    if not framed:
+        return (), 0
+    chain = framed[-1]
+    at = next((n for n, part in enumerate(chain[:-1]) if part.exception_index == exception_index
+               and any(_DIRECT_CAUSE.search(line) for line in lines[part.end:chain[n + 1].start])), None)
+    parts = chain if at is None else [*chain[at + 1:], *chain[:at + 1]]
+    return tuple(frame for part in parts for frame in part.frames), chain[0].start + 1
