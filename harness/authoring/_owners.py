@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import time
 from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
@@ -292,6 +293,7 @@ def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool |
 
 # Names a repository's package commonly takes on the index when its own name there is another project's or absent
 # (clovaai/donut publishes donut-python, ourownstory/neural_prophet neuralprophet, mosaicml/composer mosaicml).
+_SEARCH_BUDGET_S = 20.0
 _INDEX_SPELLINGS = ("{squeezed}", "{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}",
                     "{owner}", "{owner}-{name}")
 
@@ -301,10 +303,13 @@ def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[st
     first unanswered question stops the search, so an offline host asks once)."""
     owner = str(canonicalize_name(repo.partition("/")[0]))
     tried = {name}
+    started = time.monotonic()
     for spelling in _INDEX_SPELLINGS:
         candidate = spelling.format(name=name, squeezed=re.sub(r"[^a-z0-9]", "", name), owner=owner)
         if candidate in tried:
             continue
+        if time.monotonic() - started > _SEARCH_BUDGET_S:  # a slow index: the draft keeps its commit pins
+            return ""
         tried.add(candidate)
         urls = project_urls(candidate)
         if urls is None:
