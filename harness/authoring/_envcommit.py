@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+
+from harness.authoring._prose import REPLY_HEADER
 
 # A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
 WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
@@ -43,12 +46,14 @@ _BRANCH_INSTALL = re.compile(r"\bpip3? install (?:-\S+ )*['\"]?git\+https?://git
 
 
 def installed_from(lines: list[str]) -> str:
-    """The repository ("owner/name") the run installed at its default branch, not at a stated commit; "" if none."""
-    for index, line in enumerate(lines):
+    """The repository ("owner/name") the run installed at its default branch, not at a stated commit; "" if none.
+    Only the report's own text: a reply's `pip install git+...` is a fix to try, not what ran."""
+    own = list(itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines))
+    for index, line in enumerate(own):
         if ("install" not in line and "clone" not in line) or WORKING.search(line):
             continue
         if branch := _BRANCH_INSTALL.search(line):
             return branch["repo"]
-        if (clone := _CLONE.search(line)) and any(_LOCAL_INSTALL.search(later) for later in lines[index: index + 5]):
+        if (clone := _CLONE.search(line)) and any(_LOCAL_INSTALL.search(later) for later in own[index: index + 5]):
             return clone["repo"]
     return ""

@@ -220,3 +220,9 @@ def test_a_clone_of_another_repository_or_a_release_install_keeps_release_pins()
                   "git clone https://github.com/acme/difflib2\ncd difflib2\npython run.py"):
         _, data = _drafted(_installed(steps))
         assert "git+" not in _pins(data, "buggy"), steps
+
+
+def test_a_replys_install_from_the_default_branch_is_a_fix_to_try_not_the_run() -> None:
+    text = _frameless("acme/difflib2", "\nmaint · comment · 2024-01-02\nCould you install from main? "
+                                       "`pip install git+https://github.com/acme/difflib2`\n")
+    assert "git+" not in _pins(_drafted(text)[1], "buggy")
