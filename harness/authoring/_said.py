@@ -23,7 +23,8 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
-            or _title_class(report.title, report.traceback.exception, culprit)
+            or _title_class(report.title, report.traceback.exception, culprit) or title_context(report, message)[1]
+            or _title_model(report.title, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")
@@ -48,11 +49,26 @@ def _product(name: str) -> bool:
     return folded in _PRODUCTS or name in DISTRIBUTIONS or any(folded == dists[0] for dists in DISTRIBUTIONS.values())
 
 
+# A model a title names as what ran ("GPU error with NHITS model", "fails for the Informer models").
+_TITLE_MODEL = re.compile(r"\b(?:with|using|for)\s+(?:the\s+|a\s+|an\s+)?(?P<name>[A-Z][\w-]{1,40})\s+models?\b")
+_MODEL_WORDS = frozenset({"custom", "pretrained", "pre-trained", "trained", "own", "new", "large", "small", "base",
+                          "same", "whole", "entire", "quantized", "saved", "loaded", "different", "another", "this",
+                          "that", "my", "any", "every", "each", "other", "multiple", "single", "full", "final", "best"})
+
+
+def _title_model(title: str, culprit: str) -> str:
+    match = _TITLE_MODEL.search(title)
+    name = match["name"] if match else ""
+    common = name.lower() in (*_MODEL_WORDS, *_COMMON_LABELS, *_RUN_WORDS)
+    return "" if not name or common or _product(name) or canonicalize_name(name) == culprit else name
+
+
 def _title_class(title: str, exception: str, culprit: str) -> str:
     """A class a frameless report's title names before the exception it quotes, unless it is a product's name."""
     words = title.split(exception.rpartition(".")[2], 1)[0] if exception else title
     names = [m["name"] for m in _TITLE_CLASS.finditer(words) if not _STRONG_NAME.search(m["name"])
-             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])]
+             and canonicalize_name(m["name"]) != culprit and not _product(m["name"])
+             and m["name"].lower() not in _COMMON_LABELS]  # "NaN issue": a symptom's word, no class
     return names[0] if names else ""
 
 
@@ -112,10 +128,29 @@ _VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", 
                              "build", "setup", "test", "tests", "ci", "example", "demo", "pip install"})
 
 
+# A title opening with a name labelled as the bug ("Autoformer bug, Expected all tensors ...", "DDIMSampler error:").
+_TITLE_LABEL = re.compile(r"^\s*(?P<subject>[A-Z][\w.-]{2,40})\s+(?:bug|error|issue|problem)\s*[,:;-]")
+_COMMON_LABELS = frozenset({"memory", "runtime", "type", "value", "key", "index", "attribute", "shape", "dtype",
+                            "device", "import", "install", "installation", "build", "compile", "compilation", "loading",
+                            "saving", "gpu", "cpu", "cuda", "tensor", "size", "data", "dataset", "dataloader", "config",
+                            "syntax", "assertion", "assert", "version", "dependency", "critical", "major", "minor",
+                            "strange", "weird", "same", "another", "new", "potential", "possible", "serious", "nan",
+                            "inf", "loss", "grad", "gradient", "gradients", "accuracy", "performance", "precision",
+                            "speed", "deadlock", "hang", "segfault", "timeout", "warning", "output", "result",
+                            "results", "dimension", "dimensions", "mismatch", "distributed", "parallel", "checkpoint",
+                            "save", "load", "model", "code", "script", "example", "docs", "documentation", "readme",
+                            "dependencies", "environment", "permission", "network", "connection", "download", "upload",
+                            "file", "path", "windows", "mac", "linux", "docker", "multi-gpu", "ddp", "fsdp", "amp",
+                            "fp16", "bf16", "half", "float", "mps", "tpu", "xpu", "oom", "logging", "logger"})
+
+
 def _title_subject(title: str) -> str:
-    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip")."""
+    """What a frameless report's title says failed, when it opens with it and a verb of failing ("FID clip"), or
+    with a name labelled as the bug ("Autoformer bug, ...")."""
     match = _TITLE_SUBJECT.match(title)
-    subject = match["subject"] if match else ""
+    label = _TITLE_LABEL.match(title)
+    subject = match["subject"] if match else label["subject"] if label and not _STRONG_NAME.search(
+        label["subject"]) and label["subject"].lower() not in (*_COMMON_LABELS, *_RUN_WORDS) else ""
     vague = subject.lower() in _VAGUE_SUBJECTS or any(_product(word) for word in subject.split())
     return "" if vague or _leading_run(title) else subject
 
@@ -141,15 +176,66 @@ _CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za
                         r"\b(?!\s*=(?!=))")
 
 
+# A command an issue title quotes as code ("... ignored by dataloaders for `ketos test`"): a console script and its
+# subcommand, or a launcher and the script it runs (``python train.py``: the script).
+_TITLE_COMMAND = re.compile(r"`(?P<command>[a-z][\w.-]{1,30}) (?P<sub>[A-Za-z_][\w./-]{1,60})(?: [^`]*)?`")
+_LAUNCH_COMMANDS = frozenset({"python", "python3", "accelerate", "torchrun", "deepspeed", "bash", "sh", "sudo",
+                              "srun", "mpirun", "uv", "poetry", "conda", "pip", "pip3", "git", "docker", "cd", "make",
+                              "jupyter", "ipython", "pytest", "lightning", "export", "nohup", "CUDA_VISIBLE_DEVICES"})
+
+
+def _title_command(title: str, message: str) -> str:
+    """The command an issue title quotes: its console script and subcommand, a launcher's script; never an install,
+    nor words of the message quoted as code."""
+    for match in _TITLE_COMMAND.finditer(title):
+        command, sub = match["command"], match["sub"]
+        if f"{command} {sub}".lower() in message.lower():
+            continue
+        if command in ("pip", "pip3", "conda", "git", "docker", "cd", "make", "uv", "poetry"):
+            continue  # an install or a checkout, not the run
+        if command in _LAUNCH_COMMANDS or re.fullmatch(r"python[\d.]*", command):
+            script = next((word for word in match.group()[1:-1].split() if word.endswith((".py", ".sh"))), "")
+            if script:  # `accelerate launch train.py` and `python tools/x.py`: the script
+                return re.split(r"[/\\]", script)[-1]
+            continue
+        if not sub.startswith("-"):
+            return f"{command} {sub}"
+    return ""
+
+
 def _title_code_name(title: str, message: str) -> str:
     """For a report without frames: the API the issue's title names (the last part of a dotted name; a file's name
-    with its suffix: "Update rpo_continuous_action.py" names the script, never "py")."""
+    with its suffix: "Update rpo_continuous_action.py" names the script, never "py"), else the command it quotes."""
     for match in _CODE_NAME.finditer(title):
         dotted = (match["tick"] or match["snake"]).replace("::", ".")
         stem, _, name = dotted.rpartition(".")
-        name = f"{stem.rpartition('.')[2]}.{name}" if stem and name.lower() in _FILE_SUFFIXES else name
+        owner = stem.rpartition(".")[2]
+        file = name.lower() in _FILE_SUFFIXES
+        method = owner[:1].isupper() and name[:1].islower() and name not in message  # a class's method: Class.method
+        name = f"{owner}.{name}" if stem and (file or method) else name
         if name and name not in message and not name.endswith(("Error", "Exception")):
             return name
+    return _title_call(title, message) or _title_command(title, message)
+
+
+# A call or a dotted name in an issue title's words ("model.fit() raises ...", "Bug in lib.models.Informer forward",
+# "WidgetModel.predict returns ..."): a class's method keeps its class, else the last part names it. Other libraries'
+# names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
+_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)")
+_FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
+                            "huggingface", "www", "e", "i", "self", "cls", "args", "cfg", "config", "opt", "opts",
+                            "kwargs", "params", "hparams"})
+
+
+def _title_call(title: str, message: str) -> str:
+    for match in _TITLE_CALL.finditer(title):
+        parts = match["name"].split(".")
+        owner = parts[-2] if len(parts) > 1 else ""
+        shaped = match["call"] or owner[:1].isupper() or len(parts) > 2  # not an attribute read (device.type)
+        if not shaped or parts[0] in _FOREIGN_ROOTS or len(parts[-1]) < 3 or parts[-1].lower() in _FILE_SUFFIXES \
+                or _STRONG_NAME.search(parts[-1]) or parts[-1] in message:
+            continue
+        return f"{owner}.{parts[-1]}" if owner[:1].isupper() and parts[-1][:1].islower() else parts[-1]
     return ""
 
 
@@ -237,3 +323,32 @@ def message_api(message: str) -> str:
 _FILE_SUFFIXES = frozenset({"txt", "py", "json", "yaml", "yml", "md", "cfg", "toml", "ini", "sh", "ipynb", "pt",
                             "pth", "bin", "ckpt", "csv", "log", "safetensors", "onnx", "zip", "whl"})
 _STRONG_NAME = re.compile(r"(Error|Exception|Warning)$|^(self|cls|torch|cuda|cpu|True|False|None|pip|conda)$")
+
+
+# What an issue title adds after the message it quotes: where it ran (" in configs/CREMI.yaml") or which models
+# or classes it ran with (" with Random, ADMMSLIM, and SLIMElastic"): the reporter's context, not the message.
+_NAMES = r"[A-Z][\w.-]{1,40}(?:(?:,|,? and| or)\s+[A-Z][\w.-]{1,40}){0,6}"
+# (Never "for X" nor "on X": "not implemented for Half" is the message, "on A100" where it ran.)
+_TITLE_CONTEXT = re.compile(rf"\s+(?:in\s+(?:the\s+)?(?P<path>[\w./-]+\.(?:yaml|yml|json|py|cfg|toml|ini|ipynb|sh))|"
+                            rf"(?:with|using|when using)\s+(?:the\s+)?(?P<names>{_NAMES})"
+                            rf"(?:\s+models?|\s+class(?:es)?)?)\s*[.!]?$")
+
+
+def title_context(report: BugReport, message: str) -> tuple[str, str]:
+    """A frameless report whose message is its issue title's tail: the message without the context the title adds
+    after it, and the first name that context gives (the API a report with none names), else ``(message, "")``."""
+    at = report.title.find(message) if message else -1
+    if report.traceback.frames or at < 0:
+        return message, ""
+    said = report.title[at:]  # the message and what the title adds after it (a message read whole, or cut before it)
+    match = _TITLE_CONTEXT.search(said)
+    if match is None or not 20 <= match.start() <= len(message) or _quoted(said, match.start()):
+        return message, ""
+    names = re.split(r",?\s+(?:and|or)\s+|,\s*", match["names"]) if match["names"] else []
+    return said[: match.start()].rstrip(" ,;:"), next((name for name in names if not _product(name)), "")
+
+
+def _quoted(text: str, at: int) -> bool:
+    """Whether ``at`` lies inside a quotation the message opened (a quoted name is part of the message)."""
+    return text[:at].count("'") % 2 == 1 or text[:at].count('"') % 2 == 1
+

@@ -9,7 +9,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
-from harness.authoring._said import _STRONG_NAME, _leading_run, said_api
+from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context
 from harness.authoring._signature import _FOLDERS
 
 
@@ -25,14 +25,15 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     repository (its name names it, even when generic: "tts" for coqui-ai/TTS, not mozilla/TTS); asked only for a
     generic name."""
     traceback = report.traceback
-    message = _title_message(traceback.exception, traceback.first_message_line)
+    message = _title_message(traceback.exception, _first_statement(traceback.message))
     if not traceback.first_message_line and (named := _title_from(report.title, traceback.exception_class)):
         message = named
+    message, context = title_context(report, _closed(message))
     owner = frame_owner(frame, report.environment) if frame else None
     own = frame is not None and (owner is None or owner[1] == culprit)
     frames = traceback.final_frames or traceback.frames
     function = (_project_api(frames, frame, owner, report) if own and frame else _own_api(frames) if frame is None
-                else "") or (said_api(report, culprit, message) if not own else "")
+                else "") or (context or said_api(report, culprit, message) if not own else "")
     if not function and frame and not own:  # the report's own function that called the frame's library, else its API
         # (torch's function is never the project's API: "pyannote-audio instance_norm" names no code of pyannote's)
         function = _own_api(frames) or (_api(frames, frame, owner, report) if not owner or owner[1] != "torch"
@@ -42,7 +43,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
         function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
     if frame is not None and own:
         function = _qualified(function, frame, report)
-    elif frame is None and (shown := next((f for f in reversed(frames) if f.function == function), None)):
+    elif frame is None and (shown := next((f for f in reversed(frames) if _leading_name(f.function) == function),
+                                          None)):
         function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     library = _repository_identity(library, report.url, indexed)
@@ -81,7 +83,7 @@ def _qualified(function: str, frame: Frame, report: BugReport, prose_only: bool 
     """The blamed frame's bare method with its class where the report names both (`NLL()` and `update()`, or
     ``NLL.update``), else a generic method of code in no package with its file (``metrics.py update``);
     ``prose_only``: only the class the prose names with the method."""
-    if function != frame.function or not function.isidentifier():
+    if function != _leading_name(frame.function) or not function.isidentifier():
         return function
     named = [name.removesuffix("()") for name in (*(() if prose_only else report.class_calls), *report.code_names)]
     dotted = [name for name in named if name.endswith(f".{function}") and name[:1].isupper()]
@@ -201,13 +203,19 @@ def _own_api(frames: tuple[Frame, ...]) -> str:
     """The innermost function of the report's own frames (a frame-only checkout of the linked project) that is not
     plumbing, a dunder, a wrapper, a launcher or a script's top level."""
     for frame in reversed(own_frames(frames)):
-        name = frame.function
+        name = _leading_name(frame.function)
         if name and not name.startswith(("__", "<")) and not _wrapper(name) and name not in _PLUMBING \
                 and name.rpartition(".")[2] not in LAUNCHERS:
             return _line_call(frame.source) or name if name == "main" else name  # an entry function: its line's call
     # only a comprehension or a lambda at a script's top level ("attack_one.py", in <listcomp>): the script names it
     inline = next((f for f in reversed(own_frames(frames)) if f.function in _INLINE), None)
     return _script_file(inline) if inline else ""
+
+
+def _leading_name(function: str) -> str:
+    """A frame's function as Python names it: a pasted frame whose source line was glued onto its function
+    ("train    for data in training_loader:") keeps the function only."""
+    return function.split()[0] if " " in function.strip() and function.split()[0].isidentifier() else function
 
 
 _INLINE = frozenset({"<listcomp>", "<genexpr>", "<dictcomp>", "<setcomp>", "<lambda>"})
@@ -236,12 +244,28 @@ _SPAWNERS = frozenset({"launch", "notebook_launcher", "debug_launcher", "spawn",
 
 
 def _line_call(source: str) -> str:
-    """The callable a source line calls first; for a launcher's call, the function it is handed."""
+    """The callable a source line calls first; for a launcher's call, the function it is handed. Another library's
+    helper (``torch.device('cpu')`` in a continued argument list) and a model instance called (``model(**batch)``)
+    name no API of the project: nothing then."""
     call = _SOURCE_CALL.search(source)
-    if call is None:
+    if call is None or _foreign_call(call.group()):
         return ""
     handed = _LAUNCH_ARGUMENT.match(source, call.end() - 1) if call["name"] in _SPAWNERS else None
     return handed["name"] if handed else call["name"]
+
+
+# Roots of calls that are other libraries' helpers (``torch.device(``, ``np.array(``, ``os.path.join(``), and the
+# words a script names its model or network by: calling such an instance runs its forward, it names no API.
+_FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "os", "sys", "math", "json", "random", "time", "re", "F", "nn",
+                            "pd", "print", "len", "str", "int", "float", "dict", "list", "tuple", "range", "open",
+                            "isinstance", "getattr", "super", "type", "zip", "enumerate", "format"})
+_INSTANCE_WORDS = frozenset({"model", "net", "network", "module", "encoder", "decoder", "pipe", "pipeline", "m",
+                             "classifier", "generator", "discriminator", "layer", "block", "fn", "func", "f"})
+
+
+def _foreign_call(call: str) -> bool:
+    root = call.rstrip("(").partition(".")[0]
+    return root in _FOREIGN_ROOTS or ("." not in call and root in _INSTANCE_WORDS)
 
 
 def _wrapper(function: str) -> bool:
@@ -255,7 +279,7 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     decorated callable: ``pl.Trainer(...)`` -> Trainer)."""
     chain = [frame] + [f for f in reversed(frames[: frames.index(frame)])
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
-    named = [f.function for f in chain if f.function and not f.function.startswith(("__", "<"))]
+    named = [_leading_name(f.function) for f in chain if f.function and not f.function.startswith(("__", "<"))]
     unwrapped = [name for name in named if not _wrapper(name) and name.rpartition(".")[2] not in LAUNCHERS]
     if named and named[0].rpartition(".")[2] in LAUNCHERS:
         return _console_command(frames)  # the culprit's frames only launch the run: the command the user typed
@@ -265,11 +289,44 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
     if not named and (call := _SOURCE_CALL.search(chain[0].source)) and call["name"][:1].isupper() \
             and call["name"] not in report.traceback.message:
         return call["name"]  # only constructors (``__init__``): the class the innermost one's line builds failed
+    if not named and chain[0].function == "__init__" and _script_file(chain[0]).endswith(".py"):
+        return f"{_script_file(chain[0])} __init__"  # a constructor whose line calls no class: its file says whose
     if found or not named or chain[-1] not in frames:
         return found
     outermost = frames.index(chain[-1])
     call = _SOURCE_CALL.search(frames[outermost - 1].source) if outermost else None
     return call["name"] if call and not call["name"].startswith("__") else ""
+
+
+def _first_statement(message: str) -> str:
+    """The message's first line, with the line after it when the first only introduces it ("Error(s) in loading
+    state_dict for unet3D:" then "Missing key(s) in state_dict: ..."): the symptom is what follows the colon."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":") and lines[1][:1].isalnum() \
+            and not lines[1].startswith(("File ", "Traceback")):
+        cause, colon, listed = lines[1].partition(": ")
+        return f"{lines[0]} {cause} ..." if colon and len(listed) > 40 else f"{lines[0]} {lines[1]}"  # not every key
+    return lines[0] if lines else ""
+
+
+def _closed(message: str) -> str:
+    """A message the report cut inside a quotation or a parenthesis (``... FAILED at "../aten/src``, ``cpu! (when
+    checking argument for argument``), or inside the device a device check names last (``cuda:0 and c``): up to the
+    word before it, said to go on ("... FAILED ...")."""
+    if message.count('"') % 2:
+        cut = message.rfind('"')
+    elif message.count("(") > message.count(")"):
+        cut = message.rfind("(")
+    elif (device := _CUT_DEVICE.search(message)) is not None:
+        cut = device.start("last")
+    else:
+        return message
+    head = re.sub(r"\s+(?:at|in|from|for|of|on|to|and)$", "", message[:cut].rstrip(" ,;:("))
+    return f"{head} ..." if len(head) >= 20 else message
+
+
+# The device a device check names last, cut by the paste ("... at least two devices, cuda:0 and c").
+_CUT_DEVICE = re.compile(r"two devices, \S+ and (?P<last>(?!(?:cpu|cuda:\d+|mps|xpu:\d+|meta|npu:\d+)!?$)\S*)$")
 
 
 def _title_from(title: str, exception: str) -> str:
