@@ -1,9 +1,12 @@
-"""The commit a pasted report states its run used (a split of ``_envlist``), and what marks a sentence about a
-release that worked rather than the one that failed."""
+"""The commit a pasted report states its run used, or the repository it installed from source at no stated commit
+(a split of ``_envlist``), and what marks a sentence about a release that worked rather than the one that failed."""
 
 from __future__ import annotations
 
+import itertools
 import re
+
+from harness.authoring._prose import REPLY_HEADER
 
 # A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
 WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
@@ -32,3 +35,25 @@ def stated_commit(lines: list[str]) -> tuple[str, str]:
 # "+<sha>"): ".../dist-packages/TTS-0.0.3+6d6dca0-py3.6.egg/TTS/layers/losses.py"
 _EGG_COMMIT = re.compile(r"-packages[/\\]+(?P<name>[A-Za-z][\w.]*)-\d[\w.]*\+g?(?P<sha>(?=[a-f]*\d)[0-9a-f]{7,40})"
                          r"(?:\.[\w.]+)?-py\d[\d.]*\.egg[/\\]")
+
+
+# An install of a repository's current code: `git clone https://github.com/o/r` then `pip install .` / `pip install -e
+# ".[torch]"` within a few lines, or `pip install git+https://github.com/o/r` at no commit (its default branch).
+_CLONE = re.compile(r"\bgit clone (?:-\S+ )*https?://github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100}?)(?:\.git)?/?(?:\s|$)")
+_LOCAL_INSTALL = re.compile(r"\bpip3? install (?:-\S+ )*(?:-e |--editable )?['\"]?\.(?:\[[\w,.-]*\])?['\"]?(?:\s|$)")
+_BRANCH_INSTALL = re.compile(r"\bpip3? install (?:-\S+ )*['\"]?git\+https?://github\.com/(?P<repo>[\w.-]{1,100}/"
+                             r"[\w.-]{1,100}?)(?:\.git)?(?:@(?:main|master|dev|develop))?['\"]?(?:\s|$)")
+
+
+def installed_from(lines: list[str]) -> str:
+    """The repository ("owner/name") the run installed at its default branch, not at a stated commit; "" if none.
+    Only the report's own text: a reply's `pip install git+...` is a fix to try, not what ran."""
+    own = list(itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines))
+    for index, line in enumerate(own):
+        if ("install" not in line and "clone" not in line) or WORKING.search(line):
+            continue
+        if branch := _BRANCH_INSTALL.search(line):
+            return branch["repo"]
+        if (clone := _CLONE.search(line)) and any(_LOCAL_INSTALL.search(later) for later in own[index: index + 5]):
+            return clone["repo"]
+    return ""

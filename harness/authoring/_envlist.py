@@ -11,39 +11,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
 from harness.authoring._envcommit import WORKING as _WORKING
+from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.authoring._envtypes import _RELEASE
+from harness.authoring._envtypes import Environment as Environment
+from harness.authoring._envtypes import Pin as Pin
+from harness.authoring._envunnamed import _unnamed_pin
 from harness.cases._distributions import DISTRIBUTIONS
 from harness.cases._placeholders import MARK
 
-
-@dataclass(frozen=True)
-class Pin:
-    version: str  # as listed: 2.0.1+cu118, 0.32.0.dev0, or "" for a source install
-    source: str  # "pip freeze", "pip list / conda list", "env listing"
-    report_line: int
-    origin: str = ""  # a source install's URL (git+https://...)
-
-
-@dataclass(frozen=True)
-class Environment:
-    pins: dict[str, Pin] = field(default_factory=dict)  # canonical distribution name -> listed version
-    python: str | None = None
-    conflicts: tuple[str, ...] = ()
-    # a version the prose states without naming its package ("on version 0.23"): the reported project's, if any
-    unnamed: Pin | None = None
-    # the commit the report states it ran ("Commit": "5bea443d...", "commit 1a2b3c4", a blob link at a sha) and the
-    # repository a link names for it ("owner/name", "/name" from an installed egg, "" when the text names none)
-    commit: tuple[str, str] = ("", "")
-
-
 _VERSION = r"\d[\w.+!-]*+"
-# A release number as listings print it (not "79.35GB" or "8"): what the loose listing formats below must give.
-_RELEASE = r"\d+(?:\.\d+)++(?:(?:a|b|rc|\.?post|\.?dev)\d*+)*+(?:\+[\w.]*+)?"
 _FREEZE = re.compile(rf"(?<![\w.\-/=])(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*+)\s*+==\s*+(?P<ver>{_VERSION})")
 _SOURCE = re.compile(  # "-e git+https://...#egg=name", "name @ git+https://..." or "name @ file:///..."
     r"^\s*(?:-e\s+)?(?P<url>git\+[^\s#]++)#egg=(?P<egg>[\w.-]+)|^\s*(?P<name>[A-Za-z0-9][\w.-]*+)\s+@\s+(?P<at>\S+)")
@@ -113,37 +94,10 @@ def parse_environment(lines: list[str]) -> Environment:
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
     if "torch" not in pins and (stated := next(_prose_torch(lines), None)):  # a sentence's, when no listing has one
         pins["torch"] = stated[1]
-    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines))
+    return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines),
+                       installed_from(lines))
 
 
-
-
-# "I rerun it on version 0.23", "with v1.2.0 of the package": a release named in a sentence without its package.
-_UNNAMED = re.compile(rf"\b(?:on|with|using|in|from)\s+(?:the\s+)?(?:version\s+v?|v)(?P<ver>{_RELEASE})\b")
-
-
-# An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
-_TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
-
-
-# "After upgrade from 0.7.5 to 0.7.8 X gets RuntimeError": the release upgraded to is the one that ran (and broke).
-_UPGRADED = re.compile(rf"\b(?:upgrad\w*|updat\w*|bump\w*|going)\s+from\s+v?{_RELEASE}\s+to\s+v?(?P<ver>{_RELEASE})"
-                       r"(?![\w.])", re.IGNORECASE)
-
-
-def _unnamed_pin(lines: list[str]) -> Pin | None:
-    """The first release a sentence states without naming a package (exactly one distinct version, else none); an
-    upgrade "from A to B" the report's title or description states gives B."""
-    upgraded = next(((index, match["ver"]) for index, line in enumerate(lines) if "from" in line
-                     for match in _UPGRADED.finditer(line)), None)
-    if upgraded is not None:
-        return Pin(upgraded[1], "a sentence (no package named)", upgraded[0] + 1)
-    found = [(index, match["ver"]) for index, line in enumerate(lines)
-             if ("version" in line or " v" in line) and not _WORKING.search(line)
-             for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]
-    if len({version for _, version in found}) != 1:
-        return None
-    return Pin(found[0][1], "a sentence (no package named)", found[0][0] + 1)
 
 
 # Two-line shapes: an interpreter's ">>> flash_attn.__version__" (cleaning may take ">>>" for a quote's marks)

@@ -33,7 +33,8 @@ def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: l
     """The index's project page when the index's project of that name is not the repository's (PyPI's ``apex`` is
     not NVIDIA's): its URLs name a code host but not the repository, do not name the repository's owner, or there
     are none (PyPI's ``brats`` links nowhere: a name match alone never wins over the report's repository), unless
-    the repository's owner is named after the project."""
+    the repository's owner is named after the project. A sibling repository of the same owner, or a site named after
+    the project with no code host naming another repository, is the project's own page (kraken.re)."""
     if urls is None:
         notes.append(f"not checked that the package index's {culprit} is {repo}'s project (its metadata did not "
                      "answer): if it is another project's, pin commits of the repository instead")
@@ -48,8 +49,27 @@ def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: l
         return _NO_LINK
     if any(f"/{repo.lower()}" in url.lower().removesuffix(".git") for url in urls):
         return ""
-    hosted = any(re.search(r"\b(?:github\.com|gitlab\.com|bitbucket\.org)/", url) for url in urls)
+    hosts = [host for url in urls if (host := re.match(r"https?://(?:www\.)?(?P<host>[^/:]+)(?:/(?P<owner>[^/]+))?",
+                                                      url))]
+    hosted = [host for host in hosts if host["host"] in _CODE_HOSTS]
+    if _own_page(culprit, repo, hosts, hosted):
+        notes.append(f"the package index's {culprit} links {urls[0]}, taken as {repo}'s own page (a repository of "
+                     "the same owner, or a site named after the project): check it is")
+        return ""
     return urls[0] if hosted or not any(owner in url for url in squeezed) else ""
+
+
+_CODE_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
+
+
+def _own_page(culprit: str, repo: str, hosts: list[re.Match[str]], hosted: list[re.Match[str]]) -> bool:
+    """A sibling repository of the same owner (unslothai/unsloth for unsloth-zoo), or, with no code host naming
+    another repository, a site named after the project (kraken.re for kraken)."""
+    if any(host["owner"] and host["owner"].lower() == repo.partition("/")[0].lower() for host in hosted):
+        return True
+    squeezed = re.sub(r"[^a-z0-9]", "", culprit)
+    return not hosted and any(re.sub(r"[^a-z0-9]", "", host["host"].lower().rpartition(".")[0].rpartition(".")[2])
+                              == squeezed for host in hosts)
 
 
 _NO_LINK = "its metadata links no repository"
@@ -75,11 +95,18 @@ def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], n
     if commit := _run_commit(report):
         notes.append(f"the buggy pin is the commit the report states it ran ({commit}): check it")
         stated = (f"{culprit} @ {source}@{commit}", "the commit the report states it ran")
-    pin = [(stated if commit else (f'{MARK}: {missing}: pin the commit the report ran, e.g. '
-            f'"{culprit} @ {source}@<commit>"', "")) if dist.startswith(MARK) and culprit in dist else (dist, why)
+    named = f" ({_NAMED.format(culprit=culprit)})"
+    ran = (f'{MARK}: {missing}: pin the commit the report ran, e.g. "{culprit} @ {source}@<commit>"{named}', "")
+    pin = [(stated if commit else ran) if dist.startswith(MARK) and culprit in dist else (dist, why)
            for dist, why in buggy]
-    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"', "")]
+    fix = [(f'{MARK}: the commit that fixed it, e.g. "{culprit} @ {source}@<commit>"{named}', "")]
     return pin, fix
+
+
+# Whether the repository's package is named as its repository is not known here (no index project ties them):
+# pip refuses a direct reference whose name is not the one the commit's packaging gives.
+_NAMED = ("{culprit} if its pyproject.toml or setup.py names the project so, else that name: pip refuses a "
+          "commit pin under another name")
 
 
 _CHECKOUT = "checkout:"
@@ -92,6 +119,13 @@ def _run_commit(report: BugReport) -> str:
     if own and repo.startswith("/"):  # an installed egg's name: the repository's when it is spelled the same
         return sha if canonicalize_name(repo[1:]) == canonicalize_name(own[2]) else ""
     return sha if own and (not repo or repo.lower() == own[1].lower()) else ""
+
+
+def _cloned(report: BugReport, culprit: str) -> str:
+    """How the report installed its own repository's current code ("installed from a clone ..."), else ""."""
+    source = report.environment.installed_from
+    own = _own_repository(report.url, culprit)
+    return f"installed from its default branch, {source}" if source and source.lower() == own.lower() else ""
 
 
 def _checkout_run(report: BugReport, culprit: str) -> str:
@@ -117,15 +151,20 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if culprit == "torch":
         return buggy, fix
     if culprit not in report.environment.pins and released and released(culprit) is False:
+        if project_urls and (repo := _own_repository(report.url, culprit)) and \
+                (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, absent=True)):
+            return renamed  # the repository's package is on the index under another name (neural_prophet's)
         return _unreleased(culprit, report, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
             return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report, buggy, notes, owner)
-    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes
+    # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
+    # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
-            and (checkout := _checkout_run(report, culprit)):
+            and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)
+                                                          or _cloned(report, culprit)):
         return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
@@ -137,16 +176,20 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     """The fix a reply names: a commit of the culprit's own repository, else a release a reply installed and said
     solved it (another library's: the culprit's buggy pins stay, the fix adds that release), else the fix
     placeholder says how a reply fixed it ("replacing labels_cuda")."""
+    own = culprit != "torch" and bool(_own_repository(report.url, culprit))
+    culprit = _pinned_name(culprit, buggy)  # the index's name of the repository's package, where it differs
     commit = next((fix[7:] for fix in report.fixes if fix.startswith("commit:")), "")
-    if commit and culprit != "torch" and _own_repository(report.url, culprit):
-        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one")
+    if commit and own:
+        notes.append(f"the fix pin is the commit a reply names ({commit}): check it is the fix, not a later one, and "
+                     f"that the repository's packaging names its project {culprit} at that commit (pip refuses a "
+                     "direct reference under another name)")
         return [(f"{culprit} @ {_commit_source(report.url)}@{commit}", "the commit a reply names as the fix")]
     release = next((fix[8:] for fix in report.fixes if fix.startswith("release:")), "")
-    if release and culprit != "torch" and _own_repository(report.url, culprit):
+    if release and own:
         notes.append(f"the fix pin {culprit}=={release} is the release a reply names as the fix: check it")
         return [(f"{culprit}=={release}", "the release a reply names as the fix")]
     pull = next((fix[3:] for fix in report.fixes if fix.startswith("pr:")), "")
-    if pull and culprit != "torch" and _own_repository(report.url, culprit):
+    if pull and own:
         notes.append(f"a reply names pull request #{pull} as the fix: pin the first release that has it, else its "
                      "merge commit")
         if any("git+" in dist for dist, _ in buggy):  # commit pins already: the fix is the PR's merge commit
@@ -163,6 +206,16 @@ def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fi
     if str(canonicalize_name(pin.partition("==")[0])) == culprit:
         return [(pin, "the release a reply installed and said solved it")]
     return [*buggy, (pin, "a reply installed this release and said it solved the bug")]
+
+
+def _pinned_name(culprit: str, buggy: list[tuple[str, str]]) -> str:
+    """The name the culprit's buggy pin gives its distribution ("neuralprophet==X.Y.Z" for the repository
+    neural_prophet, once the index's name was found), else the culprit."""
+    for dist, _ in buggy:
+        named = re.search(r"(?:^|e\.g\. \"?)(?P<name>[A-Za-z0-9][\w.-]*)(?:==| @ git\+)", dist)
+        if named:
+            return str(canonicalize_name(named["name"]))
+    return culprit
 
 
 def _stated_version(culprit: str, buggy: list[tuple[str, str]]) -> str:

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +223,8 @@ def index_project_urls(deadline_s: float = 10.0) -> ProjectUrls:
         try:
             with urllib.request.urlopen(url, timeout=deadline_s) as answer:
                 info = json.loads(answer.read(4 * 2**20))["info"]
+        except urllib.error.HTTPError as error:
+            return () if error.code == 404 else None  # no such project: it links nothing (and the search goes on)
         except (OSError, ValueError, KeyError, TypeError):
             return None
         found = [info.get("home_page") or "", *(info.get("project_urls") or {}).values()]

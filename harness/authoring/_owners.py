@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import keyword
 import re
+import time
 from collections.abc import Callable
 
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import Environment, Frame
+from harness.authoring._prose import CHECKOUT_FOLDERS
 from harness.cases._distributions import DISTRIBUTIONS as DISTRIBUTIONS  # re-exported: _draft, _title read it here
 
 # Import packages of ML projects often run from a source checkout whose folder is named otherwise
@@ -167,14 +169,20 @@ def frame_owner(frame: Frame, environment: Environment | None = None) -> tuple[s
         return (repo, str(canonicalize_name(repo))) if re.fullmatch(r"[\w.-]{1,80}", repo) else None
     elif frame.cut and not posix.startswith("/") and "/" in posix:
         top = posix.split("/")[0]  # what the paste kept of site-packages/<package>/...
-        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) else None
+        module = top if _package_name(top) and not _NOT_CHECKOUTS.search(top) and not _VENDORED.match(top) \
+            and top.lower() not in CHECKOUT_FOLDERS else None  # utils/scheduler.py: a checkout's folder
     else:
         module = _checkout_module(posix, environment)
     if module is None:
         return None
-    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(module)),))
+    candidates = DISTRIBUTIONS.get(module, (str(canonicalize_name(_EXAMPLES.sub("", module))),))
     pins = environment.pins if environment else {}
     return module, next((c for c in candidates if c in pins), candidates[0])
+
+
+# A project's examples shipped as a top-level package beside its own (brevitas_examples in brevitas): the same
+# distribution, which has no project of the examples' name.
+_EXAMPLES = re.compile(r"(?<=[a-z0-9])_examples?$", re.IGNORECASE)
 
 
 def _site_module(rest: str) -> str | None:
@@ -283,20 +291,31 @@ def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool |
     return lambda name: answers[name] if name in answers else answers.setdefault(name, released(name))
 
 
-# Names a repository's package commonly takes on the index when its own name there is another project's
-# (clovaai/donut publishes donut-python).
-_INDEX_SPELLINGS = ("{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}")
+# Names a repository's package commonly takes on the index when its own name there is another project's or absent
+# (clovaai/donut publishes donut-python, ourownstory/neural_prophet neuralprophet, mosaicml/composer mosaicml).
+_SEARCH_BUDGET_S = 20.0
+_INDEX_SPELLINGS = ("{squeezed}", "{name}-python", "python-{name}", "py{name}", "{name}-pytorch", "pytorch-{name}",
+                    "{owner}", "{owner}-{name}")
 
 
 def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None]) -> str:
     """The index's project, under one of a few common spellings, whose URLs name the repository ("" when none; the
     first unanswered question stops the search, so an offline host asks once)."""
+    owner = str(canonicalize_name(repo.partition("/")[0]))
+    tried = {name}
+    started = time.monotonic()
     for spelling in _INDEX_SPELLINGS:
-        urls = project_urls(spelling.format(name=name))
+        candidate = spelling.format(name=name, squeezed=re.sub(r"[^a-z0-9]", "", name), owner=owner)
+        if candidate in tried:
+            continue
+        if time.monotonic() - started > _SEARCH_BUDGET_S:  # a slow index: the draft keeps its commit pins
+            return ""
+        tried.add(candidate)
+        urls = project_urls(candidate)
         if urls is None:
             return ""
         if any(f"/{repo.lower()}" in url.lower().removesuffix(".git").rstrip("/") + "/" for url in urls):
-            return spelling.format(name=name)
+            return candidate
     return ""
 
 
@@ -304,12 +323,15 @@ Pins = list[tuple[str, str]]
 
 
 def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
-                       pins: tuple[Pins, Pins], notes: list[str]) -> tuple[Pins, Pins] | None:
-    """The buggy and fix pins naming the index's project of the repository under its other name, or None."""
+                       pins: tuple[Pins, Pins], notes: list[str], absent: bool = False) -> tuple[Pins, Pins] | None:
+    """The buggy and fix pins naming the index's project of the repository under its other name, or None (``absent``:
+    the index has no project of the name, else another project's)."""
     renamed = renamed_release(name, repo, project_urls)
     if not renamed:
         return None
-    notes.append(f"the package index's {name} is another project; {repo}'s package there is {renamed}: pinned so")
+    said = (f"the package index has no project named {name}" if absent else
+            f"the package index's {name} is another project")
+    notes.append(f"{said}; {repo}'s package there is {renamed}: pinned so")
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
     buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
     return buggy, fix

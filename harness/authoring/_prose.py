@@ -16,10 +16,17 @@ _PATH = re.compile(r"(?<![\w/.\\-])(?P<module>[A-Za-z_]\w{0,60})/(?:\w{1,60}/){0
 _DOTTED = re.compile(r"(?<![\w./-])(?P<module>[a-z_][a-z0-9_]{1,60})(?:\.[A-Za-z_]\w{0,60}){2,}")
 
 
+# A checkout's generic top-level folders (utils/scheduler.py, hydra's target 'training.trainer.Trainer'): the
+# repository's own code, never a distribution of that name (PyPI's `utils` or `training` is another project).
+CHECKOUT_FOLDERS = frozenset({
+    "utils", "util", "models", "model", "training", "train", "trainer", "trainers", "modules", "networks", "network",
+    "nets", "net", "lib", "libs", "src", "core", "common", "engine", "helpers", "layers", "losses", "loss", "dataset",
+    "dataloader", "dataloaders", "inference", "eval", "evaluation", "options", "misc", "solver", "tasks", "data",
+    "configs", "config", "scripts", "tools"})
 # Folders of a repository that hold scripts, not an importable package (a link into recipes/ names no module).
-_NOT_MODULES = frozenset({"self", "cls", "super", "recipes", "scripts", "examples", "example", "tools", "tests",
-                          "test", "docs", "configs", "config", "benchmarks", "notebooks", "projects", "demo", "demos",
-                          "apps", "tutorials", "experiments", "data", "assets", "models", "utils"})
+_NOT_MODULES = CHECKOUT_FOLDERS | {"self", "cls", "super", "recipes", "examples", "example", "tests", "test", "docs",
+                                   "benchmarks", "notebooks", "projects", "demo", "demos", "apps", "tutorials",
+                                   "experiments", "assets"}
 
 
 # Extensions of checkpoints, data and configs: "sceneflow_pretrained_model.pth.tar" is a file, never a module.
@@ -154,6 +161,13 @@ _PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|plea
                       r"to|install)\s+)['\"`]?(?P<pin>[A-Za-z][\w.-]{0,60}==[\w.+!-]{1,40})['\"`]?")
 
 
+# A reply linking the repository's code at a commit that works ("Here's a new notebook that should work: https://
+# githubtocolab.com/o/r/blob/68a3f926.../x.ipynb"): the fix is that commit (GitHub's and Colab's views of it).
+_REPLY_SHA_LINK = re.compile(r"https?://(?:github\.com|githubtocolab\.com|colab\.research\.google\.com/github)/"
+                             r"(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree|commit)/(?P<sha>[0-9a-f]{7,40})\b")
+_SHOULD_WORK = re.compile(r"\bshould (?:now )?work\b|\bworks now\b|\bnow works\b", re.IGNORECASE)
+
+
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     """Fixes the text names, in order: ``commit:<sha>`` for a commit of the report's repository, else the
     ``name==version`` a reply installed (or tells the reporter to use) and said solved it; ``said:<how>`` for a
@@ -161,11 +175,16 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
     own = _URL.match(url)
     own_repo = own["repo"].lower() if own else ""
     found: list[str] = []
+    replied = False
     for index, line in enumerate(lines):
         context = " ".join(lines[max(0, index - 3): index + 1])
+        replied = replied or bool(REPLY_HEADER.match(line.strip()))
         for match in _COMMIT_URL.finditer(line) if own_repo and "/commit/" in line else ():
             if match["repo"].lower() == own_repo and _SAYS_FIXED.search(line.replace(match.group(), " ")):
                 found.append(f"commit:{match['sha']}")
+        found += [f"commit:{match['sha']}" for match in _REPLY_SHA_LINK.finditer(line) if replied and own_repo
+                  and match["repo"].lower() == own_repo and (_SAYS_FIXED.search(context.replace(match.group(), " "))
+                                                              or _SHOULD_WORK.search(context))]
         for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])

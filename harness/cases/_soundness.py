@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
 from harness.cases._distributions import DISTRIBUTIONS, OTHER_PROJECTS
+from harness.cases._pinnames import misnamed_commit_pin
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, SKELETON_HEADER, SKELETON_IMPORT
 
 # What a torch-only environment imports besides the standard library: torch, its own modules, its dependencies.
@@ -52,6 +53,7 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                       f"({pins}; no patch, args or env of its own): it cannot pass where that fails",
                                 fix="pin the first fixed release in the fix variant (or give it the workaround's "
                                     "args, env or patch)", line=line_of(["variants", fix.name, "requires"]))
+    _refuse_misnamed_pin(path, case or {}, line_of)
     _refuse_floating_pin(path, case or {}, line_of)
     missing = _imports_missing(script, variants.values())
     if missing:
@@ -96,6 +98,16 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                             fix=f"pin the release of {project} the report ran, or `{project} @ git+https://github.com/"
                                 "OWNER/REPO@COMMIT` for a project run from a source checkout",
                             line=line_of(["variants", variant, "requires"]))
+
+
+def _refuse_misnamed_pin(path: Path, case: Mapping[str, Any], line_of: Callable[[list[Any]], int | None]) -> None:
+    if misnamed := misnamed_commit_pin(case):
+        variant, requirement, right = misnamed
+        where = f"variant {variant!r}" if variant else "the case"
+        raise CaseFileError(path, f"{where} requires {requirement!r}, but that project is named {right}: pip refuses "
+                                  "a direct reference whose name is not the project the commit builds",
+                            fix=f"name it {right} @ {requirement.partition(' @ ')[2]}",
+                            line=line_of(["variants", variant, "requires"] if variant else ["requires"]))
 
 
 def _refuse_floating_pin(path: Path, case: Mapping[str, Any], line_of: Callable[[list[Any]], int | None]) -> None:
