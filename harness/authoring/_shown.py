@@ -139,13 +139,15 @@ _COMMON_METHODS = frozenset({
     "destroy", "child"})
 
 
-# torch's and Python's classes a script builds without naming their module (``DataLoader(ds)``, ``AdamW(params)``).
+# torch's and Python's classes a script builds without naming their module (``DataLoader(ds)``, ``AdamW(params)``), and
+# the reprs a run prints (``Namespace(config=...)``, ``array([...])``, ``device(type='cuda')``).
 _COMMON_CLASSES = frozenset({"DataLoader", "Dataset", "TensorDataset", "Subset", "DistributedSampler", "Adam", "AdamW",
                              "SGD", "Linear", "Conv2d", "Conv1d", "Sequential", "ModuleList", "ModuleDict", "Parameter",
                              "Tensor", "GradScaler", "autocast", "DistributedDataParallel", "DataParallel", "DDP",
                              "Path", "ArgumentParser", "defaultdict", "OrderedDict", "Counter", "partial", "namedtuple",
                              "Compose", "ToTensor", "Normalize", "Resize", "Generator", "Dropout", "ReLU", "LayerNorm",
-                             "BatchNorm2d", "Embedding", "CrossEntropyLoss", "MSELoss", "Module"})
+                             "BatchNorm2d", "Embedding", "CrossEntropyLoss", "MSELoss", "Module",
+                             "Namespace", "array", "device", "dtype", "Size", "namespace"})
 # A model or layer instance called (``y = net(x)``): the run's object, no API.
 _INSTANCE_WORDS = frozenset({"model", "net", "network", "module", "encoder", "decoder", "pipe", "pipeline", "m",
                              "classifier", "generator", "discriminator", "layer", "block", "fn", "func", "f"})

@@ -70,8 +70,8 @@ def test_another_librarys_call_gives_way_to_the_projects() -> None:
 
 def test_code_off_the_failing_path_names_no_api() -> None:
     """A reply's fix (``x.to(get_device())``), an environment dump, an install command, a config, a torch-only
-    snippet, Python's builtins and setup calls, the reporter's own workaround helper: no API; the title keeps the
-    project and the symptom."""
+    snippet, Python's builtins and setup calls, printed reprs, C++, a model instance, the reporter's own workaround
+    helper: no API; the title keeps the project and the symptom."""
     plain = f"widgetkit: {PLACED}"
     shapes = [
         "\nsomeone · comment · 2023-10-05\nFixed:\n```\nreturn torch.from_numpy(enc).float().to(get_device())\n"
@@ -80,6 +80,9 @@ def test_code_off_the_failing_path_names_no_api() -> None:
         "```\npip install widgetkit==0.3\npython -m venv .venv\n```\n",
         "```yaml\nmodel:\n  name: widget\n  layers: 4\ntrain_cfg = dict(type='Runner', max_epochs=12)\n```\n",
         "```\nx = torch.zeros(3).cuda()\ny = np.ones(3)\nprint(x + y)\nseed_everything(0)\nmodel.to(device)\n```\n",
+        "```\nCommand line arguments:\nNamespace(checkpoint=None, config_file='a.yaml')\narray([1, 2])\n```\n",
+        "```\nat::Tensor out = at::empty(sizes, options);\nTORCH_CHECK(x.is_cuda(), \"x must be cuda\");\n```\n",
+        "```\nwith torch.no_grad():\n    y = net(x)\nloader = DataLoader(ds)\n```\n",
         "```\ndef to_cuda(i):\n    return i.cuda()\n```\n\n```\nto_cuda(inputs)\n```\n",
     ]
     for shape in shapes:
