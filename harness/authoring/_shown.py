@@ -21,9 +21,9 @@ __all__ = ["shown_calls"]
 # A statement that is a call (``train_and_eval(model, ...)``, ``trainer.fit(model)``), and a call assigned to names
 # (``model = Net()``, ``x, y = load(...)``): the call the statement makes, not one nested in its arguments.
 _STATEMENT_CALL = re.compile(r"^(?:await\s+|return\s+)?(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
-_ASSIGNED_CALL = re.compile(r"^[A-Za-z_][\w.\[\]'\"]*(?:\s*,\s*[A-Za-z_][\w.\[\]'\"]*)*\s*(?::\s*[\w.\[\], ]+)?"
+_ASSIGNED_CALL = re.compile(r"^[A-Za-z_][\w.\[\]'\"]*(?:\s*,\s*[A-Za-z_][\w.\[\]'\"]*)*(?::\s*[\w.\[\],]+)?"
                             r"\s*[-+*/@]?=\s*(?:await\s+)?(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
-_IMPORT_FROM = re.compile(r"^from\s+(?P<module>[\w.]+)\s+import\s+(?P<names>[\w\s,()]+?)\s*$")
+_IMPORT_FROM = re.compile(r"^from\s+(?P<module>[\w.]+)\s+import\s+(?P<names>[\w\s,()]+)$")
 _IMPORT = re.compile(r"^import\s+(?P<module>[\w.]+)(?:\s+as\s+(?P<alias>\w+))?\s*$")
 _DEFINED = re.compile(r"^(?:async\s+)?def\s+(?P<name>\w+)\s*\(|^class\s+(?P<cls>\w+)\b")
 _METHOD = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z_]\w*)\s*\(\s*self\b")
@@ -89,7 +89,7 @@ def _imports(code: list[str]) -> dict[str, str]:
     for line in code:
         if match := _IMPORT_FROM.match(line):
             top = match["module"].split(".")[0]
-            names |= {name.split(" as ")[-1].strip(): top for name in match["names"].strip("()").split(",")
+            names |= {name.split(" as ")[-1].strip(): top for name in match["names"].strip().strip("()").split(",")
                       if name.strip()}
         elif match := _IMPORT.match(line):
             names[match["alias"] or match["module"].split(".")[0]] = match["module"].split(".")[0]

@@ -6,6 +6,8 @@ f6eabb5 (no report field carried the calls)."""
 
 from __future__ import annotations
 
+import time
+
 from harness.authoring._bugreport import parse_report
 from harness.authoring._shown import shown_api
 from tests.core.test_new_graded14 import _draft
@@ -107,3 +109,12 @@ def test_shown_calls_keep_the_statement_call_first_and_the_reporters_code_first(
               "class Head(nn.Module):\n    def __init__(self):\n        pass\n```\n" + _ERROR)
     assert parse_report(report).shown_calls == ("run_widget", "build_widget", "Head")
     assert shown_api(("torch:torch.arange", "einops:reduce"), "einops", ("torch", "einops"), frozenset()) == "reduce"
+
+
+def test_a_long_odd_code_line_is_read_in_linear_time() -> None:
+    """A pasted line of MAX_LINE characters shaped to make the call patterns backtrack (an annotation followed by a
+    run of spaces, a long tuple, an import list ending in junk) is read at once (the first pattern took minutes)."""
+    odd = ["a: " + " " * 4990 + "x", "a" + ", a" * 1600 + " x", "from a import b" + " " * 4900 + "!"]
+    started = time.monotonic()
+    assert parse_report(_HEAD + "```\n" + "\n".join(odd) + "\n```\n" + _ERROR).shown_calls == ()
+    assert time.monotonic() - started < 5
