@@ -49,7 +49,8 @@ HELD_OUT_22 = {
     "cvt2distilgpt2-13": ("FileNotFoundError", CHEXBERT, "cvt2distilgpt2", f"cvt2distilgpt2 stages: {CHEXBERT}",
                           EVERYWHERE, False, f"cvt2distilgpt2 {reports.GIT}aehrc/cvt2distilgpt2@<commit>", 3),
     # known misses: T judgement (the cut path `at "../aten/src` ends it), L judgement (cpu passes, no reason)
-    "easyedit-40": ("DeferredCudaCallError", CUDA_CONTEXT, "easyedit", f"easyedit from_hparams: {LAZY}", DEVICE, True,
+    "easyedit-40": ("DeferredCudaCallError", CUDA_CONTEXT, "easyedit", f"easyedit from_hparams: {LAZY}",
+                    {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}, True,
                     f"easyedit {reports.GIT}zjunlp/EasyEdit@<commit>", 1),
     # known misses: T, B, P, F (transformers' train blamed: neither trl nor LLaMA-Factory), S (launch_agent)
     "llamafactory-4608": ("RuntimeError", RANK1, "transformers", f"transformers train: {RANK1}", DEVICE, True,
@@ -135,7 +136,8 @@ DEVICE_BOUND_22 = {name for name, row in HELD_OUT_22.items() if name not in {"br
 STATED_22: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "easyedit-40": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cpu"]},
 }
-GRADED22_FLOOR = 62  # of 80: held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient
+GRADED22_FLOOR = 63  # of 80: held out 62, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient; 63 after fixlanes
+# (NOT held out)
 
 
 @pytest.fixture(autouse=True)

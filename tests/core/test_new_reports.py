@@ -654,7 +654,8 @@ HELD_OUT_16 = {
     # known misses: T (no CLIP call; fixtitle: the title's "FID clip" subject, not CLIP's call); S's `import cleanfid` and F (the reply's "resolved in the latest release
     # 0.1.32") right after fix16
     "clean-fid-41": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument weight in method "
-                     "wrapper___slow_conv2d_forward)", "clean-fid", "cleanfid FID clip: Expected all", DEVICE, True,
+                     "wrapper___slow_conv2d_forward)", "clean-fid", "cleanfid FID clip: Expected all",
+                     {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "reproduces"}, True,
                      "clean-fid==X.Y.Z", 0),
     # known misses: P, F (a didi-instruct placeholder, not a commit pin), T; B (the bare metrics.py frame keeps the
     # linked repository) and V (the bullet's "PyTorch 2.4.x") right after fix16
