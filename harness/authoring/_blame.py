@@ -97,6 +97,13 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
                      f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
+    elif culprit != "torch" and (caller := _loop_caller(report, frames, culprit, culprit_frame)) is not None:
+        project = str(_url_project(report, []))
+        loop = culprit_frame.function if culprit_frame else "its loop"
+        notes.append(f"{culprit}'s frames are its training loop only ({loop}), called by {project}'s own code "
+                     f"({caller.path}, in {caller.function}), whose model and data the loop ran: drafted as "
+                     f"{project}'s bug (the report is filed on its repository), {culprit} stays pinned")
+        culprit, culprit_frame = project, caller
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
             and (own := own_run(frames, str(project), culprit_frame, report.title)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
@@ -155,3 +162,27 @@ def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str
         if owner is not None and owner[1] == project and "-packages/" in frame.posix:
             return frame
     return None
+
+
+# An installed framework's training loop (transformers' Trainer.train, its inner loop and step): it runs the model, the
+# data and the trainer subclass its caller built, so a placement error below it is the caller's to fix.
+_TRAINER_LOOP = re.compile(r"-packages/transformers/trainer(?:_seq2seq)?\.py$")
+
+
+def _loop_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None) -> Frame | None:
+    """The link's project's own frame (a checkout of its repository) that called an installed trainer's loop, when the
+    loop's frames are all the library shows (its innermost frame is the loop's, the traceback ends or is cut below it)
+    and the message is a device-placement or CUDA-state error: LLaMA-Factory's ``run_dpo`` calling transformers'
+    ``Trainer.train``, filed on LLaMA-Factory. A library frame past its loop (the modeling code) keeps the library."""
+    project = _url_project(report, [])
+    message = report.traceback.message
+    if library is None or library not in frames or project in (None, culprit) \
+            or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
+        return None
+    start = frames.index(library)
+    while start > 0 and (owner := frame_owner(frames[start - 1], report.environment)) and owner[1] == culprit:
+        start -= 1
+    if start == 0 or not all(_TRAINER_LOOP.search(frame.posix) for frame in frames[start: frames.index(library) + 1]):
+        return None
+    caller = frames[start - 1]
+    return caller if "-packages/" not in caller.posix and _checkout_frame((caller,), str(project)) else None

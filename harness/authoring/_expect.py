@@ -138,10 +138,11 @@ def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
         return lanes, f"a dtype error seen on the {ran_on.upper()}"
     if launch:
-        how = ("FSDP's hybrid sharding (shards within a node, replicates across nodes over NCCL groups)"
-               if "hybrid" in launch.lower() else "a GPU training run launched over several GPUs")
-        return {"cpu": f"unsupported: a guess — the report's run is {how} (`{launch}`); say whether one CPU process "
-                       "shows it", "cuda": "reproduces", "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
+        how = (f"uses FSDP's hybrid sharding (`{launch}`: shards within a node, replicates across nodes over NCCL "
+               "groups), which runs over GPUs" if "hybrid" in launch.lower() else
+               f"is a GPU training run launched over several GPUs (`{launch}`)")
+        return {"cpu": f"unsupported: a guess — the report's run {how}; say whether one CPU process shows it",
+                "cuda": "reproduces", "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 

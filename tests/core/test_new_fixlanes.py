@@ -159,3 +159,45 @@ def test_a_host_bound_message_keeps_its_lanes_whatever_else_the_text_says() -> N
 def test_a_dtype_error_of_an_unnamed_kernel_is_not_read_as_a_kernel_s() -> None:
     lanes, guess = _expectations("RuntimeError", '"LayerNormKernelImpl" not implemented for \'Half\'')
     assert guess == "not a device error" and set(lanes.values()) == {"reproduces"}
+
+
+# --- blame: an installed trainer's loop called by the project the report is filed on --------------------------------
+
+def _loop_report(url_repo: str, inner: str = "", message: str = PLACED, exception: str = "RuntimeError") -> str:
+    """A project's checkout (~/code/tunerkit) calling transformers' Trainer.train, the traceback cut below the loop (or
+    going on into ``inner``, a deeper library frame)."""
+    return f"""Source: https://github.com/someorg/{url_repo}/issues/12
+# DPO training fails
+
+```
+Traceback (most recent call last):
+  File "/home/u/code/tunerkit/src/train.py", line 28, in <module>
+    main()
+  File "/home/u/code/tunerkit/src/tunerkit/train/dpo/workflow.py", line 79, in run_dpo
+    train_result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+  File "/home/u/env/lib/python3.10/site-packages/transformers/trainer.py", line 1932, in train
+    return inner_training_loop(
+{inner}{exception}: {message}
+```
+"""
+
+
+_MODELING = """  File "/home/u/env/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py", line 300, in forward
+    inputs_embeds = self.embed_tokens(input_ids)
+"""
+
+
+def test_a_trainer_loop_called_by_the_reporting_project_blames_that_project() -> None:
+    draft = draft_case("loop", parse_report(_loop_report("tunerkit")))
+    assert draft.culprit == "tunerkit"
+    assert any("training loop only (train)" in note and "tunerkit's bug" in note for note in draft.notes)
+
+
+@pytest.mark.parametrize(("repo", "inner", "message", "exception", "blamed"), [
+    ("transformers", "", PLACED, "RuntimeError", "transformers"),  # filed on the library: the library's bug
+    ("tunerkit", _MODELING, PLACED, "RuntimeError", "transformers"),  # the library's frames go past its loop
+    ("tunerkit", "", "'rng_state'", "KeyError", "transformers"),  # not a placement error: the loop's own
+])
+def test_a_trainer_loop_keeps_the_library_blamed_in_other_shapes(repo: str, inner: str, message: str, exception: str,
+                                                                  blamed: str) -> None:
+    assert draft_case("loop", parse_report(_loop_report(repo, inner, message, exception))).culprit == blamed
