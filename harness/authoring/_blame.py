@@ -166,11 +166,15 @@ def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str
 
 # An installed framework's training loop (transformers' Trainer.train, its inner loop and step): it runs the model, the
 # data and the trainer subclass its caller built, so a placement error below it is the caller's to fix.
-_TRAINER_LOOP = re.compile(r"-packages/transformers/trainer(?:_seq2seq)?\.py$")
+# accelerate's find_executable_batch_size wraps that loop (Trainer.train calls the loop through it).
+_TRAINER_LOOP = re.compile(r"-packages/(?:transformers/trainer(?:_seq2seq)?|accelerate/utils/memory)\.py$")
+# A notebook's cell (IPython's "Cell In[23]", "<ipython-input-5-...>"): the code the report ran, in no package.
+_CELL = re.compile(r"^(?:In\s*\[\d*\]|<ipython-input-[\w-]+>)$")
 
 
 def _loop_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None) -> Frame | None:
-    """The link's project's own frame (a checkout of its repository) that called an installed trainer's loop, when the
+    """The link's project's own frame (a checkout of its repository, or the notebook cell the report ran from its
+    notebooks) that called an installed trainer's loop, when the
     loop's frames are all the library shows (its innermost frame is the loop's, the traceback ends or is cut below it)
     and the message is a device-placement or CUDA-state error: LLaMA-Factory's ``run_dpo`` calling transformers'
     ``Trainer.train``, filed on LLaMA-Factory. A library frame past its loop (the modeling code) keeps the library."""
@@ -179,10 +183,12 @@ def _loop_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, lib
     if library is None or library not in frames or project in (None, culprit) \
             or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
         return None
-    start = frames.index(library)
-    while start > 0 and (owner := frame_owner(frames[start - 1], report.environment)) and owner[1] == culprit:
+    start = frames.index(library) + 1
+    while start > 0 and _TRAINER_LOOP.search(frames[start - 1].posix):
         start -= 1
-    if start == 0 or not all(_TRAINER_LOOP.search(frame.posix) for frame in frames[start: frames.index(library) + 1]):
+    if start in (0, frames.index(library) + 1):
         return None
-    caller = frames[start - 1]
-    return caller if "-packages/" not in caller.posix and _checkout_frame((caller,), str(project)) else None
+    caller, loop = frames[start - 1], frames[start: frames.index(library) + 1]
+    own = _checkout_frame((caller,), str(project)) is not None or _CELL.match(caller.path) is not None
+    looped = {owner[1] for frame in loop if (owner := frame_owner(frame, report.environment))}
+    return caller if "-packages/" not in caller.posix and own and project not in looped else None

@@ -201,3 +201,30 @@ def test_a_trainer_loop_called_by_the_reporting_project_blames_that_project() ->
 def test_a_trainer_loop_keeps_the_library_blamed_in_other_shapes(repo: str, inner: str, message: str, exception: str,
                                                                   blamed: str) -> None:
     assert draft_case("loop", parse_report(_loop_report(repo, inner, message, exception))).culprit == blamed
+
+
+_CELL_REPORT = """Source: https://github.com/someauthor/bookcode/issues/3
+# chapter 2 fails at trainer.train()
+
+```
+RuntimeError                              Traceback (most recent call last)
+Cell In[23], line 1
+----> 1 trainer.train()
+
+File ~/venv/lib/python3.10/site-packages/transformers/trainer.py:2171, in Trainer.train(self, resume_from_checkpoint)
+-> 2171     return inner_training_loop(
+
+File ~/venv/lib/python3.10/site-packages/accelerate/utils/memory.py:158, in find_executable_batch_size.<locals>.decorator(*args, **kwargs)
+--> 158     return function(batch_size, *args, **kwargs)
+
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+```
+"""
+
+
+def test_a_notebook_cell_calling_the_trainer_loop_blames_the_project_the_report_is_filed_on() -> None:
+    assert draft_case("cell", parse_report(_CELL_REPORT)).culprit == "bookcode"
+    # the same cell reported on a library whose frames the loop shows: that library's bug, never the cell's
+    for repository, blamed in (("huggingface/accelerate", "accelerate"), ("huggingface/transformers", "transformers")):
+        on_library = _CELL_REPORT.replace("someauthor/bookcode", repository)
+        assert draft_case("cell", parse_report(on_library)).culprit == blamed
