@@ -1,6 +1,7 @@
 """Lanes for messages whose cause is the host, with the reason a maintainer gives: an error only a host without CUDA
 shows, or one only a GPU host shows (the DataLoader's pin-memory thread, NCCL given a CPU tensor, a device index past
-the visible GPUs, a generator on another device than the run's default), and a dtype one kernel lacks.
+the visible GPUs, a generator on another device than the run's default, an operator with no CUDA kernel), a dtype one
+kernel lacks, and a device string no host takes.
 
 A lane's kind carries a reason only when it is "unsupported" (the case schema's rule): a "passes" or "reproduces"
 says its reason in the guess, which the draft writes as the comment above the lanes."""
@@ -38,12 +39,25 @@ _GENERATOR_GUESS = ("a generator on another device than the run's tensors: the r
                     "built a CUDA generator), which happens only where a GPU is; cpu passes for that reason")
 # A kernel that lacks a dtype: '"nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Int''.
 _KERNEL_DTYPE = re.compile(r"\"(?P<kernel>\w+)\" not implemented for '(?P<dtype>\w+)'")
+# An operator the installed build registers no CUDA kernel for ("Could not run 'torchvision::roi_align' with arguments
+# from the 'CUDA' backend": a CPU-only build of the extension, or one built for another CUDA): its CPU kernel runs.
+_NO_CUDA_KERNEL = re.compile(r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend")
+_NO_CUDA_KERNEL_GUESS = ("an operator the installed build has no CUDA kernel for (a CPU-only build, or one for another "
+                         "CUDA): the cpu lane runs its CPU kernel and passes")
+# A device string torch cannot parse (`torch.device("train")`): an argument error every host raises alike.
+_BAD_DEVICE_STRING = re.compile(r"device type at start of device string|Invalid device string"
+                                r"|Device string must not be empty", re.IGNORECASE)
+_BAD_DEVICE_GUESS = "a device string torch cannot parse: every host rejects it alike (not a placement error)"
 GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _GENERATOR_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
     """The lanes of a message whose cause is the host (``pinned``: a frame is the pin-memory thread's; ``asked``: the
     report asked for the CPU, as its flag or argument says), else None."""
+    if _BAD_DEVICE_STRING.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _BAD_DEVICE_GUESS
+    if _NO_CUDA_KERNEL.search(message):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": SIM_GAP}, _NO_CUDA_KERNEL_GUESS
     if _NO_CUDA_HOST.search(message):
         return {"cpu": "reproduces", "cuda": "passes",
                 "cuda-sim": "unsupported: cuda-sim presents a CUDA device (torch.cuda.is_available() is True), so the "

@@ -83,6 +83,10 @@ LANE_PATHS = {
                   ("passes", "reproduces", "reproduces"), "generator"),
     "CUDA kernel's dtype": ('"nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for \'Int\'', "",
                             "RuntimeError", "", ("reproduces",) * 3, "CUDA kernel nll_loss"),
+    "no CUDA kernel in the build": ("Could not run 'somelib::roi_pool' with arguments from the 'CUDA' backend.", "",
+                                    "NotImplementedError", "", ("passes", "reproduces", "unsupported"), "no CUDA kernel"),
+    "bad device string": ("Expected one of cpu, cuda, xpu device type at start of device string: train", "",
+                          "RuntimeError", "", ("reproduces",) * 3, "cannot parse"),
     "CPU kernel's dtype": ('"addmm_impl_cpu_" not implemented for \'Half\'', "", "RuntimeError", "",
                            ("reproduces", "passes", "unsupported"), "CPU kernel addmm_impl_cpu_"),
 }
