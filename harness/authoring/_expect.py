@@ -18,7 +18,9 @@ _DEVICE_ERROR = re.compile(
     r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy"
     # torch 0.3's typed tensors: "addcmul_ received an invalid combination of arguments - got (int,
     # torch.cuda.FloatTensor, ...)": a CUDA tensor where the signature takes a CPU one (or the reverse)
-    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor", re.IGNORECASE)
+    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor"
+    # a CUDA tensor where only a CPU one is taken ("If capturable=False, state_steps should not be CUDA tensors.")
+    r"|\b(?:should|must) not be (?:a )?CUDA tensors?", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image|" + _CUDA_INIT.pattern +
@@ -143,7 +145,11 @@ def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str
                f"is a GPU training run launched over several GPUs (`{launch}`)")
         return {"cpu": f"unsupported: a guess — the report's run {how}; say whether one CPU process shows it",
                 "cuda": "reproduces", "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
+    if _DTYPE.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DTYPE_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
+_DTYPE_GUESS = ("a dtype mismatch, which the op raises on every device alike (not a device error; say so if the "
+               "report's GPU run made it: autocast, a GPU-only kernel, an 8-bit load)")
 _DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat16)\b")

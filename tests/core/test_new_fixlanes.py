@@ -162,7 +162,15 @@ def test_a_host_bound_message_keeps_its_lanes_whatever_else_the_text_says() -> N
 
 def test_a_dtype_error_of_an_unnamed_kernel_is_not_read_as_a_kernel_s() -> None:
     lanes, guess = _expectations("RuntimeError", '"LayerNormKernelImpl" not implemented for \'Half\'')
-    assert guess == "not a device error" and set(lanes.values()) == {"reproduces"}
+    assert guess.startswith("a dtype mismatch, which the op raises on every device") and set(lanes.values()) == {
+        "reproduces"}
+
+
+def test_a_cuda_tensor_where_only_a_cpu_one_is_taken_is_device_bound() -> None:
+    lanes, guess = _expectations("AssertionError", "If capturable=False, state_steps should not be CUDA tensors.")
+    assert lanes == PASSES and guess in DEVICE_BOUND_GUESSES
+    # a message that says what a CUDA tensor is, not where it must not be, claims nothing
+    assert _expectations("ValueError", "CUDA tensors are supported")[1] == "not a device error"
 
 
 # --- blame: an installed trainer's loop called by the project the report is filed on --------------------------------
