@@ -1,7 +1,7 @@
 """Lanes for messages whose cause is the host, with the reason a maintainer gives: an error only a host without CUDA
 shows, or one only a GPU host shows (the DataLoader's pin-memory thread, NCCL given a CPU tensor, a device index past
-the visible GPUs, a generator on another device than the run's default, an operator with no CUDA kernel), a dtype one
-kernel lacks, and a device string no host takes.
+the visible GPUs, a generator on another device than the run's default, an operator with no CUDA kernel, Apple's MPS
+backend), a dtype one kernel lacks, and a device string no host takes.
 
 A lane's kind carries a reason only when it is "unsupported" (the case schema's rule): a "passes" or "reproduces"
 says its reason in the guess, which the draft writes as the comment above the lanes."""
@@ -48,7 +48,14 @@ _NO_CUDA_KERNEL_GUESS = ("an operator the installed build has no CUDA kernel for
 _BAD_DEVICE_STRING = re.compile(r"device type at start of device string|Invalid device string"
                                 r"|Device string must not be empty", re.IGNORECASE)
 _BAD_DEVICE_GUESS = "a device string torch cannot parse: every host rejects it alike (not a placement error)"
-GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _GENERATOR_GUESS)
+# Apple's MPS backend (an Apple GPU): an op it lacks, its memory, a tensor left off it ("Placeholder storage has not
+# been allocated on MPS device!"). No lane has an Apple GPU; the CPU path runs the op.
+_MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\bon MPS\b|\bfor MPS\b|\bMPSGraph\b"
+                  r"|\bMPSNDArray\b")
+_MPS_PLACED = re.compile(r"Placeholder storage has not been allocated on MPS device")
+_MPS_PLACED_GUESS = "a tensor left off Apple's MPS device: the cpu lane never uses MPS; no lane has an Apple GPU"
+_MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cpu lane runs the CPU op; no lane has MPS"
+GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _GENERATOR_GUESS, _MPS_PLACED_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
@@ -56,6 +63,11 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
     report asked for the CPU, as its flag or argument says), else None."""
     if _BAD_DEVICE_STRING.search(message):
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _BAD_DEVICE_GUESS
+    if _MPS.search(message):
+        gap = "unsupported: the message is about Apple's MPS backend (an Apple GPU); {}"
+        return {"cpu": "passes", "cuda": gap.format("this lane runs CUDA"),
+                "cuda-sim": gap.format("cuda-sim simulates CUDA, not MPS")}, \
+            _MPS_PLACED_GUESS if _MPS_PLACED.search(message) else _MPS_GUESS
     if _NO_CUDA_KERNEL.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": SIM_GAP}, _NO_CUDA_KERNEL_GUESS
     if _NO_CUDA_HOST.search(message):

@@ -87,6 +87,10 @@ LANE_PATHS = {
                                     "NotImplementedError", "", ("passes", "reproduces", "unsupported"), "no CUDA kernel"),
     "bad device string": ("Expected one of cpu, cuda, xpu device type at start of device string: train", "",
                           "RuntimeError", "", ("reproduces",) * 3, "cannot parse"),
+    "MPS op": ("The operator 'aten::_ctc_loss' is not currently implemented for the MPS device.", "",
+               "NotImplementedError", "", ("passes", "unsupported", "unsupported"), "MPS backend"),
+    "MPS placement": ("Placeholder storage has not been allocated on MPS device!", "", "RuntimeError", "",
+                      ("passes", "unsupported", "unsupported"), "off Apple's MPS device"),
     "CPU kernel's dtype": ('"addmm_impl_cpu_" not implemented for \'Half\'', "", "RuntimeError", "",
                            ("reproduces", "passes", "unsupported"), "CPU kernel addmm_impl_cpu_"),
 }
