@@ -64,7 +64,7 @@ _EIGHT_BIT_GUESS = "a dtype error in an 8-bit (bitsandbytes) run"
 # ``CUDA_VISIBLE_DEVICES=0,1``): the failing run is a GPU training run, so a CPU lane is a guess at best.
 _GPU_COUNT = re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus|gpus|num[_-]processes|devices|nnodes|num[_-]nodes)"
                         r"[= ](?P<count>\d+|\$\w+)(?![\w,])"
-                        r"|(?:\bCUDA_VISIBLE_DEVICES=|--(?:gpus|gpu[_-]ids|device[_-]ids)[= ])"
+                        r"|(?:\bCUDA_VISIBLE_DEVICES=|--(?:gpus|gpu[_-]ids|device[_-]ids|devices)[= ])"
                         r"(?P<devices>\d+(?:,\d+)+)")
 # What the report's text names (its title, its inline code) that runs only over several GPUs: FSDP's hybrid sharding
 # (shards within a node, replicates across nodes), DataParallel given two device ids.

@@ -145,6 +145,7 @@ def test_a_command_line_flag_asking_for_the_cpu(texts: tuple[str, ...], flag: st
     ("", ("_HYBRID_SHARD_ZERO2",), "_HYBRID_SHARD_ZERO2"),
     ("python train.py --gpus 1,2 --cfg x", (), "--gpus 1,2"),
     ("python train.py --gpu_ids 0,1", (), "--gpu_ids 0,1"),
+    ("python train.py --devices 0,1 --accelerator gpu", (), "--devices 0,1"),
     ("torchrun --nnodes 2 --nproc_per_node 1 train.py", (), "--nnodes 2"),
     ("", ("model = DataParallel(model, device_ids=[0, 1])",), "device_ids=[0, 1"),
     ("python train.py --gpus 1", ("FULL_SHARD",), ""),
