@@ -134,6 +134,7 @@ def test_cuda_out_of_memory_in_the_pin_memory_thread_of_a_cpu_run_is_device_boun
     (("python run.py --no_cuda",), "--no_cuda"),
     (("python run.py --device cuda:0",), ""),
     (("python run.py --cpu_offload",), ""),
+    (("python run.py --cpu-offload --device cuda",), ""),
     (("python run.py --devices cpu,cuda",), ""),
 ])
 def test_a_command_line_flag_asking_for_the_cpu(texts: tuple[str, ...], flag: str) -> None:
