@@ -71,7 +71,7 @@ _GPU_COUNT = re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus|gpus|num[_-]proc
 _MULTI_GPU_NAMED = re.compile(r"\b_?HYBRID_SHARD\w*|\bdevice_ids\s*=\s*\[\s*\d+\s*,\s*\d+", re.IGNORECASE)
 _LAUNCHED_GUESS = "a training run launched over several GPUs"
 # A command-line flag asking for the CPU (`ketos test --device cpu`, `--no_cuda`), in the command or the title.
-_CPU_FLAG = re.compile(r"(?<![\w-])--(?:device|accelerator)[= ][\"']?cpu(?![\w:-])"
+_CPU_FLAG = re.compile(r"(?<![\w-])--(?:device|accelerator)[= ][\"']?cpu(?![\w-])"
                        r"|(?<![\w-])--(?:cpu|no[-_]cuda|use[-_]cpu)(?![\w-])")
 
 
