@@ -54,6 +54,8 @@ _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
 _KERNEL_GUESS = "a CUDA kernel's error"
+_GPU_RUNTIME_GUESS = ("a GPU runtime error (GPU memory, a CUDA library, kernel or NCCL): a CPU run never reaches it, "
+                      "so cpu passes")
 _STR_DEVICE_GUESS = "a device given as a str"
 DEVICE_BOUND_GUESSES = (_DEVICE_GUESS, _IGNORED_CPU_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS,  # tagged device-placement
                         *GPU_HOST_GUESSES)
@@ -115,7 +117,7 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": _IGNORED_CPU.format(asked=asked), "cuda": "reproduces",
                 "cuda-sim": _SIM_GAP if _GPU_ONLY.search(message) else "reproduces"}, _IGNORED_CPU_GUESS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
     if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
         return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
                 "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS

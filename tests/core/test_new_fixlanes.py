@@ -48,7 +48,7 @@ LANE_PATHS = {
     "GPU generation": ("FlashAttention only supports Ampere GPUs or newer.", "", "RuntimeError", "",
                        ("unsupported", "unsupported", "unsupported"), "generation"),
     "GPU runtime": ("CUDA out of memory. Tried to allocate 2.00 GiB", "", "RuntimeError", "",
-                    ("passes", "reproduces", "unsupported"), "GPU runtime"),
+                    ("passes", "reproduces", "unsupported"), "a CPU run never reaches it"),
     "CUDA kernel": ("FlashAttention only support fp16 and bf16 data type", "", "RuntimeError", "",
                     ("unsupported", "reproduces", "unsupported"), "CUDA kernel"),
     "str device": ("'str' object has no attribute 'type'", "", "AttributeError", "",
