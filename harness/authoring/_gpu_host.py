@@ -29,7 +29,8 @@ _PIN_GUESS = "an error in the DataLoader's pin-memory thread, which runs only wh
 _NCCL_CPU = re.compile(r"No backend type associated with device type cpu", re.IGNORECASE)
 _NCCL_GUESS = "a CPU tensor in a collective of an NCCL process group"
 # A device index past the GPUs the process sees (CUDA_VISIBLE_DEVICES set late, `device_map` or a rank's index).
-_DEVICE_INDEX = re.compile(r"device >= 0 && device < num_gpus|invalid device ordinal", re.IGNORECASE)
+_DEVICE_INDEX = re.compile(r"device >= 0 && device < num_gpus|invalid device ordinal"
+                           r"|on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+", re.IGNORECASE)
 _INDEX_GUESS = "a CUDA device index past the visible GPUs"
 # A sampler's or a random op's generator on another device than the tensors it draws: the run made CUDA the default
 # device (torch.set_default_tensor_type(torch.cuda.FloatTensor), set_default_device("cuda")) or built a CUDA

@@ -79,6 +79,10 @@ LANE_PATHS = {
     "device index": ("CUDA call failed lazily at initialization with error: device >= 0 && device < num_gpus "
                      "INTERNAL ASSERT FAILED", "", "RuntimeError", "", ("unsupported", "reproduces", "unsupported"),
                      "device index"),
+    "checkpoint's device index": ("Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is "
+                                  "1. Please use torch.load with map_location to map your storages to an existing "
+                                  "device.", "", "RuntimeError", "", ("unsupported", "reproduces", "unsupported"),
+                                  "device index"),
     "generator": ("Expected a 'cuda' device type for generator but found 'cpu'", "", "RuntimeError", "",
                   ("passes", "reproduces", "reproduces"), "generator"),
     "CUDA kernel's dtype": ('"nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for \'Int\'', "",
