@@ -250,3 +250,44 @@ def test_a_notebook_cell_calling_the_trainer_loop_blames_the_project_the_report_
     for repository, blamed in (("huggingface/accelerate", "accelerate"), ("huggingface/transformers", "transformers")):
         on_library = _CELL_REPORT.replace("someauthor/bookcode", repository)
         assert draft_case("cell", parse_report(on_library)).culprit == blamed
+
+
+def _module_cut_report(repo: str, inner: str = "", message: str = PLACED) -> str:
+    """A library's training plan calling the user's module through torch's Module call, the traceback cut there (or
+    going on into ``inner``, the op that raised)."""
+    return f"""Source: https://github.com/somelab/{repo}/issues/1
+# training crashes
+
+```
+Traceback (most recent call last):
+  File "~/envs/x/lib/python3.12/site-packages/pytorch_lightning/strategies/strategy.py", line 390, in training_step
+    return self.lightning_module.training_step(*args, **kwargs)
+  File "~/envs/x/lib/python3.12/site-packages/somelib/train/_plans.py", line 344, in training_step
+    _, _, loss = self.forward(batch, loss_kwargs=self.loss_kwargs)
+  File "~/envs/x/lib/python3.12/site-packages/somelib/train/_plans.py", line 278, in forward
+    return self.module(*args, **kwargs)
+  File "~/envs/x/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1736, in _wrapped_call_impl
+    return self._call_impl(*args, **kwargs)
+{inner}RuntimeError: {message}
+```
+"""
+
+
+_OP = """  File "~/envs/x/lib/python3.12/site-packages/torch/nn/functional.py", line 2551, in embedding
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+"""
+
+
+def test_a_traceback_cut_at_torch_s_module_call_blames_the_project_it_is_filed_on() -> None:
+    draft = draft_case("cut", parse_report(_module_cut_report("cellmodels")))
+    assert draft.culprit == "cellmodels"
+    assert any("stops at torch's Module call" in note for note in draft.notes)
+
+
+@pytest.mark.parametrize(("repo", "inner", "message"), [
+    ("somelib", "", PLACED),  # filed on the library
+    ("cellmodels", _OP, PLACED),  # the op that raised is shown: not cut at the Module call
+    ("cellmodels", "", "shape '[2, 3]' is invalid for input of size 5"),  # not a placement error
+])
+def test_a_module_call_keeps_the_library_blamed_in_other_shapes(repo: str, inner: str, message: str) -> None:
+    assert draft_case("cut", parse_report(_module_cut_report(repo, inner, message))).culprit == "somelib"
