@@ -1,7 +1,9 @@
 """Fix round (fixlanes): every lane kind `new` drafts is one the case schema takes (a filled draft of each lane path
 loads through the real loader), and the lanes of host-bound messages carry the reason a maintainer gives: a host
 without CUDA, the DataLoader's pin-memory thread, CUDA used under a run that asked for the CPU, NCCL given a CPU tensor,
-a device index past the visible GPUs, a generator on another device, a dtype one kernel lacks, a multi-GPU strategy.
+a device index past the visible GPUs, a generator on another device, a dtype one kernel lacks, a multi-GPU strategy;
+and the blame of a report whose library frames only hand over to the code of the project it is filed on (a trainer's
+loop it called, a traceback cut at torch's Module call), never when it is filed on the library.
 
 The reports are made up, each of a shape seen across projects (not one project's text)."""
 
