@@ -97,6 +97,8 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
                      f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
+    elif culprit != "torch" and (filed := _filed_project(report, frames, culprit, culprit_frame, notes)) is not None:
+        culprit, culprit_frame = filed
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
             and (own := own_run(frames, str(project), culprit_frame, report.title)):
         notes.append(f"{own[1]}: drafted as {project}'s bug, {culprit} stays pinned as what ran it")
@@ -155,3 +157,69 @@ def _installed_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str
         if owner is not None and owner[1] == project and "-packages/" in frame.posix:
             return frame
     return None
+
+
+def _filed_project(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None,
+                   notes: list[str]) -> tuple[str, Frame | None] | None:
+    """The project the report is filed on, and its frame, when the library's frames only show where it handed over
+    to that project's code (a placement error): its trainer loop called by the project, or a traceback stopping at
+    torch's Module call with no frame of the project's installed code."""
+    if (caller := _loop_caller(report, frames, culprit, library)) is not None:
+        project = str(_url_project(report, []))
+        loop = library.function if library else "its loop"
+        notes.append(f"{culprit}'s frames are its training loop only ({loop}), called by {project}'s own code "
+                     f"({caller.path}, in {caller.function}), whose model and data the loop ran: drafted as "
+                     f"{project}'s bug (the report is filed on its repository), {culprit} stays pinned")
+        return project, caller
+    if (cut := _cut_at_module(report, frames, culprit)) is not None:
+        notes.append(f"the traceback stops at torch's Module call ({frames[-1].function}): the module that raised is "
+                     f"not shown, no frame is {cut}'s installed code and the report is filed on {cut}: drafted as "
+                     f"{cut}'s bug (its model or setup placed the tensors), {culprit} stays pinned")
+        own = _checkout_frame(tuple(frame for frame in frames if "-packages/" not in frame.posix), cut)
+        return cut, own or library
+    return None
+
+
+# An installed framework's training loop (transformers' Trainer.train, its inner loop and step): it runs the model, the
+# data and the trainer subclass its caller built, so a placement error below it is the caller's to fix.
+# accelerate's find_executable_batch_size wraps that loop (Trainer.train calls the loop through it).
+_TRAINER_LOOP = re.compile(r"-packages/(?:transformers/trainer(?:_seq2seq)?|accelerate/utils/memory)\.py$")
+# A notebook's cell (IPython's "Cell In[23]", "<ipython-input-5-...>"): the code the report ran, in no package.
+_CELL = re.compile(r"^(?:In\s*\[\d*\]|<ipython-input-[\w-]+>)$")
+
+
+def _loop_caller(report: BugReport, frames: tuple[Frame, ...], culprit: str, library: Frame | None) -> Frame | None:
+    """The link's project's own frame (a checkout of its repository, or the notebook cell the report ran from its
+    notebooks) that called an installed trainer's loop, when the
+    loop's frames are all the library shows (its innermost frame is the loop's, the traceback ends or is cut below it)
+    and the message is a device-placement or CUDA-state error: LLaMA-Factory's ``run_dpo`` calling transformers'
+    ``Trainer.train``, filed on LLaMA-Factory. A library frame past its loop (the modeling code) keeps the library."""
+    project = _url_project(report, [])
+    message = report.traceback.message
+    if library is None or library not in frames or project in (None, culprit) \
+            or not (_DEVICE_ERROR.search(message) or _CUDA_INIT.search(message)):
+        return None
+    start = frames.index(library) + 1
+    while start > 0 and _TRAINER_LOOP.search(frames[start - 1].posix):
+        start -= 1
+    if start in (0, frames.index(library) + 1):
+        return None
+    caller, loop = frames[start - 1], frames[start: frames.index(library) + 1]
+    own = _checkout_frame((caller,), str(project)) is not None or _CELL.match(caller.path) is not None
+    looped = {owner[1] for frame in loop if (owner := frame_owner(frame, report.environment))}
+    return caller if "-packages/" not in caller.posix and own and project not in looped else None
+
+
+_MODULE_CALL = re.compile(r"torch/nn/modules/module\.py$")
+
+
+def _cut_at_module(report: BugReport, frames: tuple[Frame, ...], culprit: str) -> str | None:
+    """The link's project when the traceback stops at torch's ``Module.__call__`` (the module whose forward raised is
+    cut off: CGCCP_2023's BIVI model under scvi-tools' TrainingPlan), the message is a placement error, and no frame
+    is that project's installed code: the project's model, or its setup of the library's, placed the tensors."""
+    project = _url_project(report, [])
+    if not frames or project in (None, culprit, "torch") or not _MODULE_CALL.search(frames[-1].posix) \
+            or not _DEVICE_ERROR.search(report.traceback.message):
+        return None
+    owners = {owner[1] for frame in frames if (owner := frame_owner(frame, report.environment))}
+    return None if project in owners else str(project)

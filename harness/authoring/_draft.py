@@ -22,8 +22,10 @@ from harness.authoring._expect import (
     _TWO_GPUS,
     DEVICE_BOUND_GUESSES,
     _expectations,
+    cpu_flag,
     multi_gpu_launch,
 )
+from harness.authoring._gpu_host import PIN_MEMORY_FRAME
 from harness.authoring._index import IndexVersions, ProjectUrls, Released, _index_pins, _reply_fix
 from harness.authoring._owners import (
     DISTRIBUTIONS,
@@ -93,7 +95,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     expect, guess = _expectations(traceback.exception_class, traceback.message,
                                   final_frames[-1].source if final_frames else "", ran_on,
                                   report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
-                                  multi_gpu_launch(report.command))
+                                  multi_gpu_launch(report.command, (report.title, *report.code_names)),
+                                  cpu_flag=cpu_flag(report.command, report.title),
+                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames))
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "

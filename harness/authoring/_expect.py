@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from harness.authoring._gpu_host import GPU_HOST_GUESSES, SIM_GAP, gpu_host_lanes
 from harness.authoring._signature import MAX_SIGNATURE_SOURCE
 
 # CUDA initialised before a fork or a process start: a CPU run never initialises it.
@@ -17,7 +18,9 @@ _DEVICE_ERROR = re.compile(
     r"|can't convert (?:CUDA|cuda:?\d*|mps|xpu) (?:device type )?tensor to numpy"
     # torch 0.3's typed tensors: "addcmul_ received an invalid combination of arguments - got (int,
     # torch.cuda.FloatTensor, ...)": a CUDA tensor where the signature takes a CPU one (or the reverse)
-    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor", re.IGNORECASE)
+    r"|invalid combination of arguments - got \(.*\btorch\.cuda\.\w*Tensor"
+    # a CUDA tensor where only a CPU one is taken ("If capturable=False, state_steps should not be CUDA tensors.")
+    r"|\b(?:should|must) not be (?:a )?CUDA tensors?", re.IGNORECASE)
 _GPU_ONLY = re.compile(
     r"out of memory|CUDA error|CUDNN_STATUS|cuDNN error|CUBLAS_STATUS|NCCL|device-side assert"
     r"|illegal memory access|CUDA driver|no kernel image|" + _CUDA_INIT.pattern +
@@ -33,51 +36,73 @@ _KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
 # A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
 # (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
 _STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
-_SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
-            "(cuda-sim computes on the CPU; see README.md)")
+_SIM_GAP = SIM_GAP
 
 
 _TWO_GPUS = "a device error between two GPUs"
 _CUDA_NAMED = re.compile(r"\bcuda\b", re.IGNORECASE)
-# The report asked for the CPU (device="cpu" passed to the library) yet the message names a CUDA device: the code
-# ignores the device it is given and uses a GPU where one exists. The cpu lane has none, so it passes for that reason.
-# A lane's expectation carries no reason unless it is "unsupported": the reason for cpu "passes" goes in the comment.
-_IGNORED_CPU_GUESS = ("a device-placement error; cpu passes: the report asked for the CPU, yet the message names a "
-                      "CUDA device: the code ignores the device argument and uses a GPU where one exists, which the "
-                      "cpu lane does not have (the cuda lane shows it with the CPU requested)")
+# The report asked for the CPU (device="cpu" passed to the library, `--device cpu` on its command) yet the message
+# names CUDA: the code ignores the device it is given and uses a GPU where one exists. The cpu lane has none, so it
+# cannot show the bug: "unsupported" with that reason (the schema takes a reason on no other kind).
+_IGNORED_CPU_GUESS = "a device-placement error: the CPU the report asked for is ignored"
+_IGNORED_CPU = ("unsupported: the report asked for the CPU ({asked}), yet the message names CUDA: the code ignores the "
+                "device argument and uses a GPU where one exists, which the cpu lane does not have (the cuda lane "
+                "shows it with the CPU requested)")
 _DEVICE_GUESS = "a device-placement error"
 _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
 
 
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
 _KERNEL_GUESS = "a CUDA kernel's error"
+_GPU_RUNTIME_GUESS = ("a GPU runtime error (GPU memory, a CUDA library, kernel or NCCL): a CPU run never reaches it, "
+                      "so cpu passes")
 _STR_DEVICE_GUESS = "a device given as a str"
-DEVICE_BOUND_GUESSES = (_DEVICE_GUESS, _IGNORED_CPU_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS)  # tagged device-placement
+DEVICE_BOUND_GUESSES = (_DEVICE_GUESS, _IGNORED_CPU_GUESS, _TWO_GPUS, _STR_DEVICE_GUESS,  # tagged device-placement
+                        *GPU_HOST_GUESSES)
 _EIGHT_BIT_GUESS = "a dtype error in an 8-bit (bitsandbytes) run"
 
 
 # A command launching one process per GPU over several GPUs (``torchrun --nproc_per_node=2``, ``--num_gpus 4``,
 # ``CUDA_VISIBLE_DEVICES=0,1``): the failing run is a GPU training run, so a CPU lane is a guess at best.
-_GPU_COUNT = re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus|gpus|num[_-]processes|devices)[= ](?P<count>\d+|\$\w+)"
-                        r"|\bCUDA_VISIBLE_DEVICES=(?P<devices>\d+(?:,\d+)+)")
+_GPU_COUNT = re.compile(r"--(?:nproc[_-]per[_-]node|num[_-]gpus|gpus|num[_-]processes|devices|nnodes|num[_-]nodes)"
+                        r"[= ](?P<count>\d+|\$\w+)(?![\w,])"
+                        r"|(?:\bCUDA_VISIBLE_DEVICES=|--(?:gpus|gpu[_-]ids|device[_-]ids|devices)[= ])"
+                        r"(?P<devices>\d+(?:,\d+)+)")
+# What the report's text names (its title, its inline code) that runs only over several GPUs: FSDP's hybrid sharding
+# (shards within a node, replicates across nodes), DataParallel given two device ids.
+_MULTI_GPU_NAMED = re.compile(r"\b_?HYBRID_SHARD\w*|\bdevice_ids\s*=\s*\[\s*\d+\s*,\s*\d+", re.IGNORECASE)
 _LAUNCHED_GUESS = "a training run launched over several GPUs"
+# A command-line flag asking for the CPU (`ketos test --device cpu`, `--no_cuda`), in the command or the title.
+_CPU_FLAG = re.compile(r"(?<![\w-])--(?:device|accelerator)[= ][\"']?cpu(?![\w-])"
+                       r"|(?<![\w-])--(?:cpu|no[-_]cuda|use[-_]cpu)(?![\w-])")
 
 
-def multi_gpu_launch(command: str) -> str:
-    """The part of the report's command that starts it over two or more GPUs (a count or a shell variable), else ""."""
+def multi_gpu_launch(command: str, named: tuple[str, ...] = ()) -> str:
+    """The part of the report's command that starts it over two or more GPUs (a count, a shell variable or a device
+    list), else what ``named`` (its title, its inline code) names that runs only over several GPUs, else ""."""
     for match in _GPU_COUNT.finditer(command):
         count = match["count"] or ""
         if match["devices"] or count.startswith("$") or int(count) >= 2:
             return match.group()
-    return ""
+    return next((found.group() for text in named if (found := _MULTI_GPU_NAMED.search(text))), "")
+
+
+def cpu_flag(*texts: str) -> str:
+    """The command-line flag the report's command or title asks for the CPU with (``--device cpu``), else ""."""
+    return next((match.group() for text in texts if (match := _CPU_FLAG.search(text))), "")
 
 
 def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
-                  eight_bit: bool = False, launch: str = "") -> tuple[dict[str, str], str]:
+                  eight_bit: bool = False, launch: str = "", *, cpu_flag: str = "",
+                  pinned: bool = False) -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
     report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``; for any other message,
-    whether its command launched it over several GPUs: ``launch``): a guess, said so."""
+    whether its command launched it over several GPUs: ``launch``; the command-line flag that asked for the CPU:
+    ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
+    asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
+    if (host := gpu_host_lanes(message, pinned, asked)) is not None:
+        return host
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
         named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
@@ -88,15 +113,16 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": gap.format("the cpu lane has no GPU kernel to run"),
                 "cuda": gap.format("the cuda lane's GPU may be newer than the report's (say which GPU shows it)"),
                 "cuda-sim": gap.format("cuda-sim runs no GPU kernel")}, _GPU_MODEL_GUESS
+    if asked and (_CUDA_NAMED.search(message) or _GPU_ONLY.search(message)):
+        return {"cpu": _IGNORED_CPU.format(asked=asked), "cuda": "reproduces",
+                "cuda-sim": _SIM_GAP if _GPU_ONLY.search(message) else "reproduces"}, _IGNORED_CPU_GUESS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, "a GPU runtime error"
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
     if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
         return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
                 "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
     if _STR_DEVICE.search(message):
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
-    if _DEVICE_ERROR.search(message) and ran_on == "cpu-arg" and _CUDA_NAMED.search(message):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _IGNORED_CPU_GUESS
     if _DEVICE_ERROR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DEVICE_GUESS
     if eight_bit and _DTYPE.search(message):
@@ -117,10 +143,16 @@ def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
         return lanes, f"a dtype error seen on the {ran_on.upper()}"
     if launch:
-        return {"cpu": f"unsupported: a guess — the report's run is a GPU training run launched over several GPUs "
-                       f"(`{launch}`); say whether one CPU process shows it", "cuda": "reproduces",
-                "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
+        how = (f"uses FSDP's hybrid sharding (`{launch}`: shards within a node, replicates across nodes over NCCL "
+               "groups), which runs over GPUs" if "hybrid" in launch.lower() else
+               f"is a GPU training run launched over several GPUs (`{launch}`)")
+        return {"cpu": f"unsupported: a guess — the report's run {how}; say whether one CPU process shows it",
+                "cuda": "reproduces", "cuda-sim": "reproduces"}, _LAUNCHED_GUESS
+    if _DTYPE.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _DTYPE_GUESS
     return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, "not a device error"
 
 
+_DTYPE_GUESS = ("a dtype mismatch, which the op raises on every device alike (not a device error; say so if the "
+               "report's GPU run made it: autocast, a GPU-only kernel, an 8-bit load)")
 _DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat16)\b")

@@ -136,13 +136,13 @@ def _asked_cpu(sentence: str) -> str:
 
 def test_a_cpu_the_report_asked_for_gives_the_cpu_lane_its_reason() -> None:
     """Class (clean-fid-41): the report passes ``device="cpu"`` and the message names cuda:0: the library ignores
-    the device it is given, so the cpu lane (no GPU) passes for that reason, said in the expectation's comment (the
-    schema gives a lane a reason only when it is "unsupported": "passes: <why>" could never validate)."""
-    draft, data = _draft(_asked_cpu('Passing `device="cpu"` and `model_name="vit"` crashes with the following error:'),
-                         released=lambda dist: True)
+    the device it is given, so the cpu lane (no GPU) cannot show it: "unsupported" with that reason (the schema gives
+    a lane a reason only when it is "unsupported": "passes: <why>" could never validate)."""
+    _, data = _draft(_asked_cpu('Passing `device="cpu"` and `model_name="vit"` crashes with the following error:'),
+                     released=lambda dist: True)
     expect = data["variants"]["buggy"]["expect"]
-    assert expect["cpu"] == "passes", expect
-    assert "cpu passes: the report asked for the CPU" in draft.case_yaml and "ignores the device" in draft.case_yaml
+    assert expect["cpu"].startswith('unsupported: the report asked for the CPU (device="cpu")'), expect
+    assert "ignores the device argument" in expect["cpu"]
     assert expect["cuda"] == "reproduces", expect
 
 

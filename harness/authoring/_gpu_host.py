@@ -1,0 +1,115 @@
+"""Lanes for messages whose cause is the host, with the reason a maintainer gives: an error only a host without CUDA
+shows, or one only a GPU host shows (the DataLoader's pin-memory thread, NCCL given a CPU tensor, a device index past
+the visible GPUs, a generator on another device than the run's default, an operator with no CUDA kernel, Apple's MPS
+backend), a dtype one kernel lacks, and a device string no host takes.
+
+A lane's kind carries a reason only when it is "unsupported" (the case schema's rule): a "passes" or "reproduces"
+says its reason in the guess, which the draft writes as the comment above the lanes."""
+
+from __future__ import annotations
+
+import re
+
+SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are not simulated "
+           "(cuda-sim computes on the CPU; see README.md)")
+Lanes = tuple[dict[str, str], str]
+
+# A CUDA checkpoint, a `.cuda()` or a CUDA query on a host without CUDA (a CPU-only machine or a CPU build of torch).
+_NO_CUDA_HOST = re.compile(r"torch\.cuda\.is_available\(\) is False|Torch not compiled with CUDA enabled"
+                           r"|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device is detected",
+                           re.IGNORECASE)
+_NO_CUDA_GUESS = ("an error of a host without CUDA: the cpu lane shows it; with a GPU (real or simulated) the "
+                  "CUDA path works")
+# torch's DataLoader pins batches in a thread only when CUDA is available ("Caught RuntimeError in pin memory thread
+# for device 0", a frame of torch/utils/data/_utils/pin_memory.py).
+_PIN_MEMORY = re.compile(r"\bpin memory thread\b", re.IGNORECASE)
+PIN_MEMORY_FRAME = re.compile(r"torch/utils/data/_utils/pin_memory\.py$")
+_PIN_GUESS = "an error in the DataLoader's pin-memory thread, which runs only where CUDA is available"
+# A CPU tensor handed to a collective of an NCCL-only process group: gloo (what a CPU-only run uses) takes it.
+_NCCL_CPU = re.compile(r"No backend type associated with device type cpu", re.IGNORECASE)
+_NCCL_GUESS = "a CPU tensor in a collective of an NCCL process group"
+# A device index past the GPUs the process sees (CUDA_VISIBLE_DEVICES set late, `device_map` or a rank's index).
+_DEVICE_INDEX = re.compile(r"device >= 0 && device < num_gpus|invalid device ordinal"
+                           r"|on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+", re.IGNORECASE)
+_INDEX_GUESS = "a CUDA device index past the visible GPUs"
+# A sampler's or a random op's generator on another device than the tensors it draws: the run made CUDA the default
+# device (torch.set_default_tensor_type(torch.cuda.FloatTensor), set_default_device("cuda")) or built a CUDA
+# generator; with no GPU neither happens.
+_GENERATOR = re.compile(r"device type for generator\b|\bgenerator\b[^.]{0,40}\bdevice\b", re.IGNORECASE)
+_GENERATOR_GUESS = ("a generator on another device than the run's tensors: the run made CUDA its default device (or "
+                    "built a CUDA generator), which happens only where a GPU is; cpu passes for that reason")
+# A kernel that lacks a dtype: '"nll_loss_forward_reduce_cuda_kernel_2d_index" not implemented for 'Int''.
+_KERNEL_DTYPE = re.compile(r"\"(?P<kernel>\w+)\" not implemented for '(?P<dtype>\w+)'")
+# An operator the installed build registers no CUDA kernel for ("Could not run 'torchvision::roi_align' with arguments
+# from the 'CUDA' backend": a CPU-only build of the extension, or one built for another CUDA): its CPU kernel runs.
+_NO_CUDA_KERNEL = re.compile(r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend")
+_NO_CUDA_KERNEL_GUESS = ("an operator the installed build has no CUDA kernel for (a CPU-only build, or one for another "
+                         "CUDA): the cpu lane runs its CPU kernel and passes")
+# A device string torch cannot parse (`torch.device("train")`): an argument error every host raises alike.
+_BAD_DEVICE_STRING = re.compile(r"device type at start of device string|Invalid device string"
+                                r"|Device string must not be empty", re.IGNORECASE)
+_BAD_DEVICE_GUESS = "a device string torch cannot parse: every host rejects it alike (not a placement error)"
+# Apple's MPS backend (an Apple GPU): an op it lacks, its memory, a tensor left off it ("Placeholder storage has not
+# been allocated on MPS device!"). No lane has an Apple GPU; the CPU path runs the op.
+_MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\bon MPS\b|\bfor MPS\b|\bMPSGraph\b"
+                  r"|\bMPSNDArray\b")
+_MPS_PLACED = re.compile(r"Placeholder storage has not been allocated on MPS device")
+_MPS_PLACED_GUESS = "a tensor left off Apple's MPS device: the cpu lane never uses MPS; no lane has an Apple GPU"
+_MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cpu lane runs the CPU op; no lane has MPS"
+GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _GENERATOR_GUESS, _MPS_PLACED_GUESS)
+
+
+def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
+    """The lanes of a message whose cause is the host (``pinned``: a frame is the pin-memory thread's; ``asked``: the
+    report asked for the CPU, as its flag or argument says), else None."""
+    if _BAD_DEVICE_STRING.search(message):
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _BAD_DEVICE_GUESS
+    if _MPS.search(message):
+        gap = "unsupported: the message is about Apple's MPS backend (an Apple GPU); {}"
+        return {"cpu": "passes", "cuda": gap.format("this lane runs CUDA"),
+                "cuda-sim": gap.format("cuda-sim simulates CUDA, not MPS")}, \
+            _MPS_PLACED_GUESS if _MPS_PLACED.search(message) else _MPS_GUESS
+    if _NO_CUDA_KERNEL.search(message):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": SIM_GAP}, _NO_CUDA_KERNEL_GUESS
+    if _NO_CUDA_HOST.search(message):
+        return {"cpu": "reproduces", "cuda": "passes",
+                "cuda-sim": "unsupported: cuda-sim presents a CUDA device (torch.cuda.is_available() is True), so the "
+                            "path of a host without CUDA is not taken"}, _NO_CUDA_GUESS
+    if pinned or _PIN_MEMORY.search(message):
+        why = f"the report asked for the CPU ({asked}), yet its DataLoader pinned batches to the GPU; " if asked else ""
+        return {"cpu": f"unsupported: {why}the error is raised in the DataLoader's pin-memory thread, which runs only "
+                       "where CUDA is available: the cpu lane pins nothing",
+                "cuda": "reproduces", "cuda-sim": SIM_GAP if _memory(message) else "reproduces"}, _PIN_GUESS
+    if _NCCL_CPU.search(message):
+        return {"cpu": "unsupported: a guess — the process group's backend is NCCL, which takes CUDA tensors only; a "
+                       "CPU-only run's group is gloo, which takes the CPU tensor",
+                "cuda": "reproduces", "cuda-sim": "unsupported: NCCL is not simulated (init_process_group('nccl') "
+                                                  "raises NotSimulatedError)"}, _NCCL_GUESS
+    if _DEVICE_INDEX.search(message):
+        return {"cpu": "unsupported: the message is about a CUDA device index; the cpu lane has no GPU to index",
+                "cuda": "reproduces",
+                "cuda-sim": "unsupported: cuda-sim simulates one device and not CUDA's lazy initialisation"}, \
+            _INDEX_GUESS
+    if _GENERATOR.search(message):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
+    return _kernel_dtype(message)
+
+
+def _memory(message: str) -> bool:
+    return re.search(r"out of memory|CUDA error", message, re.IGNORECASE) is not None
+
+
+def _kernel_dtype(message: str) -> Lanes | None:
+    """A dtype a named CUDA or CPU kernel lacks: the other device runs another kernel, whose dtypes may differ."""
+    match = _KERNEL_DTYPE.search(message)
+    if match is None or not re.search(r"cuda|cpu", match["kernel"], re.IGNORECASE):
+        return None
+    kernel, dtype = match["kernel"], match["dtype"]
+    if "cuda" in kernel.lower():
+        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, (
+            f"a dtype the CUDA kernel {kernel} lacks ('{dtype}'): the CPU kernel checks the dtype too, under its own "
+            "name, so cpu and cuda-sim (CPU kernels) show it with another kernel in the message (widen the signature "
+            "past the kernel's name, or expect passes where the CPU kernel takes the dtype)")
+    return {"cpu": "reproduces", "cuda": "passes",
+            "cuda-sim": f"unsupported: cuda-sim computes with the CPU kernels, which lack '{dtype}'; a GPU's kernel "
+                        "has it"}, f"a dtype the CPU kernel {kernel} lacks ('{dtype}'): GPU kernels implement it"
