@@ -44,6 +44,18 @@ def test_a_repository_absent_from_the_index_is_pinned_under_its_squeezed_name_th
     assert any("package there is tidecast" in note for note in draft.notes)
 
 
+def test_a_draft_blames_the_distribution_it_pins_under_the_index_name() -> None:
+    draft, _ = _drafted(_frameless("someone/tide_cast"), missing=frozenset({"tide-cast"}),
+                        urls={"tidecast": ("https://github.com/someone/tide_cast",)})
+    assert draft.culprit == "tidecast"
+
+
+def test_a_repository_the_index_does_not_rename_keeps_its_name_as_the_culprit() -> None:
+    draft, _ = _drafted(_frameless("someone/tide_cast"), missing=frozenset({"tide-cast"}),
+                        urls={"tidecast": ("https://github.com/other/tidecast",)})
+    assert draft.culprit == "tide-cast"
+
+
 def test_a_squeezed_name_that_is_another_projects_is_not_taken() -> None:
     _, data = _drafted(_frameless("someone/tide_cast"), missing=frozenset({"tide-cast"}),
                        urls={"tidecast": ("https://github.com/other/tidecast",)})
