@@ -33,29 +33,36 @@ CUDA1_CUDA0_OLD = "expected device cuda:1 but got device cuda:0"
 STATE_STEPS = "If capturable=False, state_steps should not be CUDA tensors."
 ORDINAL_LANES = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
 REFUSED_26 = "stable-baselines3-967"
+
+
+def _checkout(dist: str, repository: str) -> str:
+    """The commit-pin placeholder `new` drafts for a report run from a checkout."""
+    return f"{dist} {reports.GIT}{repository}@<commit>"
+
+
 HELD_OUT_26: dict[str, tuple[Any, ...] | None] = {
     # S judgement (names no call: the launch with more processes than GPUs is not said)
     "rag-retrieval-27": ("RuntimeError", ORDINAL, "rag-retrieval", f"rag-retrieval: {ORDINAL}", ORDINAL_LANES, True,
-                         f"rag-retrieval {reports.GIT}NovaSearch-Team/RAG-Retrieval@<commit>", 0),
+                         _checkout("rag-retrieval", "NovaSearch-Team/RAG-Retrieval"), 0),
     # S judgement (the file only)
     "revin-8": ("RuntimeError", CUDA0_CPU, "revin", f"revin RevIN.py: {CUDA0_CPU}", DEVICE, True,
-                f"revin {reports.GIT}ts-kim/RevIN@<commit>", 0),
+                _checkout("revin", "ts-kim/RevIN"), 0),
     # known misses: T, S (no API: the reply's patch names with_pos_embed)
     "rt-detrv4-36": ("RuntimeError", CUDA1_CPU, "rt-detrv4", f"rt-detrv4: {CUDA1_CPU}", DEVICE, True,
-                     f"rt-detrv4 {reports.GIT}RT-DETRs/RT-DETRv4@<commit>", 0),
+                     _checkout("rt-detrv4", "RT-DETRs/RT-DETRv4"), 0),
     # known misses: T, S judgement (no API: the comment's "weight list")
     "simpletransformers-558": ("RuntimeError", CUDA0_CUDA1, "simpletransformers", f"simpletransformers: {CUDA0_CUDA1}",
                                TWO_GPUS, True, "simpletransformers==X.Y.Z", 0),
     # known miss: L judgement (cpu unsupported; the trainer falls back to cpu, which passes)
     "spark-sched-sim-4": ("RuntimeError", ORDINAL, "spark-sched-sim", f"spark-sched-sim trainer.py train: {ORDINAL}",
-                          ORDINAL_LANES, True, f"spark-sched-sim {reports.GIT}ArchieGertsman/spark-sched-sim@<commit>",
+                          ORDINAL_LANES, True, _checkout("spark-sched-sim", "ArchieGertsman/spark-sched-sim"),
                           2),
     # refused: the traceback is cut before its error line and the title's message has no class
     REFUSED_26: None,
     # known misses: T (message cut), M judgement (the cut error line's "expected device cuda:\d+"), L (one-GPU lanes)
     "transformer-ocr-2": ("RuntimeError", CUDA1_CUDA0_OLD, "transformer-ocr",
                           "transformer-ocr transformer_util.py forward: expected device cuda:1", DEVICE, True,
-                          f"transformer-ocr {reports.GIT}saberSabersaber/transformer_OCR@<commit>", 3),
+                          _checkout("transformer-ocr", "saberSabersaber/transformer_OCR"), 3),
     # S judgement (the frame only, not the prose's from_pretrained)
     "transformerlens-517": ("RuntimeError", CUDA0_CPU, "transformer-lens",
                             f"transformer_lens HookedTransformer.fold_value_biases: {CUDA0_CPU}", DEVICE, True,
@@ -65,7 +72,7 @@ HELD_OUT_26: dict[str, tuple[Any, ...] | None] = {
     "whisper-305": ("RuntimeError", SELECT, "openai-whisper", f"whisper: {SELECT}", DEVICE, True,
                     "openai-whisper==X.Y.Z", 0),
     "yolou-15": ("RuntimeError", CUDA1_CUDA0, "yolou", f"YOLOU get_output_and_grid: {CUDA1_CUDA0}", TWO_GPUS, True,
-                 f"yolou {reports.GIT}jizhishutong/YOLOU@<commit>", 1),
+                 _checkout("yolou", "jizhishutong/YOLOU"), 1),
 }
 
 TWO_GPU_LANES = {"cpu": {"passes"}, "cuda": {"unsupported"}, "cuda-sim": {"unsupported"}}
