@@ -24,7 +24,8 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
-            or _title_class(report.title, report.traceback.exception, culprit) or title_context(report, message)[1]
+            or _title_class(report.title, report.traceback.exception, culprit, message)
+            or title_context(report, message)[1]
             or _title_model(report.title, culprit)
             or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
             or shown_api(report.shown_calls, culprit, report.modules, _SETUP_CALLS | {message.split("(")[0]})
@@ -65,9 +66,11 @@ def _title_model(title: str, culprit: str) -> str:
     return "" if not name or common or _product(name) or canonicalize_name(name) == culprit else name
 
 
-def _title_class(title: str, exception: str, culprit: str) -> str:
-    """A class a frameless report's title names before the exception it quotes, unless it is a product's name."""
+def _title_class(title: str, exception: str, culprit: str, message: str = "") -> str:
+    """A class a frameless report's title names before the exception it quotes, unless it is a product's name or a
+    word of the message ("... but found BFloat16": the symptom, no API)."""
     words = title.split(exception.rpartition(".")[2], 1)[0] if exception else title
+    words = words.replace(message, " ") if len(message) > 10 else words
     names = [m["name"] for m in _TITLE_CLASS.finditer(words) if not _STRONG_NAME.search(m["name"])
              and canonicalize_name(m["name"]) != culprit and not _product(m["name"])
              and m["name"].lower() not in _COMMON_LABELS]  # "NaN issue": a symptom's word, no class

@@ -30,6 +30,9 @@ _METHOD = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z_]\w*)\s*\(\s*self\b"
 _CLASS = re.compile(r"^class\s+(?P<cls>[A-Za-z_]\w*)\b")
 _PROMPT = re.compile(r"^(?:>>>|\.\.\.)\s|^In \[\d*\]:\s*")
 _FRAME_LINE = re.compile(r'^\s*File "')
+# A unified diff's hunk header, with the context line git prints after it ("@@ -242,6 +242,7 @@ class Layer(...):").
+_HUNK = re.compile(r"^\s*@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@\s?(?P<context>.*)$")
+_DEF = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z_]\w*)\s*\(")
 
 
 def shown_calls(lines: list[str]) -> tuple[str, ...]:
@@ -44,7 +47,7 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     imported = _imports(code)
     calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL)]
     kept = [_resolved(call, imported) for call in calls if call.partition(".")[0] not in defined]
-    return tuple(dict.fromkeys([*kept, *_shown_methods(_code_lines(replies))]))
+    return tuple(dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))]))
 
 
 def _code_lines(lines: list[str]) -> list[str]:
@@ -99,6 +102,28 @@ def _imports(code: list[str]) -> dict[str, str]:
 def _resolved(call: str, imported: dict[str, str]) -> str:
     root = call.partition(".")[0]
     return f"{imported[root]}:{call}" if root in imported else call
+
+
+def _patched_methods(lines: list[str]) -> list[str]:
+    """The functions a reply's patch changes: in each diff hunk, the ``def`` (with its class) above its first added
+    or removed line, from the hunk's own lines or the context line git prints in its header."""
+    found, owner, function, in_hunk = [], "", "", False
+    for line in lines:
+        if match := _HUNK.match(line):
+            in_hunk, function = True, ""
+            owner = m["cls"] if (m := _CLASS.match(match["context"].strip())) else owner
+            function = m["name"] if (m := _DEF.match(match["context"].strip())) else ""
+            continue
+        if not in_hunk or line.startswith(("+++", "---", "diff ")) or line.lstrip().startswith("```"):
+            in_hunk = in_hunk and not line.startswith("diff ") and not line.lstrip().startswith("```")
+            continue
+        text = line[1:].strip()
+        owner = m["cls"] if (m := _CLASS.match(text)) else owner
+        function = m["name"] if (m := _DEF.match(text)) else function
+        if line[:1] in "+-" and function:
+            found.append(f"{owner}.{function}" if owner and function != "__init__" else owner or function)
+            in_hunk = False  # one function a hunk: its first change
+    return found
 
 
 def _shown_methods(code: list[str]) -> list[str]:

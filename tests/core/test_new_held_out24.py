@@ -72,8 +72,8 @@ HELD_OUT_24 = {
     # known miss: L (cpu reproduces: the CUDA extension has no cpu path)
     "dcnv4-24": ("RuntimeError", BF16, "dcnv4", f"DCNv4 dcnv4_func.py backward: {BF16}", EVERYWHERE, False,
                  _commit("dcnv4", "OpenGVLab/DCNv4"), 1),
-    # known misses: T ("BFloat16" from the message taken as the API), L (cpu reproduces: the CUDA rasterizer), S
-    "gaussianeditor-75": ("RuntimeError", BF16, "gaussianeditor", f"gaussianeditor BFloat16: {BF16}", EVERYWHERE,
+    # known misses: L (cpu reproduces: the CUDA rasterizer), S; T right since fixtitle4 (not held out: launch.py)
+    "gaussianeditor-75": ("RuntimeError", BF16, "gaussianeditor", f"gaussianeditor launch.py: {BF16}", EVERYWHERE,
                           False, _commit("gaussianeditor", "buaacyw/GaussianEditor"), 0),
 }
 
@@ -139,7 +139,8 @@ STATED_24: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "deepseek-moe-35": {"L": lambda data: re.search(r"distributed|ZeRO",
                                                     data["variants"]["buggy"]["expect"]["cpu"]) is not None},
 }
-GRADED24_FLOOR = 59  # of 80: held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient
+GRADED24_FLOOR = 60  # of 80: held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient; 60 after
+# fixtitle4 (not held out)
 
 
 @pytest.fixture
