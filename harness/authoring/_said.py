@@ -160,6 +160,23 @@ def _title_subject(title: str) -> str:
     return "" if vague or _leading_run(title) else subject
 
 
+# A title saying only where the run failed ("Doesn't work with CUDA mode", "fails on GPU"): with no API anywhere in the
+# report, the device is the most a title can name ("on CUDA"), and no API for the skeleton to look for.
+_TITLE_DEVICE = re.compile(r"\b(?:on|with|under|in)\s+(?:the\s+)?(?P<device>CUDA|GPUs?|MPS)(?:\s+(?:mode|devices?))?"
+                           r"\s*[.!?]*$", re.I)
+
+
+def title_device(title: str, message: str) -> str:
+    """For a report that shows and names no API: torch's wrapper its message names by its argument ("(device_ids[0])":
+    DataParallel), else the device its title ends by saying the run failed on, written "on CUDA"; else ""."""
+    if "(device_ids[0])" in message:
+        return "DataParallel"
+    match = _TITLE_DEVICE.search(title.replace(message, " ").strip() if message else title.strip())
+    device = match["device"] if match else ""  # a device the message itself ends with is the symptom's
+    on = f"on {device.upper() if device.lower() != 'gpus' else 'GPUs'}" if device else ""
+    return " ".join(part for part in (_leading_run(title), on) if part) if on else ""  # "training on GPU"
+
+
 def _leading_run(title: str) -> str:
     match = _LEADING_RUN.match(title)
     return match["run"].lower() if match else ""

@@ -9,7 +9,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
-from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context
+from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context, title_device
 from harness.authoring._shown import _INSTANCE_WORDS
 from harness.authoring._signature import _FOLDERS
 
@@ -47,6 +47,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     elif frame is None and (shown := next((f for f in reversed(frames) if _leading_name(f.function) == function),
                                           None)):
         function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
+    if not function and not frames:
+        function = title_device(report.title, message)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     library = _repository_identity(library, report.url, indexed)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)

@@ -63,3 +63,25 @@ def test_a_patch_in_the_reporters_own_text_or_without_a_change_names_nothing() -
     unchanged = _PATCH.replace("+        pos = pos.to(tensor.device)\n", "")
     assert shown_calls(["x", "helper · comment · 2026-06-08", *unchanged.splitlines()]) == ()
     assert "FusionLayer.add_position" not in shown_calls(_PATCH.splitlines())
+
+
+def test_a_report_with_no_api_names_the_device_its_title_says_it_failed_on() -> None:
+    """Class (n-beats-18): a one-line report, the title only says where it failed ("Doesn't work with CUDA mode"):
+    "on CUDA" is the most a title can name; a title that names nothing of the kind keeps "project: message", and a
+    device the message itself ends with is its symptom."""
+    body = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    assert _title(_titled("Doesn't work with CUDA mode", body)).startswith("widgetsplat on CUDA: Expected all")
+    assert _title(_titled("Training fails on GPU", body)).startswith("widgetsplat training on GPU: Expected")
+    assert _title(_titled("Doesn't work", body)).startswith("widgetsplat: Expected all")
+
+
+def test_dataparallels_message_names_dataparallel_when_nothing_else_does() -> None:
+    """Class (mlcreid-5): a frameless report of DataParallel's own message ("... on device cuda:0 (device_ids[0]) but
+    found one of them on device: cpu") names torch's wrapper by its argument: DataParallel is the API."""
+    message = ("module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on "
+               "device: cpu")
+    title = _title(_titled(f"RuntimeError: {message}", f"RuntimeError: {message}"))
+    assert title.startswith("widgetsplat DataParallel: module must have"), title
+    called = _title(_titled(f"RuntimeError: {message}", f"```python\nmodel = build_reid_net(cfg)\n```\nRuntimeError: "
+                                                        f"{message}"))
+    assert not called.startswith("widgetsplat DataParallel"), called
