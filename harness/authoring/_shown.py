@@ -3,9 +3,10 @@
 A report often shows its run as code rather than as a traceback: a fenced or indented block (``model = Net()`` /
 ``train_and_eval(model, loader)``), or the bare source line Python printed above a frameless exception line
 (``offset = self.offset(x) * 0.25 + self.init_pos``). :func:`shown_calls` lists the calls that code makes, the
-statement's own call before an assigned one, the reporter's code before a reply's; a reply only adds the methods its
-code shows the project's body of (``def forward(self, x):``), never its calls (a reply's calls are its fix:
-``x.to(device)``, ``get_device()``). Another library's and Python's own calls are left out here or in ``_said``.
+statement's own call before an assigned one, the reporter's code before a reply's; a reply only adds the functions its
+patch changes (a unified diff's ``def`` above its first changed line) and the methods its code shows the project's body
+of (``def forward(self, x):``), never its calls (a reply's calls are its fix: ``x.to(device)``, ``get_device()``).
+Another library's and Python's own calls are left out here or in ``_said``.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ _DEF = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z_]\w*)\s*\(")
 
 def shown_calls(lines: list[str]) -> tuple[str, ...]:
     """The calls the report's own code shows, once each, in order: the bare source line above a frameless exception
-    line, then its code blocks' statement calls and assigned calls; then the project's methods a reply's code shows
-    the body of (``forward``, ``Block.forward``). A call keeps its dotted form; one of a name the code imports from a
+    line, then its code blocks' statement calls and assigned calls; then the functions a reply's patch changes and the
+    project's methods a reply's code shows the body of (``forward``, ``Block.forward``).
+    A call keeps its dotted form; one of a name the code imports from a
     module is written ``module:call`` (``transformers:AutoModel.from_pretrained``)."""
     own = list(itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines))
     replies = lines[len(own):]
