@@ -17,7 +17,7 @@ import re
 from harness.authoring._prose import REPLY_HEADER
 from harness.authoring._traceback import _strong_exception, _unmark
 
-__all__ = ["shown_calls"]
+__all__ = ["shown_calls", "shown_starts"]
 
 # A statement that is a call (``train_and_eval(model, ...)``, ``trainer.fit(model)``), and a call assigned to names
 # (``model = Net()``, ``x, y = load(...)``): the call the statement makes, not one nested in its arguments.
@@ -191,6 +191,14 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
     own = [name for module, name in names if not module or _norm(module) == _norm(culprit)]
     own = [name for name in own if name.partition(".")[0] not in others]
     return own[0] if own else next((name for module, name in names if module not in ("torch", "numpy")), "")
+
+
+def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
+    """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
+    (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""
+    kept = [call for module, _, call in (c.rpartition(":") for c in calls)
+            if module not in ("torch", "numpy") and _written(call)]
+    return kept[:limit]
 
 
 def _written(call: str) -> str:

@@ -16,6 +16,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
+from harness.authoring._shown import shown_starts
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_HEADER, SKELETON_IMPORT
 
 
@@ -139,17 +140,21 @@ def template_yaml(case_id: str) -> str:
 
 
 def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
-             distributions: dict[str, str] | None = None, api: str = "", project: str = "", command: str = "") -> str:
+             distributions: dict[str, str] | None = None, api: str = "", project: str = "", command: str = "",
+             shown: tuple[str, ...] = ()) -> str:
     """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise.
     ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
     that every variant pins it). ``api``: with no frame, the API the report names (the call to write); with neither,
     the skeleton says that ``project``'s call is to be found. ``command``: the report's command line, whose settings
-    the repro keeps."""
+    the repro keeps. ``shown``: the calls the report's own code shows (``BugReport.shown_calls``), the repro's start."""
     named = distributions or {}
     shows = "The report shows no frame of the blamed project" if where else "The report shows no frame"
     comments: list[str] = [f"    # {shows}; the API it names: {api}"] if api else []
     if not api and not where and project:
         comments = [f"    # The report shows no frame and names no API: find the call of {project} that ends this way"]
+    if starts := shown_starts(shown):
+        comments += ["    # The report's own code calls (start the repro there):",
+                     *_wrapped(", ".join(starts), "    #   ")]
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source and not _MARKER.match(frame.source) else []

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.authoring._shown import shown_calls
+from harness.authoring._skeleton import repro_py
 from tests.core.test_new_graded14 import _draft
 from tests.core.test_new_graded16 import PLACED
 
@@ -85,3 +86,14 @@ def test_dataparallels_message_names_dataparallel_when_nothing_else_does() -> No
     called = _title(_titled(f"RuntimeError: {message}", f"```python\nmodel = build_reid_net(cfg)\n```\nRuntimeError: "
                                                         f"{message}"))
     assert not called.startswith("widgetsplat DataParallel"), called
+
+
+def test_a_skeleton_shows_the_calls_the_reports_own_code_makes() -> None:
+    """Skeleton class (transformerlens-517: the innermost frame shown, not the reporter's own
+    ``HookedTransformer.from_pretrained(...)``): given the report's shown calls, the skeleton names them as the repro's
+    start, never torch's (``torch.device``) nor every object's methods (``model.to``); none shown, no such comment."""
+    calls = ("widgetlens:WidgetModel.from_pretrained", "torch:torch.device", "model.to", "run_with_cache")
+    text = repro_py("w", "w.txt", [], [], "RuntimeError: boom", shown=calls)
+    assert "    # The report's own code calls (start the repro there):\n    #   WidgetModel.from_pretrained, " \
+           "run_with_cache\n" in text, text
+    assert "own code calls" not in repro_py("w", "w.txt", [], [], "RuntimeError: boom")
