@@ -166,13 +166,22 @@ _TITLE_DEVICE = re.compile(r"\b(?:on|with|under|in)\s+(?:the\s+)?(?P<device>CUDA
                            r"\s*[.!?]*$", re.I)
 
 
+_VAGUE_FAILURE = frozenset({"doesn't", "does", "do", "don't", "not", "work", "works", "working", "fail", "fails",
+                            "failed", "failing", "error", "errors", "crash", "crashes", "crashed", "can't", "cannot",
+                            "run", "runs", "running", "it", "with", "when", "while", "bug", "issue", "problem",
+                            "broken", "runtimeerror", "the", "is", "isn't", "on", "in", "model", "code"})
+
+
 def title_device(title: str, message: str) -> str:
     """For a report that shows and names no API: torch's wrapper its message names by its argument ("(device_ids[0])":
     DataParallel), else the device its title ends by saying the run failed on, written "on CUDA"; else ""."""
     if "(device_ids[0])" in message:
         return "DataParallel"
-    match = _TITLE_DEVICE.search(title.replace(message, " ").strip() if message else title.strip())
-    device = match["device"] if match else ""  # a device the message itself ends with is the symptom's
+    text = title.replace(message, " ").strip() if message else title.strip()
+    match = _TITLE_DEVICE.search(text)
+    said = re.findall(r"[a-z']+", text[: match.start()].lower()) if match else []
+    vague = all(word in _VAGUE_FAILURE or word in _RUN_WORDS for word in said)  # what failed is only "it"
+    device = match["device"] if match and vague else ""  # a device the message itself ends with is the symptom's
     on = f"on {device.upper() if device.lower() != 'gpus' else 'GPUs'}" if device else ""
     return " ".join(part for part in (_leading_run(title), on) if part) if on else ""  # "training on GPU"
 

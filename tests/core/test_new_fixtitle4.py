@@ -68,12 +68,13 @@ def test_a_patch_in_the_reporters_own_text_or_without_a_change_names_nothing() -
 
 def test_a_report_with_no_api_names_the_device_its_title_says_it_failed_on() -> None:
     """Class (n-beats-18): a one-line report, the title only says where it failed ("Doesn't work with CUDA mode"):
-    "on CUDA" is the most a title can name; a title that names nothing of the kind keeps "project: message", and a
-    device the message itself ends with is its symptom."""
+    "on CUDA" is the most a title can name; a title that names nothing of the kind, or says what failed there ("load
+    the checkpoint"), keeps "project: message", and a device the message itself ends with is its symptom."""
     body = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
     assert _title(_titled("Doesn't work with CUDA mode", body)).startswith("widgetsplat on CUDA: Expected all")
     assert _title(_titled("Training fails on GPU", body)).startswith("widgetsplat training on GPU: Expected")
     assert _title(_titled("Doesn't work", body)).startswith("widgetsplat: Expected all")
+    assert _title(_titled("Cannot load the checkpoint on GPU", body)).startswith("widgetsplat: Expected all")
 
 
 def test_dataparallels_message_names_dataparallel_when_nothing_else_does() -> None:
