@@ -54,6 +54,7 @@ from harness.authoring._traceback import (
     _strong_exception,
     _unmark,
 )
+from harness.cases._placeholders import MARK
 
 __all__ = ["MAX_LINE", "BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report", "unwrap_console"]
@@ -156,13 +157,15 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
         found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
                  or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
+        if found is None and any(part.frames for chain in chains for part in chain):
+            # frames cut before their error, no message anywhere: still the run's path (a bare header is not)
+            found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",
+                     "the frames of a traceback cut before its exception line (no message in the report)")
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
-            start = chains[-1][-1].start + 1
-            raise UsageError(f"the traceback at report line {start} stops before its final exception line (e.g. "
-                             "'RuntimeError: ...'), and the report has no exception line elsewhere: paste the "
-                             "traceback down to its last line")
+            raise UsageError(f"the traceback at report line {chains[-1][-1].start + 1} has no frame and no exception "
+                             "line, and the report states no error elsewhere: paste the traceback down to its end")
         raise UsageError("the report has no Python traceback and no exception line (e.g. 'RuntimeError: ...' on a line "
                          "of its own): paste the error the bug printed, at least its last line")
     stated, wrapper = _stated_over_cause(lines, chains, index)
