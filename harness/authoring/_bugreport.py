@@ -28,6 +28,7 @@ from harness.authoring._exception_line import (
     library_words,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
+from harness.authoring._own_error import _lone_exception
 from harness.authoring._prose import (
     _called_names,
     _cited,
@@ -51,8 +52,6 @@ from harness.authoring._traceback import (
     _chains,
     _Part,
     _read_exception,
-    _strong_exception,
-    _unmark,
 )
 from harness.cases._placeholders import MARK
 
@@ -212,12 +211,3 @@ def _stated_over_cause(lines: list[str], chains: list[list[_Part]], index: int) 
     _read_exception(lines, index, len(lines), "", cause)
     _read_exception(lines, stated[-1], len(lines), "", mine)
     return (stated[-1], chain[-1]) if mine.exception != cause.exception else (index, None)
-
-
-def _lone_exception(line: str) -> bool:
-    """An exception line as Python prints it, not prose or a warning: 'ValueError: ...' flush with its text."""
-    text = _unmark(line.strip())
-    if not _strong_exception(text) or text.startswith(("#", "File ")):
-        return False
-    name = text.partition(":")[0].rpartition(".")[2]
-    return name not in ("Error", "Exception", "Warning") and not name.endswith("Warning")
