@@ -28,7 +28,7 @@ from harness.authoring._exception_line import (
     library_words,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
-from harness.authoring._own_error import _lone_exception
+from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
 from harness.authoring._prose import (
     _called_names,
     _cited,
@@ -104,6 +104,13 @@ def parse_report(text: str) -> BugReport:
                        subjects=_subjects(lines), shown_calls=shown_calls(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
+    missing: tuple[str, ...] = ()
+    if (own := own_error(traceback, chains, lines, title)) is not None:
+        traceback, missing = own[0], () if own[0].frames else ("traceback frames",)
+        notes.append(own[1])
+    if (whole := completed_from_title(traceback, lines, title)) is not None:
+        traceback = whole[0]
+        notes.append(whole[1])
     traceback = replace(traceback, colours=_colours(text, traceback))
     if (summary := _launcher_summary(traceback, title)) is not None:
         traceback = summary
@@ -114,6 +121,7 @@ def parse_report(text: str) -> BugReport:
         notes.append("the frames come from an editor's or debugger's dump (\"Exception has occurred:\", no "
                      "Traceback header, the script's top level last), innermost first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
+                     missing=missing,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),

@@ -93,3 +93,52 @@ def test_no_parse_raises_but_a_usage_error_and_a_cut_traceback_with_frames_draft
 
 def _cut_parts(text: str) -> list[_Part]:
     return [part for chain in _chains(unwrap_console(clean_lines(text))) for part in chain]
+
+
+# Class 2: a thread whose later reply pastes a traceback of another error than the one the reporter states.
+OWN = "ValueError: tokenizer vocabulary has 32000 entries but the embedding has 32001"
+REPLY_TB = ("Traceback (most recent call last):\n  File \"/venv/lib/python3.10/site-packages/vislib/rope.py\", line 16, "
+            "in get_index\n    t = r * s\nRuntimeError: Expected all tensors to be on the same device, but found at "
+            "least two devices, cuda:0 and cpu!\n")
+
+
+def _thread(description: str, reply: str, title: str = "Loading the chat model") -> str:
+    return (f"# {title}\n\nI ran the chat example.\n\n{description}\n\nsomeone · comment · 2025-01-02\n"
+            f"same here, with video:\n\n{reply}")
+
+
+def test_a_replys_different_error_is_not_the_reporters_bug() -> None:
+    report = parse_report(_thread(OWN, REPLY_TB))
+    assert (report.traceback.exception, report.traceback.message) == ("ValueError", OWN.partition(": ")[2])
+    assert report.traceback.frames == () and "traceback frames" in report.missing
+    # the reporter's error only in the title: the same
+    report = parse_report(_thread("It fails.", REPLY_TB, title=f"[BUG] {OWN}"))
+    assert report.traceback.exception == "ValueError"
+
+
+def test_a_reply_with_the_reporters_error_or_a_reporter_stating_none_keeps_the_replys_traceback() -> None:
+    shortened = "RuntimeError: Expected all tensors to be on the same device"
+    for description in (shortened, "It stops with an error."):
+        report = parse_report(_thread(description, REPLY_TB))
+        assert report.traceback.message.endswith("cuda:0 and cpu!")
+        assert [frame.function for frame in report.traceback.frames] == ["get_index"]
+
+
+# Class 2: the stored text cut inside the final exception line, the title stating the same class's whole message.
+CUT_LAST = ("Traceback (most recent call last):\n  File \"/home/u/ocr/modules/enc.py\", line 49, in forward\n"
+            "    src = src * self.scale\nRuntimeError: expected device cuda:1")
+
+
+def test_a_cut_last_exception_line_is_completed_from_the_titles_same_class_message() -> None:
+    whole = "expected device cuda:1 but got device cuda:0"
+    report = parse_report(f"# RuntimeError: {whole}\n\nTraining on two GPUs:\n{CUT_LAST}\n")
+    assert report.traceback.message == whole
+
+
+@pytest.mark.parametrize("text", [
+    f"# RuntimeError: expected device cuda:1 but got device cuda:0\n\n{CUT_LAST}\n\nAny idea?\n",  # not the last text
+    f"# ValueError: expected device cuda:1 but got device cuda:0\n\n{CUT_LAST}\n",  # another class
+    f"# RuntimeError: expected device cuda:0 but got device cpu\n\n{CUT_LAST}\n",  # another message
+])
+def test_an_exception_line_not_cut_or_another_titles_error_is_kept(text: str) -> None:
+    assert parse_report(text).traceback.message == "expected device cuda:1"
