@@ -112,7 +112,8 @@ def _cpu_reason(data: dict[str, Any]) -> bool:
 
 
 STATED_25: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {"pulse-24": {"L": _cpu_reason}}
-GRADED25_FLOOR = 66  # of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient
+# of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient; 67 after fixframe3 (NOT held out)
+GRADED25_FLOOR = 67
 
 
 @pytest.fixture

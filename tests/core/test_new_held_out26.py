@@ -1,5 +1,5 @@
 """graded26 (tests/fixtures/graded26), held out (issue 21 §1): ten real reports drafted by `new` on main 4f61ce2 and
-graded by hand in EXPECTED.md's Results. HELD_OUT_26 asserts what is drafted now (stable-baselines3-967 was refused), known
+graded by hand in EXPECTED.md's Results. HELD_OUT_26 asserts what is drafted now (stable-baselines3-967 drafted), known
 misses marked, so a change to any of them is seen; MAINTAINER_26 encodes EXPECTED.md's accepted values, graded strictly
 as its Results, and the floor is the strict score measured there."""
 
@@ -119,7 +119,8 @@ MAINTAINER_26 = {
 STATED_26: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "transformer-ocr-2": {"M": lambda data: "but got" in data["signature"]},
 }
-GRADED26_FLOOR = 64  # of 80: held out, main 4f61ce2, this scorer and by hand, strict; 68 lenient
+# of 80: 64 held out, main 4f61ce2, this scorer and by hand, strict; 68 lenient; 72 after fixframe3 (NOT held out)
+GRADED26_FLOOR = 72
 
 
 Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
