@@ -30,12 +30,9 @@ def own_error(traceback: Traceback, chains: list[list[_Part]], lines: list[str],
     if replies is None or traceback.exception_line - 1 < replies:
         return None
     complete = [chain for chain in chains if chain[-1].complete and chain[-1].exception_index < replies]
-    if complete:
-        mine, _ = _pick(complete)
-    else:
-        mine = _own_line(lines, replies, title)
-        if mine is None:
-            return None
+    mine = _pick(complete)[0] if complete else _own_line(lines, replies, title)
+    if mine is None:
+        return None
     if mine.exception_class == traceback.exception_class and (mine.message.startswith(traceback.message)
                                                              or traceback.message.startswith(mine.message)):
         return None
