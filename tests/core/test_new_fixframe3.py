@@ -142,3 +142,12 @@ def test_a_cut_last_exception_line_is_completed_from_the_titles_same_class_messa
 ])
 def test_an_exception_line_not_cut_or_another_titles_error_is_kept(text: str) -> None:
     assert parse_report(text).traceback.message == "expected device cuda:1"
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=20), max_size=12), st.integers(min_value=0, max_value=12))
+def test_a_report_with_an_exception_line_is_never_refused(pieces: list[str], at: int) -> None:
+    """§1: a report holding an exception line as Python prints it drafts, whatever surrounds it."""
+    pieces.insert(min(at, len(pieces)), "ValueError: the batch is empty")
+    report = parse_report("\n".join(pieces))
+    assert report.traceback.exception
