@@ -28,6 +28,7 @@ from harness.authoring._exception_line import (
     library_words,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
+from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
 from harness.authoring._prose import (
     _called_names,
     _cited,
@@ -51,9 +52,8 @@ from harness.authoring._traceback import (
     _chains,
     _Part,
     _read_exception,
-    _strong_exception,
-    _unmark,
 )
+from harness.cases._placeholders import MARK
 
 __all__ = ["MAX_LINE", "BugReport", "Environment", "Frame", "Pin", "Traceback", "clean_lines", "parse_environment",
            "parse_report", "unwrap_console"]
@@ -104,6 +104,13 @@ def parse_report(text: str) -> BugReport:
                        subjects=_subjects(lines), shown_calls=shown_calls(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
+    missing: tuple[str, ...] = ()
+    if (own := own_error(traceback, chains, lines, title)) is not None:
+        traceback, missing = own[0], () if own[0].frames else ("traceback frames",)
+        notes.append(own[1])
+    if (whole := completed_from_title(traceback, lines, title)) is not None:
+        traceback = whole[0]
+        notes.append(whole[1])
     traceback = replace(traceback, colours=_colours(text, traceback))
     if (summary := _launcher_summary(traceback, title)) is not None:
         traceback = summary
@@ -114,6 +121,7 @@ def parse_report(text: str) -> BugReport:
         notes.append("the frames come from an editor's or debugger's dump (\"Exception has occurred:\", no "
                      "Traceback header, the script's top level last), innermost first: read in Python's order")
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
+                     missing=missing,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
@@ -156,13 +164,15 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
         found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
                  or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
+        if found is None and any(part.frames for chain in chains for part in chain):
+            # frames cut before their error, no message anywhere: still the run's path (a bare header is not)
+            found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",
+                     "the frames of a traceback cut before its exception line (no message in the report)")
         if found is not None:
             return _exception_named(found, lines, chains, url)
         if chains:
-            start = chains[-1][-1].start + 1
-            raise UsageError(f"the traceback at report line {start} stops before its final exception line (e.g. "
-                             "'RuntimeError: ...'), and the report has no exception line elsewhere: paste the "
-                             "traceback down to its last line")
+            raise UsageError(f"the traceback at report line {chains[-1][-1].start + 1} has no frame and no exception "
+                             "line, and the report states no error elsewhere: paste the traceback down to its end")
         raise UsageError("the report has no Python traceback and no exception line (e.g. 'RuntimeError: ...' on a line "
                          "of its own): paste the error the bug printed, at least its last line")
     stated, wrapper = _stated_over_cause(lines, chains, index)
@@ -209,12 +219,3 @@ def _stated_over_cause(lines: list[str], chains: list[list[_Part]], index: int) 
     _read_exception(lines, index, len(lines), "", cause)
     _read_exception(lines, stated[-1], len(lines), "", mine)
     return (stated[-1], chain[-1]) if mine.exception != cause.exception else (index, None)
-
-
-def _lone_exception(line: str) -> bool:
-    """An exception line as Python prints it, not prose or a warning: 'ValueError: ...' flush with its text."""
-    text = _unmark(line.strip())
-    if not _strong_exception(text) or text.startswith(("#", "File ")):
-        return False
-    name = text.partition(":")[0].rpartition(".")[2]
-    return name not in ("Error", "Exception", "Warning") and not name.endswith("Warning")

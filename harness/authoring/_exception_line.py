@@ -181,6 +181,10 @@ def _bare_message(lines: list[str]) -> tuple[int, str, str, str] | None:
 # title's "ERROR: message" in capitals (not a class name).
 _ARGS_TUPLE = re.compile(r"^\(\s*(?P<quote>[\"'])(?P<msg>.{3,1000}?)(?P=quote)\s*,?\s*\)$")
 _TITLE_ERROR = re.compile(r"(?<![\w.])(?:ERROR|[Ee]rror)\s*:\s*(?P<msg>\S.{2,1000})$")
+# A title that says what failed, then the message after a colon ("[Bug] Training a loaded model fails : <message>",
+# "Inference crashed: <message>"): the failure verb is what tells a message from a title's topic.
+_TITLE_FAILS = re.compile(r"(?<![\w.])(?:[Ff]ail(?:s|ed|ing|ure)?|[Cc]rash(?:es|ed|ing)?|[Bb]reaks|[Bb]roken|"
+                          r"[Rr]aises|[Tt]hrows|[Ee]rrors)\s*:\s*(?P<msg>\S.{2,1000})$")
 # A message that states a condition the code checks ("... should not be CUDA tensors"): what `assert` words.
 _ASSERT_LIKE = re.compile(r"\b(?:should(?: not)?|must(?: not)?|expected\b.{0,80}\bto) be\b", re.IGNORECASE)
 
@@ -192,11 +196,14 @@ def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
                   if (m := _ARGS_TUPLE.match(_unmark(lines[i].strip())))), None)
     if found is None:
         title = next(((i, line[2:].strip()) for i, line in enumerate(lines) if line.startswith("# ")), None)
-        match = _TITLE_ERROR.search(title[1]) if title else None
+        match = (_TITLE_ERROR.search(title[1]) or _TITLE_FAILS.search(title[1])) if title else None
         if title is None or match is None:
             return None
-        found = (title[0], library_words(match["msg"].strip()), "the issue title's \"error:\" text")
+        found = (title[0], library_words(match["msg"].strip()), "the issue title's text after its colon")
     index, message, where = found
+    known = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), None)
+    if known is not None:
+        return index, known, message, f"{where}: a known torch message, its class {known} torch's (check it)"
     assert_like = _ASSERT_LIKE.search(message)
     guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
     exception = f"{MARK}: the exception class (the report prints no class, only its message; likely {guess})"
@@ -238,6 +245,8 @@ _TORCH_MESSAGES = (
     (re.compile(r"Given groups=\d+, weight of size \[[\d, ]+\], expected input\[[\d, ]+\] to have \d+ channels, but "
                 r"got \d+ channels instead"), "Given ", "RuntimeError"),
     (re.compile(r"Torch not compiled with CUDA enabled"), "Torch ", "AssertionError"),
+    # torch 1.12.0's Adam/AdamW `assert` on a loaded optimizer state (pytorch/pytorch#80809)
+    (re.compile(r"If capturable=False, state_steps should not be CUDA tensors\.?"), "If ", "AssertionError"),
     (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",
      "RuntimeError"))
 # Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an

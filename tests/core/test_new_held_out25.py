@@ -30,6 +30,7 @@ PULSE = "expected device cuda:0 but got device cpu"
 DATA_PARALLEL = ("module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them "
                  "on device: cpu")
 TWO_CUDA = f"{TWO_AT}cuda:5 and cuda:6!"
+TWO_GPU_ROW = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 HELD_OUT_25 = {
     # known miss: T (no API: judgement)
     "mindbridge-4": ("KeyError", "'param_groups'", "mindbridge", "mindbridge: KeyError param_groups", EVERYWHERE, False,
@@ -55,9 +56,11 @@ HELD_OUT_25 = {
     # known misses: P (the table's PyKEEN 1.6.0 not read), V (its Python 3.8.10 not read), S judgement
     "pykeen-654": ("RuntimeError", SELECT, "pykeen", f"pykeen predict_triples_df: {SELECT}", DEVICE, True,
                    "pin the pykeen release", 0),
-    # known misses: the last reply's transformers frame and message followed (T, M, L, S judgement), P, F
-    "qwen3-vl-270": ("RuntimeError", CUDA0_CPU, "qwen3-vl", "qwen3-vl get_rope_index: Expected all", DEVICE, True,
-                     f"qwen3-vl {reports.GIT}QwenLM/Qwen3-VL@<commit>", 1),
+    # the last reply's transformers frame and message were followed when graded (T, M, L, S judgement, P, F); since
+    # fixframe3 the description's own error (NOT held out: fixed on it), frameless: B now transformers (a miss), T's
+    # API the import's AutoTokenizer (a miss)
+    "qwen3-vl-270": ("RuntimeError", TWO_CUDA, "transformers", "transformers AutoTokenizer: Expected all",
+                     TWO_GPU_ROW, True, "pin the transformers release", 0),
 }
 
 
@@ -109,8 +112,9 @@ def _cpu_reason(data: dict[str, Any]) -> bool:
 
 
 STATED_25: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {"pulse-24": {"L": _cpu_reason}}
-GRADED25_FLOOR = 68  # of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient; 68 after
-# fixtitle4 (not held out)
+# of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient; 68 after fixtitle4, 67 after
+# fixframe3, 69 together (NOT held out)
+GRADED25_FLOOR = 69
 
 
 @pytest.fixture
