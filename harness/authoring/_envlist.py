@@ -3,8 +3,9 @@
 Read as users paste them: ``pip freeze``, ``pip list`` and ``conda list`` (columns, or collapsed to single
 spaces outside a code fence), ``python -m torch.utils.collect_env``, ``transformers-cli env`` /
 ``diffusers-cli env`` / ``accelerate env`` bullet lists, Lightning's ``collect_env_details`` (``- torchvision:
-0.15.2``), OpenMMLab's ``collect_env`` (``PyTorch: 2.0.0+cu118``, ``MMCV: 1.7.1``) and ``ds_report``. Every
-pattern is anchored and bounded: a pasted line costs linear time whatever it holds.
+0.15.2``), OpenMMLab's ``collect_env`` (``PyTorch: 2.0.0+cu118``, ``MMCV: 1.7.1``), ``ds_report`` and a Markdown
+``| Key | Value |`` table (``_envtable``). Every pattern is anchored and bounded: a pasted line costs linear time
+whatever it holds.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.authoring._envtable import table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
 from harness.authoring._envtypes import Pin as Pin
@@ -137,10 +139,22 @@ _FAILS_WITH = re.compile(rf"\b(?:(?:is |does |do )?not work\w*|doesn't work|fail
                          rf"v?(?P<ver>{_RELEASE})", re.IGNORECASE)
 
 
+# "My asteroid version is 0.3.4", "the torch version was `2.0.1`": the release a sentence says the run had (not
+# "the latest version is 0.9", nor on a line saying a release works).
+_VERSION_IS = re.compile(rf"(?<![\w.-])(?P<name>[A-Za-z][\w.-]{{1,40}})\s+version\s+(?:is|was)\s+`?v?"
+                         rf"(?P<ver>{_RELEASE})`?(?![\w.])", re.IGNORECASE)
+_NO_PACKAGE = frozenset({"latest", "newest", "current", "last", "new", "old", "same", "this", "that", "which",
+                         "what", "whose", "release", "stable", "previous", "next", "first", "minimum", "required",
+                         "its", "the"})
+
+
 def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
         for failing in _FAILS_WITH.finditer(line) if "=" in line else ():
             yield _dist(failing["name"]), Pin(failing["ver"], "env listing", index + 1)
+        for stated in _VERSION_IS.finditer(line) if "ersion" in line and not _WORKING.search(line) else ():
+            if stated["name"].lower() not in _NO_PACKAGE:
+                yield _dist(stated["name"]), Pin(stated["ver"], "env listing", index + 1)
         for match in _SENTENCE.finditer(line) if "ersion" in line else ():
             names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
             versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
@@ -261,6 +275,7 @@ def _dict_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from ((_dist(name), pin) for name, pin in table_pins(lines))
     yield from _dict_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)

@@ -52,9 +52,9 @@ HELD_OUT_25 = {
     # known misses: L judgement (the generic reason), S judgement
     "pulse-24": ("RuntimeError", PULSE, "pulse", f"pulse run: {PULSE}", DEVICE, True,
                  f"pulse {reports.GIT}alex-damian/pulse@<commit>", 0),
-    # known misses: P (the table's PyKEEN 1.6.0 not read), V (its Python 3.8.10 not read), S judgement
+    # known miss: S judgement
     "pykeen-654": ("RuntimeError", SELECT, "pykeen", f"pykeen predict_triples_df: {SELECT}", DEVICE, True,
-                   "pin the pykeen release", 0),
+                   "pykeen==1.6.0", 0),
     # known misses: the last reply's transformers frame and message followed (T, M, L, S judgement), P, F
     "qwen3-vl-270": ("RuntimeError", CUDA0_CPU, "qwen3-vl", "qwen3-vl get_rope_index: Expected all", DEVICE, True,
                      f"qwen3-vl {reports.GIT}QwenLM/Qwen3-VL@<commit>", 1),

@@ -1,0 +1,98 @@
+"""Fix round (fixenv3): an environment pasted as a Markdown key/value table, a release a sentence states for its
+package ("My X version is 0.3.4"), and a deprecation warning's releases never read as the run's. Made-up reports of
+each shape (none is a fixture's text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+from harness.authoring._envlist import parse_environment
+
+_PLACED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+def _buggy(text: str) -> str:
+    draft = draft_case("made-up", parse_report(text), "made-up.txt", released=lambda name: True,
+                       project_urls=lambda name: None)
+    data: dict[str, Any] = yaml.safe_load(draft.case_yaml)
+    return " ".join(data["variants"]["buggy"]["requires"])
+
+
+_TABLE = """Source: https://github.com/graphco/graphkit/issues/31
+# Error in score_links with CUDA
+
+Calling `score_links(model=m)` fails:
+`{placed}`
+
+**Environment:**
+
+| Key             | Value                             |
+|-----------------|-----------------------------------|
+| OS              | posix                             |
+| Release         | 5.10.60.1-microsoft-standard-WSL2 |
+| Python          | 3.9.7                             |
+| GraphKit        | 2.3.1                             |
+| GraphKit Hash   | UNHASHED                          |
+"""
+
+
+def test_a_markdown_key_value_table_gives_the_project_release_and_python() -> None:
+    environment = parse_environment(_TABLE.format(placed=_PLACED).splitlines())
+    assert environment.python == "3.9.7"
+    assert environment.pins["graphkit"].version == "2.3.1"
+    assert "release" not in environment.pins  # the OS's kernel release is no package's
+    assert "graphkit==2.3.1" in _buggy(_TABLE.format(placed=_PLACED))
+
+
+def test_a_package_version_table_is_read_and_its_header_is_not() -> None:
+    lines = ["| Package | Version |", "| --- | --- |", "| torch | 2.1.0+cu121 |", "| `accelerate` | `0.25.0` |"]
+    pins = parse_environment(lines).pins
+    assert (pins["torch"].version, pins["accelerate"].version) == ("2.1.0+cu121", "0.25.0")
+    assert "package" not in pins
+
+
+def test_a_table_of_metrics_is_no_environment() -> None:
+    lines = ["| metric | score |", "|---|---|", "| loss | 0.53 |", "| mAP | 41.2 |"]
+    assert parse_environment(lines).pins == {}
+
+
+_STATED = """Source: https://github.com/sepnet/sepkit/issues/88
+# Device error in the separator's forward
+
+My sepkit version is 0.3.4
+
+Traceback (most recent call last):
+  File "/home/me/sepkit/sepkit/masknn/conv.py", line 189, in forward
+    out = skip + torch.tensor([0.0])
+{placed}
+"""
+
+
+def test_a_stated_release_outranks_the_checkout_path() -> None:
+    """The checkout frame alone made commit placeholders; the sentence states the release the checkout held."""
+    assert _buggy(_STATED.format(placed=_PLACED)) == "sepkit==0.3.4"
+
+
+def test_a_version_sentence_about_a_release_that_is_no_package_or_that_works() -> None:
+    lines = ["The latest version is 0.9.1, so I tried it.", "The sepkit version was 0.3.5 and it works fine."]
+    environment = parse_environment(lines)
+    assert environment.pins == {}
+
+
+_WARNED = """Source: https://github.com/someone/dreamtrain/issues/5
+# RuntimeError: {placed}
+
+`C:\\envs\\ldm\\lib\\site-packages\\pytorch_lightning\\loggers\\tt.py:104: LightningDeprecationWarning: The TTLogger \
+is deprecated since v1.5 and will be removed in v1.7. We recommend switching to another logger.
+"""
+
+
+def test_a_deprecation_warnings_releases_are_not_the_run() -> None:
+    environment = parse_environment(_WARNED.format(placed=_PLACED).splitlines())
+    assert environment.unnamed is None
+    # the same sentence shape without the warning still states the run's release
+    assert parse_environment(["I rerun it in v1.7 and it fails."]).unnamed is not None
