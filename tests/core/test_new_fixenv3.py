@@ -11,6 +11,7 @@ import yaml
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
 from harness.authoring._envlist import parse_environment
+from harness.authoring._owners import names_checkout
 
 _PLACED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -96,3 +97,30 @@ def test_a_deprecation_warnings_releases_are_not_the_run() -> None:
     assert environment.unnamed is None
     # the same sentence shape without the warning still states the run's release
     assert parse_environment(["I rerun it in v1.7 and it fails."]).unnamed is not None
+
+
+_SECOND_GENERATION = """Source: https://github.com/lab/SegNet/issues/77
+# Resuming fails after git pull
+
+Traceback (most recent call last):
+  File "/home/ana/code/SegNet/segnetv2/run/train.py", line 98, in maybe_resume
+    trainer.load_checkpoint(path)
+  File "/home/ana/code/SegNet/segnetv2/training/trainer.py", line 1103, in load_checkpoint
+    self.network.load_state_dict(state)
+  File "/opt/env/lib/python3.10/site-packages/torch/nn/modules/module.py", line 2041, in load_state_dict
+    raise RuntimeError(msg)
+RuntimeError: Error(s) in loading state_dict for Net:
+"""
+
+
+def test_a_checkouts_package_of_a_later_generation_names_the_distribution() -> None:
+    """The paths show the checkout SegNet/ holding the package segnetv2/: the distribution is segnetv2, run from a
+    commit of the link's repository."""
+    buggy = _buggy(_SECOND_GENERATION)
+    assert buggy.startswith("FILL-IN: segnetv2 ran from a checkout")
+    assert '"segnetv2 @ git+https://github.com/lab/SegNet@<commit>"' in buggy
+
+
+def test_a_package_that_only_begins_with_the_checkouts_name_is_not_its_own() -> None:
+    assert names_checkout("nnUNet", "nnunetv2") and names_checkout("Segment-Anything", "segment_anything")
+    assert not names_checkout("seg", "segment") and not names_checkout("yolo", "yolo_utils")

@@ -44,9 +44,8 @@ HELD_OUT_25 = {
                    f"n-beats {reports.GIT}ServiceNow/N-BEATS@<commit>", 0),
     "nnscaler-10": ("RuntimeError", ADDMM6, "nnscaler", f"nnscaler module.py forward: {ADDMM6}", DEVICE, True,
                     f"nnscaler {reports.GIT}microsoft/nnscaler@<commit>", 2),
-    # known misses: B, P, F judgement (`nnunet`, where the checkout's package is nnunetv2)
-    "nnunet-1589": ("RuntimeError", MISSING, "nnunet", f"nnunet load_checkpoint: {STATE_DICT} Missing key(s)",
-                    EVERYWHERE, False, f"nnunet {reports.GIT}MIC-DKFZ/nnUNet@<commit>", 2),
+    "nnunet-1589": ("RuntimeError", MISSING, "nnunetv2", f"nnunetv2 load_checkpoint: {STATE_DICT} Missing key(s)",
+                    EVERYWHERE, False, f"nnunetv2 {reports.GIT}MIC-DKFZ/nnUNet@<commit>", 3),
     "opennmt-py-2596": ("RuntimeError", COPY_ATTN, "opennmt-py", f"opennmt-py copy_attn: {CUDA0_CPU} ...", DEVICE, True,
                         "pin the opennmt-py release", 0),
     # known misses: L judgement (the generic reason), S judgement
