@@ -108,7 +108,7 @@ def _cpu_reason(data: dict[str, Any]) -> bool:
 
 
 STATED_25: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {"pulse-24": {"L": _cpu_reason}}
-GRADED25_FLOOR = 66  # of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient
+GRADED25_FLOOR = 71  # of 80: 66 held out, main 4f61ce2, this scorer; 66 by hand, strict; 76 lenient; 71 after fixenv3
 
 
 @pytest.fixture
