@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
-from harness.authoring._envtable import table_pins
+from harness.authoring._envtable import shown_pins, table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
 from harness.authoring._envtypes import Pin as Pin
@@ -36,12 +36,14 @@ _CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:
                     r"(?: [\w./:-]++)?\s*$")
 # "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
 _LISTED = re.compile(
-    r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
+    r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?(?:(?:my|our|the)\s+)?"  # "my torch version: 2.1"
+    r"`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
     rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?(?:(?P=name)\s+)?v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
-_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
+_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+v?"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
-_PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<ver>{_RELEASE})\s*$")  # pip list, spaces collapsed
+# pip list with its spaces collapsed ("numpy 1.24.3"), "peft v0.4.0", an old pip list's "numpy (1.17.4)"
+_PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?:v|\((?=[\d.]+\)))?(?P<ver>{_RELEASE})\)?\s*$")
 # GitHub's bug-template bullets: " - PyTorch 2.0.1 CUDA", "- timm v0.9.12" (a name, a release, a word or two)
 _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{_RELEASE})"
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
@@ -275,7 +277,7 @@ def _dict_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
-    yield from ((_dist(name), pin) for name, pin in table_pins(lines))
+    yield from ((_dist(name), pin) for name, pin in (*table_pins(lines), *shown_pins(lines)))
     yield from _dict_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)

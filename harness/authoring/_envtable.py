@@ -1,5 +1,7 @@
-"""An environment pasted as a Markdown table (a split of ``_envlist``): ``| Key | Value |`` rows such as PyKEEN's
-``pykeen version -v`` (``| Python | 3.8.10 |``, ``| PyKEEN | 1.6.0 |``), or a ``| Package | Version |`` listing."""
+"""Listings of a distribution and its release in shapes the line patterns of ``_envlist`` do not read (a split of
+it): a Markdown table (``| Key | Value |`` rows such as PyKEEN's ``pykeen version -v``: ``| Python | 3.8.10 |``,
+``| PyKEEN | 1.6.0 |``; or a ``| Package | Version |`` listing), ``pip show``'s ``Name:``/``Version:`` lines, and a
+conda environment file's ``- numpy=1.17.4=py37h7e9f1db_0``."""
 
 from __future__ import annotations
 
@@ -31,3 +33,23 @@ def table_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
         if _HEADER.match(lines[start]) or any(row["name"].lower() in _ENVIRONMENT_KEYS for _, row in rows):
             yield from ((row["name"], Pin(row["ver"], "env listing", index + 1)) for index, row in rows)
         start = end
+
+
+# `pip show torch`: "Name: torch" then, within the next lines, "Version: 2.0.1".
+_SHOWN_NAME = re.compile(r"^\s*Name:\s*(?P<name>[A-Za-z0-9][\w.-]{0,60})\s*$")
+_SHOWN_VERSION = re.compile(rf"^\s*Version:\s*(?P<ver>{_RELEASE})\s*$")
+# `conda env export`'s "  - numpy=1.17.4=py37h7e9f1db_0" (a build string) or a spec bullet "- numpy=1.17.4"; not a
+# bare "lr=0.001", a config's.
+_CONDA_SPEC = re.compile(rf"^\s*(?:-\s+(?P<name>[A-Za-z][\w.-]{{0,60}})=(?P<ver>{_RELEASE})(?:=\S+)?"
+                         rf"|(?P<built>[A-Za-z][\w.-]{{0,60}})=(?P<built_ver>{_RELEASE})=[\w.]+)\s*$")
+
+
+def shown_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """(name as written, pin) for each ``pip show`` block and conda environment-file line."""
+    for index, line in enumerate(lines):
+        if (shown := _SHOWN_NAME.match(line)) and (version := next(
+                (v for n in range(index + 1, min(index + 3, len(lines))) if (v := _SHOWN_VERSION.match(lines[n]))),
+                None)):
+            yield shown["name"], Pin(version["ver"], "env listing", index + 2)
+        elif "=" in line and (spec := _CONDA_SPEC.match(line)):
+            yield spec["name"] or spec["built"], Pin(spec["ver"] or spec["built_ver"], "env listing", index + 1)

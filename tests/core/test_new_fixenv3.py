@@ -124,3 +124,18 @@ def test_a_checkouts_package_of_a_later_generation_names_the_distribution() -> N
 def test_a_package_that_only_begins_with_the_checkouts_name_is_not_its_own() -> None:
     assert names_checkout("nnUNet", "nnunetv2") and names_checkout("Segment-Anything", "segment_anything")
     assert not names_checkout("seg", "segment") and not names_checkout("yolo", "yolo_utils")
+
+
+def test_other_listings_of_a_distribution_and_its_release() -> None:
+    """`pip show`, a conda environment file, an old pip list's parentheses, a `v` before a release, a possessive."""
+    lines = ["Name: peft", "Version: 0.4.0", "Summary: PEFT", "", "dependencies:", "  - numpy=1.17.4=py37h7e9f1db_0",
+             "  - pillow=6.2.1", "scipy (1.4.1)", "timm v0.9.12", "accelerate: v0.20.3", "my transformers version: 4.30.2"]
+    pins = {name: pin.version for name, pin in parse_environment(lines).pins.items()}
+    assert {name: pins.get(name) for name in ("peft", "numpy", "pillow", "scipy", "timm", "accelerate",
+                                              "transformers")} == {
+        "peft": "0.4.0", "numpy": "1.17.4", "pillow": "6.2.1", "scipy": "1.4.1", "timm": "0.9.12",
+        "accelerate": "0.20.3", "transformers": "4.30.2"}
+
+
+def test_a_configs_assignment_is_no_conda_spec() -> None:
+    assert parse_environment(["lr=0.001", "momentum=0.9", "  weight_decay=0.0005"]).pins == {}
