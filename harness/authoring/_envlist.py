@@ -22,7 +22,7 @@ from harness.authoring._envtable import shown_pins, table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
 from harness.authoring._envtypes import Pin as Pin
-from harness.authoring._envunnamed import _unnamed_pin
+from harness.authoring._envunnamed import SCHEDULE, _unnamed_pin
 from harness.cases._distributions import DISTRIBUTIONS
 from harness.cases._placeholders import MARK
 
@@ -152,6 +152,8 @@ _NO_PACKAGE = frozenset({"latest", "newest", "current", "last", "new", "old", "s
 
 def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
+        if SCHEDULE.search(line):  # a deprecation warning's releases are the library's schedule, not the run's
+            continue
         for failing in _FAILS_WITH.finditer(line) if "=" in line else ():
             yield _dist(failing["name"]), Pin(failing["ver"], "env listing", index + 1)
         for stated in _VERSION_IS.finditer(line) if "ersion" in line and not _WORKING.search(line) else ():
@@ -340,7 +342,8 @@ _NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|up
 
 def _prose_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
-        if "orch" in line and not line[:1].isspace() and "File " not in line and not _NOT_THE_RUN.search(line):
+        if "orch" in line and not line[:1].isspace() and "File " not in line and not _NOT_THE_RUN.search(line) \
+                and not SCHEDULE.search(line):
             yield from (("torch", Pin(m["ver"], "env listing", index + 1)) for m in _PROSE_TORCH.finditer(line))
 
 

@@ -139,3 +139,10 @@ def test_other_listings_of_a_distribution_and_its_release() -> None:
 
 def test_a_configs_assignment_is_no_conda_spec() -> None:
     assert parse_environment(["lr=0.001", "momentum=0.9", "  weight_decay=0.0005"]).pins == {}
+
+
+def test_a_warnings_schedule_names_no_torch_release() -> None:
+    warned = ["/env/lib/python3.10/site-packages/x/y.py:3: UserWarning: `foo` is deprecated since torch 1.9 and will "
+              "be removed in torch 2.1."]
+    assert "torch" not in parse_environment(warned).pins
+    assert parse_environment(["I run it with torch 2.1.0 on Ubuntu."]).pins["torch"].version == "2.1.0"
