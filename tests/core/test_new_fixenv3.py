@@ -11,7 +11,7 @@ import yaml
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
 from harness.authoring._envlist import parse_environment
-from harness.authoring._owners import names_checkout
+from harness.authoring._owners import frame_owner, names_checkout
 
 _PLACED = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
 
@@ -146,3 +146,23 @@ def test_a_warnings_schedule_names_no_torch_release() -> None:
               "be removed in torch 2.1."]
     assert "torch" not in parse_environment(warned).pins
     assert parse_environment(["I run it with torch 2.1.0 on Ubuntu."]).pins["torch"].version == "2.1.0"
+
+
+_CASED_CLONE = """Source: https://github.com/someone/DetNet/issues/15
+# Two GPUs error
+
+Traceback (most recent call last):
+  File "/home/pc/space/detnet/DetNet/models/head.py", line 210, in get_grid
+    box = (box + grid) * stride
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!
+"""
+
+
+def test_a_workspace_folder_holding_a_capitalised_clone_is_no_import_package() -> None:
+    """detnet/DetNet/models/: the clone's root (the repository's capitals), not a package `DetNet` to import."""
+    draft = draft_case("made-up", parse_report(_CASED_CLONE), "made-up.txt", released=lambda name: False,
+                       project_urls=lambda name: ())
+    assert "import DetNet" not in draft.repro_py
+    assert draft.culprit == "detnet"
+    frame = parse_report(_CASED_CLONE.replace("detnet/DetNet/models", "mmrotate/mmrotate/models")).traceback.frames[0]
+    assert frame_owner(frame) == ("mmrotate", "mmrotate")  # a lower-case package below its checkout stays one
