@@ -18,9 +18,29 @@ _HEADER = re.compile(r"^\s*\|[^|\n]{0,40}\|\s*(?:value|version)s?\s*\|", re.IGNO
 _ENVIRONMENT_KEYS = ("python", "pytorch", "torch")
 
 
+# A Markdown table's separator row, its outer pipes optional: "|---|---|", "--- | :---:".
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _outer_pipes(lines: list[str]) -> list[str]:
+    """The lines with a leading pipe added to the rows of a table written without outer pipes ("Key | Value",
+    "--- | ---", "Python | 3.8.10"): a run of lines holding a pipe that has a separator row."""
+    rows = list(lines)
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and "|" in rows[end]:
+            end += 1
+        if any(_SEPARATOR.match(rows[index]) for index in range(start, end)):
+            rows[start:end] = [row if row.lstrip().startswith("|") else f"| {row}" for row in rows[start:end]]
+        start = end + 1
+    return rows
+
+
 def table_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     """(name as written, pin) for each release row of a table that is an environment: its header says Value or
     Version, or a row names Python or torch (a table of metrics, "| loss | 0.53 |", is none)."""
+    lines = _outer_pipes(lines)
     start = 0
     while start < len(lines):
         if not lines[start].lstrip().startswith("|"):

@@ -166,3 +166,12 @@ def test_a_workspace_folder_holding_a_capitalised_clone_is_no_import_package() -
     assert draft.culprit == "detnet"
     frame = parse_report(_CASED_CLONE.replace("detnet/DetNet/models", "mmrotate/mmrotate/models")).traceback.frames[0]
     assert frame_owner(frame) == ("mmrotate", "mmrotate")  # a lower-case package below its checkout stays one
+
+
+def test_a_table_without_outer_pipes() -> None:
+    lines = ["Environment:", "", "Key | Value", "--- | ---", "Python | 3.10.12", "torch | 2.1.0", "sepkit | 0.4.2"]
+    environment = parse_environment(lines)
+    assert environment.python == "3.10.12"
+    assert {name: pin.version for name, pin in environment.pins.items()} == {"torch": "2.1.0", "sepkit": "0.4.2"}
+    # a shell pipe is no table: no separator row
+    assert parse_environment(["cat run.log | grep sepkit", "sepkit | 0.4.2"]).pins == {}
