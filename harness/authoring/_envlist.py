@@ -3,8 +3,9 @@
 Read as users paste them: ``pip freeze``, ``pip list`` and ``conda list`` (columns, or collapsed to single
 spaces outside a code fence), ``python -m torch.utils.collect_env``, ``transformers-cli env`` /
 ``diffusers-cli env`` / ``accelerate env`` bullet lists, Lightning's ``collect_env_details`` (``- torchvision:
-0.15.2``), OpenMMLab's ``collect_env`` (``PyTorch: 2.0.0+cu118``, ``MMCV: 1.7.1``) and ``ds_report``. Every
-pattern is anchored and bounded: a pasted line costs linear time whatever it holds.
+0.15.2``), OpenMMLab's ``collect_env`` (``PyTorch: 2.0.0+cu118``, ``MMCV: 1.7.1``), ``ds_report`` and a Markdown
+``| Key | Value |`` table (``_envtable``). Every pattern is anchored and bounded: a pasted line costs linear time
+whatever it holds.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from packaging.utils import canonicalize_name
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.authoring._envtable import shown_pins, table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
 from harness.authoring._envtypes import Pin as Pin
-from harness.authoring._envunnamed import _unnamed_pin
+from harness.authoring._envunnamed import SCHEDULE, _unnamed_pin
 from harness.cases._distributions import DISTRIBUTIONS
 from harness.cases._placeholders import MARK
 
@@ -34,12 +36,14 @@ _CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:
                     r"(?: [\w./:-]++)?\s*$")
 # "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
 _LISTED = re.compile(
-    r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
+    r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?(?:(?:my|our|the)\s+)?"  # "my torch version: 2.1"
+    r"`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
     rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?(?:(?P=name)\s+)?v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
-_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+"
+_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+v?"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
-_PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?P<ver>{_RELEASE})\s*$")  # pip list, spaces collapsed
+# pip list with its spaces collapsed ("numpy 1.24.3"), "peft v0.4.0", an old pip list's "numpy (1.17.4)"
+_PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?:v|\((?=[\d.]+\)))?(?P<ver>{_RELEASE})\)?\s*$")
 # GitHub's bug-template bullets: " - PyTorch 2.0.1 CUDA", "- timm v0.9.12" (a name, a release, a word or two)
 _BULLET = re.compile(rf"^\s*[-*]\s+(?P<name>[A-Za-z][\w-]{{0,60}})\s+v?(?P<ver>{_RELEASE})"
                      r"(?:\s+[A-Za-z][\w.]{0,20}){0,2}\s*$")
@@ -137,10 +141,24 @@ _FAILS_WITH = re.compile(rf"\b(?:(?:is |does |do )?not work\w*|doesn't work|fail
                          rf"v?(?P<ver>{_RELEASE})", re.IGNORECASE)
 
 
+# "My asteroid version is 0.3.4", "the torch version was `2.0.1`": the release a sentence says the run had (not
+# "the latest version is 0.9", nor on a line saying a release works).
+_VERSION_IS = re.compile(rf"(?<![\w.-])(?P<name>[A-Za-z][\w.-]{{1,40}})\s+version\s+(?:is|was)\s+`?v?"
+                         rf"(?P<ver>{_RELEASE})`?(?![\w.])", re.IGNORECASE)
+_NO_PACKAGE = frozenset({"latest", "newest", "current", "last", "new", "old", "same", "this", "that", "which",
+                         "what", "whose", "release", "stable", "previous", "next", "first", "minimum", "required",
+                         "its", "the"})
+
+
 def _sentence_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
+        if SCHEDULE.search(line):  # a deprecation warning's releases are the library's schedule, not the run's
+            continue
         for failing in _FAILS_WITH.finditer(line) if "=" in line else ():
             yield _dist(failing["name"]), Pin(failing["ver"], "env listing", index + 1)
+        for stated in _VERSION_IS.finditer(line) if "ersion" in line and not _WORKING.search(line) else ():
+            if stated["name"].lower() not in _NO_PACKAGE:
+                yield _dist(stated["name"]), Pin(stated["ver"], "env listing", index + 1)
         for match in _SENTENCE.finditer(line) if "ersion" in line else ():
             names = [n.strip("`") for n in _LIST_SEPARATOR.split(match["names"]) if n]
             versions = [v.strip("`") for v in _LIST_SEPARATOR.split(match["vers"]) if v]
@@ -261,6 +279,7 @@ def _dict_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
 
 def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     yield from _two_line_pins(lines)
+    yield from ((_dist(name), pin) for name, pin in (*table_pins(lines), *shown_pins(lines)))
     yield from _dict_pins(lines)
     yield from _slashed_pins(lines)
     yield from _printed_pins(lines)
@@ -323,7 +342,8 @@ _NOT_THE_RUN = re.compile(r"\b(?:works?|worked|fix(?:ed|es)?|solved?|solution|up
 
 def _prose_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
-        if "orch" in line and not line[:1].isspace() and "File " not in line and not _NOT_THE_RUN.search(line):
+        if "orch" in line and not line[:1].isspace() and "File " not in line and not _NOT_THE_RUN.search(line) \
+                and not SCHEDULE.search(line):
             yield from (("torch", Pin(m["ver"], "env listing", index + 1)) for m in _PROSE_TORCH.finditer(line))
 
 

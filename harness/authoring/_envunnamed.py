@@ -16,6 +16,11 @@ _PROPOSED = re.compile(r"\b(?:try|trying|upgrad\w*|updat\w*|install\w*|recommend
                        re.IGNORECASE)
 
 
+# A deprecation warning's releases ("deprecated since v1.5 and will be removed in v1.7"): the library's schedule,
+# never a release the run states.
+SCHEDULE = re.compile(r"\bdeprecat\w*|\bremoved in\b|\bwill be (?:removed|dropped)\b|Warning:")
+
+
 # An issue title's tag: "[BUG] v1.1.0版本训练模型时 ..." (a `v` and a dotted release, any text around it).
 _TITLE_RELEASE = re.compile(r"(?<![\w.])v(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\d.])")
 
@@ -34,6 +39,7 @@ def _unnamed_pin(lines: list[str]) -> Pin | None:
         return Pin(upgraded[1], "a sentence (no package named)", upgraded[0] + 1)
     found = [(index, match["ver"]) for index, line in enumerate(lines)
              if ("version" in line or " v" in line or "release" in line) and not _WORKING.search(line)
+             and not SCHEDULE.search(line)
              and not ("release" in line and _PROPOSED.search(line))
              for match in (_TITLE_RELEASE if line.startswith("# ") else _UNNAMED).finditer(line)]
     if len({version for _, version in found}) != 1:

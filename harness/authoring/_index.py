@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.authoring._bugreport import BugReport
-from harness.authoring._owners import _checkout_frame, renamed_index_pins
+from harness.authoring._owners import _checkout_frame, names_checkout, renamed_index_pins
 from harness.cases._placeholders import MARK
 
 # Whether a distribution has any release on the package index: True, False (the index says no such project) or
@@ -24,9 +24,10 @@ IndexVersions = Callable[[str], "tuple[str, ...] | None"]
 
 
 def _own_repository(url: str, culprit: str) -> str:
-    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own, else ""."""
+    """The issue's repository ("NVIDIA/apex") when it is the blamed project's own (or its package of a later
+    generation: nnUNet's nnunetv2), else ""."""
     repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", url)
-    return repo["repo"] if repo and str(canonicalize_name(repo["name"])) == culprit else ""
+    return repo["repo"] if repo and names_checkout(repo["name"], culprit) else ""
 
 
 def _other_owner(culprit: str, repo: str, urls: tuple[str, ...] | None, notes: list[str]) -> str:

@@ -69,7 +69,7 @@ def _checkout_frame(frames: tuple[Frame, ...], project: str) -> Frame | None:
     """The innermost frame run from a checkout of the link's repository (``~/ws/code/crat-pred/model/x.py``): the
     project's own code, though no folder of it is an importable package."""
     for frame in reversed(frames):
-        if any(_checkout_name(folder) == project for folder in frame.posix.split("/")[:-1] if folder):
+        if any(names_checkout(_checkout_name(folder), project) for folder in frame.posix.split("/")[:-1] if folder):
             return frame
     return None
 
@@ -214,12 +214,26 @@ def _checkout_module(posix: str, environment: Environment | None) -> str | None:
         if not _package_name(name) or name == user:
             continue
         above = [folders[index - 1]] + ([folders[index - 2]] if folders[index - 1] == "src" and index > 1 else [])
-        if canonicalize_name(above[-1]) == canonicalize_name(name) and not _NOT_CHECKOUTS.search(name):
+        if names_checkout(above[-1], name) and not _NOT_CHECKOUTS.search(name) and not _cased_clone(above[-1], name):
             return name
     for name in folders[1:]:
         if name in _CHECKOUT_PACKAGES or (_package_name(name) and str(canonicalize_name(name)) in known - _NOT_PINS):
             return name
     return None
+
+
+def names_checkout(checkout: str, package: str) -> bool:
+    """Whether a package folder is the checkout's own: the same name (``segment-anything/segment_anything``), or that
+    name with a major version (``nnUNet/nnunetv2``: the repository's second generation, packaged under that name)."""
+    repo, module = canonicalize_name(checkout), canonicalize_name(package)
+    return module == repo or (module.startswith(repo) and re.fullmatch(r"-?v?\d{1,2}", module[len(repo):]) is not None)
+
+
+def _cased_clone(outer: str, inner: str) -> bool:
+    """``yolou/YOLOU/models/x.py``: a workspace folder holding the clone of a repository whose name has capitals. An
+    import package is lower-case (PEP 8: ``mmrotate/mmrotate``, ``nnUNet/nnunetv2``), so an inner folder that differs
+    from the outer one only by its capitals is the checkout's root, not a package of it."""
+    return inner != outer and inner.lower() == outer.lower() and inner != inner.lower()
 
 
 def _user_name(folders: list[str]) -> str | None:

@@ -334,7 +334,7 @@ def _case_files(folder: Path, path: Path, text: str, case: dict[str, Any], varia
 def _inside(path: Path, folder: Path) -> bool:
     try:
         return path.resolve().is_relative_to(folder.resolve())
-    except (OSError, RuntimeError):  # a symlink loop
+    except (OSError, RuntimeError, ValueError):  # a symlink loop; a name holding a NUL byte
         return False
 
 

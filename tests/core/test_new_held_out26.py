@@ -73,7 +73,7 @@ HELD_OUT_26: dict[str, tuple[Any, ...] | None] = {
     # judgement
     "whisper-305": ("RuntimeError", SELECT, "openai-whisper", f"whisper: {SELECT}", DEVICE, True,
                     "openai-whisper==X.Y.Z", 0),
-    "yolou-15": ("RuntimeError", CUDA1_CUDA0, "yolou", f"YOLOU get_output_and_grid: {CUDA1_CUDA0}", TWO_GPUS, True,
+    "yolou-15": ("RuntimeError", CUDA1_CUDA0, "yolou", f"yolou get_output_and_grid: {CUDA1_CUDA0}", TWO_GPUS, True,
                  _checkout("yolou", "jizhishutong/YOLOU"), 1),
 }
 
