@@ -65,10 +65,11 @@ HELD_OUT_24 = {
     # taken), P judgement (FlagEmbedding's placeholder only in the shared requires), S (datasets frames only)
     "flagembedding-81": ("SchemaInferenceError", NO_EXAMPLE, "datasets", f"datasets finalize: {NO_EXAMPLE}",
                          EVERYWHERE, False, "pin the datasets release", 2),
-    # known misses: T, B, P, F (DeepSpeed blamed: its zero/linear.py frame is the only one shown), L judgement (cpu
-    # unsupported with a device-kernel reason, not ZeRO-3's distributed setup), S
-    "deepseek-moe-35": ("RuntimeError", MAT1, "deepspeed", f"deepspeed forward: {MAT1}",
-                        {"cpu": "unsupported", "cuda": "reproduces"}, False, "pin the deepspeed release", 1),
+    # fixblame (not held out): DeepSeek-MoE blamed (DeepSpeed's zero/linear.py frame, a fragment, stays pinned); known
+    # misses: P (the stand-in index answers a deepseek-moe release), L judgement (cpu unsupported with a device-kernel
+    # reason, not ZeRO-3's distributed setup), S
+    "deepseek-moe-35": ("RuntimeError", MAT1, "deepseek-moe", f"deepseek-moe forward: {MAT1}",
+                        {"cpu": "unsupported", "cuda": "reproduces"}, False, "pin the deepseek-moe release", 1),
     # known miss: L (cpu reproduces: the CUDA extension has no cpu path)
     "dcnv4-24": ("RuntimeError", BF16, "dcnv4", f"DCNv4 dcnv4_func.py backward: {BF16}", EVERYWHERE, False,
                  _commit("dcnv4", "OpenGVLab/DCNv4"), 1),

@@ -1,0 +1,83 @@
+"""Fix round D (fixblame): the blame of a report that pastes only a fragment of an installed library's frames while it
+is filed on another project (the library ran the tensors the project handed it), never when it is filed on the
+library, the library raised its own check, or the error is about the library's own state.
+
+The reports are made up, each of a shape seen across projects (not one project's text)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+
+DTYPE = "expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16"
+PLACED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+# Frames of an installed library only: its op on the tensors it was handed (a dtype mismatch), its own check, its
+# own buffer indexed by the caller's tensor, and its module passing the caller's input to torch's layer.
+_LIBRARY_OP = """  File "/opt/env/lib/python3.11/site-packages/fastshard/zero/linear.py", line 57, in forward
+    output = input.matmul(weight.t())
+"""
+_LIBRARY_CHECK = """  File "/opt/env/lib/python3.11/site-packages/fastshard/zero/linear.py", line 51, in forward
+    assert input.dtype == weight.dtype, "expected the same dtype"
+"""
+_LIBRARY_BUFFER = """  File "/opt/env/lib/python3.11/site-packages/fastshard/schedulers/noise.py", line 290, in add_noise
+    scale = self.alphas[timesteps] ** 0.5
+"""
+_LIBRARY_MODULE = """  File "/opt/env/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1750, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/opt/env/lib/python3.11/site-packages/fastshard/models/embeddings.py", line 1305, in forward
+    sample = self.linear_1(sample)
+  File "/opt/env/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1750, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/opt/env/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 125, in forward
+    return F.linear(input, self.weight, self.bias)
+"""
+# A script's own frame above the library's: the traceback is not a fragment.
+_SCRIPT = """  File "/home/u/moe-lab/finetune.py", line 40, in <module>
+    trainer.train()
+"""
+
+
+def _fragment(repo: str, frames: str = _LIBRARY_OP, message: str = DTYPE, exception_line: bool = True) -> str:
+    """A report filed on ``someorg/<repo>`` pasting a fenced fragment of frames and the error line (else the title
+    carries it)."""
+    error = f"RuntimeError: {message}" if exception_line else ""
+    title = "Finetune with the sharding library: type mismatch" if exception_line else f"RuntimeError: {message}"
+    return f"""Source: https://github.com/someorg/{repo}/issues/35
+# {title}
+
+I ran the released fine-tuning code with the sharding library. The error:
+```
+{frames}{error}
+```
+
+I am not sure if this is a bug in the library or my usage.
+"""
+
+
+def test_a_library_fragment_with_a_dtype_mismatch_blames_the_project_the_report_is_filed_on() -> None:
+    draft = draft_case("moe", parse_report(_fragment("moe-lab")))
+    assert draft.culprit == "moe-lab"
+    assert any("a fragment cut before any caller" in note and "moe-lab's bug" in note for note in draft.notes)
+    assert "fastshard" in draft.case_yaml  # the library stays pinned
+
+
+def test_a_library_module_passing_the_caller_s_input_to_a_torch_layer_blames_the_project() -> None:
+    assert draft_case("emb", parse_report(_fragment("tunelab", _LIBRARY_MODULE, PLACED))).culprit == "tunelab"
+
+
+@pytest.mark.parametrize(("repo", "frames", "message", "exception_line"), [
+    ("fastshard", _LIBRARY_OP, DTYPE, True),  # filed on the library
+    ("FastShard-Python", _LIBRARY_OP, DTYPE, True),  # the library's repository under another spelling
+    ("moe-lab", _LIBRARY_CHECK, DTYPE, True),  # the library's own assert
+    ("moe-lab", _LIBRARY_BUFFER, PLACED, True),  # a placement error on the library's own line: its buffer
+    ("moe-lab", _SCRIPT + _LIBRARY_OP, DTYPE, True),  # not a fragment: a script's frame is shown
+    ("moe-lab", _LIBRARY_OP, "list index out of range", True),  # not about the tensors it was handed
+    ("moe-lab", _LIBRARY_OP, DTYPE, False),  # no error line under the frames: where it raised is not shown
+])
+def test_a_library_fragment_keeps_the_library_blamed_in_other_shapes(repo: str, frames: str, message: str,
+                                                                      exception_line: bool) -> None:
+    report = parse_report(_fragment(repo, frames, message, exception_line))
+    assert draft_case("frag", report).culprit == "fastshard"
