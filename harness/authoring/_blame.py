@@ -177,12 +177,12 @@ def _filed_project(report: BugReport, frames: tuple[Frame, ...], culprit: str, l
                      f"{cut}'s bug (its model or setup placed the tensors), {culprit} stays pinned")
         own = _checkout_frame(tuple(frame for frame in frames if "-packages/" not in frame.posix), cut)
         return cut, own or library
-    if (project := _fragment_project(report, culprit)) is not None:
+    if (filed := _fragment_project(report, culprit)) is not None:
         notes.append(f"the only frames shown are {culprit}'s installed code, a fragment cut before any caller (no "
-                     f"script or project frame), and the report is filed on {project}, not on {culprit}: drafted as "
-                     f"{project}'s bug (its code called {culprit}: check which side is at fault), {culprit} stays "
+                     f"script or project frame), and the report is filed on {filed}, not on {culprit}: drafted as "
+                     f"{filed}'s bug (its code called {culprit}: check which side is at fault), {culprit} stays "
                      "pinned")
-        return project, library
+        return filed, library
     return None
 
 
