@@ -11,6 +11,7 @@ from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._expect import _CUDA_INIT, _DEVICE_ERROR, _DTYPE
 from harness.authoring._owners import (
     DISTRIBUTIONS,
+    LAUNCHERS,
     _checkout_frame,
     _culprit,
     _frame_module,
@@ -190,17 +191,29 @@ def _fragment_project(report: BugReport, culprit: str) -> str | None:
     """The link's project when the report pastes only a fragment of an installed library's frames (DeepSpeed's ZeRO
     linear ``forward`` and its error line, filed on the model's repository): no frame outside site-packages, none of
     the project's, no script's top level (the stack is cut before its callers), the error line right below them, and
-    the message is about what the library was handed. The report is filed on the project, whose code called the
-    library; the library is blamed when the report is filed on it."""
+    the message is about what the library was handed (a loop or launcher innermost only called the code that raised:
+    ``_loop_caller``'s and ``own_run``'s to judge).
+    The report is filed on the project, whose code called the library; the library is blamed when the report is
+    filed on it."""
     frames = report.traceback.frames
     project = _url_project(report, [])
     if not frames or project in (None, culprit, "torch") or "/pull/" in report.url \
-            or "the exception line as Python printed it" in report.missing or not _handed_over(report, frames[-1]) \
+            or "the exception line as Python printed it" in report.missing or _looping(frames[-1]) \
+            or not _handed_over(report, frames[-1]) \
             or _same_project(str(project), culprit) \
             or any("-packages/" not in frame.posix or frame.function == "<module>" for frame in frames):
         return None
     owners = {owner[1] for frame in frames if (owner := frame_owner(frame, report.environment))}
     return None if project in owners else str(project)
+
+
+def _looping(frame: Frame) -> bool:
+    """A trainer's loop or a launcher (``Trainer.train``, ``fit``, Lightning's ``_run``): it ran code not shown."""
+    name = frame.function.rpartition(".")[2]
+    return bool(_TRAINER_LOOP.search(frame.posix)) or name in LAUNCHERS or name in _LOOPS
+
+
+_LOOPS = frozenset({"train", "fit", "inner_training_loop", "_inner_training_loop", "train_loop", "training_loop"})
 
 
 def _handed_over(report: BugReport, innermost: Frame) -> bool:

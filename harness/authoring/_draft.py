@@ -136,7 +136,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
-    module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
+    # as the report spells it (TTS), else the table's name (pytorch-ignite: ignite); never one guessed from the
+    # repository's name (OpenNMT-py's package is onmt): the call's author writes that import
+    module = next(written, _import_name(culprit) if _import_name(culprit) != culprit else "")
     # the blamed project (named by the link), when it is a package the index has
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
             and released and released(culprit) is True and not any("git+" in dist for dist, _ in buggy):

@@ -34,6 +34,9 @@ _LIBRARY_MODULE = """  File "/opt/env/lib/python3.11/site-packages/torch/nn/modu
   File "/opt/env/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 125, in forward
     return F.linear(input, self.weight, self.bias)
 """
+_LIBRARY_LOOP = """  File "/opt/env/lib/python3.11/site-packages/fastshard/trainer.py", line 1662, in train
+    return inner_training_loop(
+"""
 # A script's own frame above the library's: the traceback is not a fragment.
 _SCRIPT = """  File "/home/u/moe-lab/finetune.py", line 40, in <module>
     trainer.train()
@@ -76,8 +79,46 @@ def test_a_library_module_passing_the_caller_s_input_to_a_torch_layer_blames_the
     ("moe-lab", _SCRIPT + _LIBRARY_OP, DTYPE, True),  # not a fragment: a script's frame is shown
     ("moe-lab", _LIBRARY_OP, "list index out of range", True),  # not about the tensors it was handed
     ("moe-lab", _LIBRARY_OP, DTYPE, False),  # no error line under the frames: where it raised is not shown
+    ("moe-lab", _LIBRARY_LOOP, DTYPE, True),  # the library's loop innermost: it only called the code that raised
 ])
 def test_a_library_fragment_keeps_the_library_blamed_in_other_shapes(repo: str, frames: str, message: str,
                                                                       exception_line: bool) -> None:
     report = parse_report(_fragment(repo, frames, message, exception_line))
     assert draft_case("frag", report).culprit == "fastshard"
+
+
+# --- the skeleton's imports: only a module the report shows -----------------------------------------------------------
+
+def _linked_only(repo: str, code: str = "") -> str:
+    """A report filed on ``someorg/<repo>`` whose frames are torch's only (the link names the project)."""
+    return f"""Source: https://github.com/someorg/{repo}/issues/4
+# translation training crashes
+
+{code}
+
+```
+Traceback (most recent call last):
+  File "/opt/env/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1750, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/opt/env/lib/python3.11/site-packages/torch/nn/functional.py", line 2551, in embedding
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+IndexError: index out of range in self
+```
+"""
+
+
+def _imported(repro: str) -> list[str]:
+    return [line.split()[1] for line in repro.splitlines() if line.startswith("import ")]
+
+
+def test_no_import_is_guessed_from_the_repository_s_name() -> None:
+    """OpenNMT-py's package is onmt: ``import opennmt_py`` would raise before the call; the author writes it."""
+    draft = draft_case("nmt", parse_report(_linked_only("OpenNMT-tk-py")), released=lambda name: True)
+    assert draft.culprit == "opennmt-tk-py"
+    assert _imported(draft.repro_py) == ["argparse", "sys", "torch"]
+
+
+def test_the_import_the_report_s_own_code_writes_is_kept() -> None:
+    code = "```python\nimport seqkit\nmodel = seqkit.Translator()\n```"
+    draft = draft_case("nmt", parse_report(_linked_only("seqkit", code)), released=lambda name: True)
+    assert "seqkit" in _imported(draft.repro_py)

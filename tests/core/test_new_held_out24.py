@@ -140,7 +140,8 @@ STATED_24: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "deepseek-moe-35": {"L": lambda data: re.search(r"distributed|ZeRO",
                                                     data["variants"]["buggy"]["expect"]["cpu"]) is not None},
 }
-GRADED24_FLOOR = 59  # of 80: held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient
+GRADED24_FLOOR = 62  # of 80: held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient; 62 after fixblame
+# (deepseek-moe-35 T B F; NOT held out)
 
 
 @pytest.fixture
