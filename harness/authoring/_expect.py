@@ -33,6 +33,14 @@ _GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\
 # flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
 _CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
 _KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
+# The innermost frame calls a compiled extension's op (``ext.dcnv4_backward(*args)``, ``_ext.rasterize(...)``,
+# ``ext_module.deform_conv_forward(...)``, a package's own ``_C.op(...)``, never ``torch._C``): research extensions
+# build their custom kernels for CUDA only, so the cpu lane cannot run the op (a guess: some ship a CPU path).
+_EXTENSION_CALL = re.compile(r"(?<![\w.])(?P<call>(?:_?ext(?:_module)?|\w+_ext|_C)\.\w+)\(")
+_EXTENSION_GUESS = "a compiled extension's error"
+_EXTENSION_CPU = ("unsupported: a guess — the failing call is a compiled extension's op (`{call}`), whose custom "
+                  "kernels such extensions build for CUDA only: the cpu lane cannot run it (say so if it has a CPU "
+                  "path)")
 # A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
 # (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
 _STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
@@ -118,9 +126,8 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
                 "cuda-sim": _SIM_GAP if _GPU_ONLY.search(message) else "reproduces"}, _IGNORED_CPU_GUESS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
-    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
-        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
-                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if (kernel := _kernel_lanes(message, source)) is not None:
+        return kernel
     if _STR_DEVICE.search(message):
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
@@ -130,6 +137,18 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
     return _by_run(message, ran_on.removesuffix("-arg"), launch)
+
+
+def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | None:
+    """Lanes of an error raised in a CUDA kernel (the message names the CUDA backend, the innermost frame calls a
+    kernel) or inside a compiled extension's op; None for any other."""
+    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
+        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
+                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if extension := _EXTENSION_CALL.search(source):
+        return {"cpu": _EXTENSION_CPU.format(call=extension["call"]), "cuda": "reproduces",
+                "cuda-sim": _SIM_GAP}, _EXTENSION_GUESS
+    return None
 
 
 def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str]:

@@ -1,15 +1,22 @@
 """Fix round D (fixblame): the blame of a report that pastes only a fragment of an installed library's frames while it
 is filed on another project (the library ran the tensors the project handed it), never when it is filed on the
-library, the library raised its own check, or the error is about the library's own state.
+library, the library raised its own check, or the error is about the library's own state; no skeleton import guessed
+from a repository's name; the cpu lane of an error raised inside a compiled extension's op.
 
 The reports are made up, each of a shape seen across projects (not one project's text)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
+from harness.authoring._expect import _expectations
+from harness.cases._load import load_case
+from tests.core.test_new import fill_in
 
 DTYPE = "expected mat1 and mat2 to have the same dtype, but got: float != c10::BFloat16"
 PLACED = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -122,3 +129,42 @@ def test_the_import_the_report_s_own_code_writes_is_kept() -> None:
     code = "```python\nimport seqkit\nmodel = seqkit.Translator()\n```"
     draft = draft_case("nmt", parse_report(_linked_only("seqkit", code)), released=lambda name: True)
     assert "seqkit" in _imported(draft.repro_py)
+
+
+# --- lanes: an op of a compiled (CUDA-only) extension ----------------------------------------------------------------
+
+def _extension_report(source: str, message: str = "expected scalar type Float but found BFloat16") -> str:
+    """A research checkout's autograd function calling its compiled extension's op, the error raised inside it."""
+    return f"""Source: https://github.com/somelab/deformnet/issues/24
+# bf16 training fails
+
+DeformNet/functions/deform_func.py", line 125, in backward
+{source}
+RuntimeError: {message}
+"""
+
+
+@pytest.mark.parametrize("source", ["ext.deform_backward(*args)", "grad = _ext.rasterize_backward(ctx.raster)",
+                                    "out = ext_module.deform_conv_forward(input, offset)", "_C.render(x)"])
+def test_an_error_inside_a_compiled_extension_s_op_is_not_a_cpu_reproduction(source: str, tmp_path: Path) -> None:
+    draft = draft_case("ext", parse_report(_extension_report(source)))
+    data = yaml.safe_load(draft.case_yaml)
+    expect = data["variants"]["buggy"]["expect"]
+    assert expect["cpu"].startswith("unsupported: a guess — the failing call is a compiled extension's op")
+    assert (expect["cuda"], expect["cuda-sim"].split(":")[0]) == ("reproduces", "unsupported")
+    # the kinds load once the draft is filled (schema and validate's checks)
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    (folder / "case.yaml").write_text(draft.case_yaml)
+    (folder / "repro.py").write_text(draft.repro_py)
+    fill_in(folder)
+    cpu = load_case(folder).variants["buggy"].expect["cpu"]
+    assert (cpu.kind, "compiled extension" in cpu.reason) == ("unsupported", True)
+
+
+@pytest.mark.parametrize("source", ["return torch._C._nn.linear(input, weight, bias)", "y = self.context.run(x)",
+                                    "out = model.forward(x)"])
+def test_torch_s_own_bindings_and_plain_calls_are_no_extension_op(source: str) -> None:
+    lanes, guess = _expectations("RuntimeError", "expected scalar type Float but found BFloat16", source)
+    assert guess != "a compiled extension's error"
+    assert lanes["cpu"] == "reproduces"
