@@ -14,7 +14,7 @@ import yaml
 
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
-from harness.authoring._expect import _expectations
+from harness.authoring._expect import DEVICE_BOUND_GUESSES, _expectations
 from harness.cases._load import load_case
 from tests.core.test_new import fill_in
 
@@ -168,3 +168,15 @@ def test_torch_s_own_bindings_and_plain_calls_are_no_extension_op(source: str) -
     lanes, guess = _expectations("RuntimeError", "expected scalar type Float but found BFloat16", source)
     assert guess != "a compiled extension's error"
     assert lanes["cpu"] == "reproduces"
+
+
+def test_the_cuda_runtime_s_invalid_device_ordinal_is_a_gpu_runtime_error_the_cpu_never_reaches() -> None:
+    """A config's `cuda:1` on a one-GPU host: the CUDA runtime raises it in `.to(device)`; with no GPU the code's
+    device choice falls to the CPU. The assert form of a lazy CUDA init keeps the device-index reason."""
+    lanes, guess = _expectations("RuntimeError", "CUDA error: invalid device ordinal")
+    assert lanes == {"cpu": "passes", "cuda": "reproduces", "cuda-sim": lanes["cuda-sim"]}
+    assert lanes["cuda-sim"].startswith("unsupported: ") and "device index" in guess
+    assert guess in DEVICE_BOUND_GUESSES  # still tagged device-placement
+    lanes, _ = _expectations("RuntimeError", "CUDA call failed lazily at initialization with error: device >= 0 && "
+                                             "device < num_gpus INTERNAL ASSERT FAILED")
+    assert lanes["cpu"].startswith("unsupported: the message is about a CUDA device index")
