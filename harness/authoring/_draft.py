@@ -103,7 +103,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     final_frames = traceback.final_frames or traceback.frames
     # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
-    expect, guess = _expectations(traceback.exception_class, traceback.message,
+    expect, guess = _expectations(traceback.exception_class, _lane_message(traceback.message, report.title),
                                   final_frames[-1].source if final_frames else "", ran_on,
                                   report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
                                   multi_gpu_launch(report.command, (report.title, *report.code_names)),
@@ -197,6 +197,14 @@ def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Enviro
         elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
             break
     return first
+
+
+def _lane_message(message: str, title: str) -> str:
+    """The message the lanes are read from: the title's whole one when the stored error line is cut inside it (the
+    line "expected device cuda:1", the title "RuntimeError: expected device cuda:1 but got device cuda:0")."""
+    whole = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception)\w*:\s*", "", title.strip())
+    cut = message.strip()
+    return whole if cut and len(whole) > len(cut) and whole.startswith(cut) else message
 
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:

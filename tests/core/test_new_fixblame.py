@@ -180,3 +180,21 @@ def test_the_cuda_runtime_s_invalid_device_ordinal_is_a_gpu_runtime_error_the_cp
     lanes, _ = _expectations("RuntimeError", "CUDA call failed lazily at initialization with error: device >= 0 && "
                                              "device < num_gpus INTERNAL ASSERT FAILED")
     assert lanes["cpu"].startswith("unsupported: the message is about a CUDA device index")
+
+
+def test_lanes_read_the_title_s_whole_message_when_the_error_line_is_cut_inside_it() -> None:
+    """The stored error line stops after the first device ("expected device cuda:1"); the title holds the whole
+    message naming two GPUs: the lanes are the two-GPU ones. A title that is not the message changes nothing."""
+    report = """Source: https://github.com/somelab/ocrnet/issues/2
+# RuntimeError: expected device cuda:1 but got device cuda:0
+
+training on two cards fails
+  File "/home/u/ocrnet/modules/encoder.py", line 49, in forward
+    src = self.dropout((src * self.scale) + self.pos(pos))
+RuntimeError: expected device cuda:1
+"""
+    expect = yaml.safe_load(draft_case("ocr", parse_report(report)).case_yaml)["variants"]["buggy"]["expect"]
+    assert (expect["cpu"], expect["cuda"].split(":")[0]) == ("passes", "unsupported")
+    other = report.replace("# RuntimeError: expected device cuda:1 but got device cuda:0", "# training crashes")
+    expect = yaml.safe_load(draft_case("ocr", parse_report(other)).case_yaml)["variants"]["buggy"]["expect"]
+    assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces")

@@ -60,9 +60,10 @@ HELD_OUT_26: dict[str, tuple[Any, ...] | None] = {
                           2),
     # refused: the traceback is cut before its error line and the title's message has no class
     REFUSED_26: None,
-    # known misses: T (message cut), M judgement (the cut error line's "expected device cuda:\d+"), L (one-GPU lanes)
+    # known misses: T (message cut), M judgement (the cut error line's "expected device cuda:\d+"); L two-GPU lanes
+    # from the title's whole message since fixblame (NOT held out)
     "transformer-ocr-2": ("RuntimeError", CUDA1_CUDA0_OLD, "transformer-ocr",
-                          "transformer-ocr transformer_util.py forward: expected device cuda:1", DEVICE, True,
+                          "transformer-ocr transformer_util.py forward: expected device cuda:1", TWO_GPUS, True,
                           _checkout("transformer-ocr", "saberSabersaber/transformer_OCR"), 3),
     # S judgement (the frame only, not the prose's from_pretrained)
     "transformerlens-517": ("RuntimeError", CUDA0_CPU, "transformer-lens",
