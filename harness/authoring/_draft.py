@@ -163,11 +163,13 @@ def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame 
     entry = entry_frame(frames)
     entered = _entered(frames, culprit_frame, environment)
     caller = _own_caller(frames, entry) if entry is not None and entry == culprit_frame else None
+    owner = frame_owner(culprit_frame, environment) if culprit_frame and "-packages/" in culprit_frame.posix else None
+    shown = owner[1] if owner else culprit  # an installed library's frame the blamed code called keeps its own name
     return [(label, frame) for label, frame in (
         ("The report's own call that reaches the blamed code", caller),
         ("The report's own call into the libraries", entry),
         (f"The first {culprit} frame, the call entered", entered if entered not in (entry, culprit_frame) else None),
-        (f"The innermost {culprit} frame, the call that failed",
+        (f"The innermost {shown} frame, the call that failed",
          culprit_frame if culprit_frame not in (inner, entry) else None),
         ("The innermost library frame, where it failed", inner),
         ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None

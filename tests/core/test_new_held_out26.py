@@ -119,7 +119,8 @@ MAINTAINER_26 = {
 STATED_26: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "transformer-ocr-2": {"M": lambda data: "but got" in data["signature"]},
 }
-GRADED26_FLOOR = 64  # of 80: held out, main 4f61ce2, this scorer and by hand, strict; 68 lenient
+GRADED26_FLOOR = 66  # of 80: held out, main 4f61ce2, this scorer and by hand, strict; 68 lenient; 66 after
+# fixblame (spark-sched-sim-4 L, transformer-ocr-2 L; NOT held out)
 
 
 Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
