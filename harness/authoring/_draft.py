@@ -108,7 +108,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                                   report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
                                   multi_gpu_launch(report.command, (report.title, *report.code_names)),
                                   cpu_flag=cpu_flag(report.command, report.title),
-                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames))
+                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames),
+                                  under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "")
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -199,6 +200,10 @@ def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Enviro
         elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
             break
     return first
+
+
+# DeepSpeed's engine (ZeRO's partitioned parameters and optimizer) runs under a distributed process group on GPUs.
+_DEEPSPEED = "DeepSpeed (its ZeRO engine needs a distributed setup on GPUs; one CPU process may not build it)"
 
 
 def _lane_message(message: str, title: str) -> str:

@@ -102,11 +102,12 @@ def cpu_flag(*texts: str) -> str:
 
 def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
                   eight_bit: bool = False, launch: str = "", *, cpu_flag: str = "",
-                  pinned: bool = False) -> tuple[dict[str, str], str]:
+                  pinned: bool = False, under: str = "") -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
     report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``; for any other message,
     whether its command launched it over several GPUs: ``launch``; the command-line flag that asked for the CPU:
-    ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``): a guess, said so."""
+    ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``; the GPU-only framework the run
+    was under, said in a dtype reason: ``under``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
     if (host := gpu_host_lanes(message, pinned, asked)) is not None:
@@ -136,7 +137,7 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
-    return _by_run(message, ran_on.removesuffix("-arg"), launch)
+    return _by_run(message, ran_on.removesuffix("-arg"), launch, under)
 
 
 def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | None:
@@ -151,12 +152,13 @@ def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | Non
     return None
 
 
-def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str]:
+def _by_run(message: str, ran_on: str, launch: str, under: str = "") -> tuple[dict[str, str], str]:
     """Lanes for a message no rule above reads, from how the report ran: a dtype error on one device, a run launched
     over several GPUs, else every lane reproduces."""
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
-        gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "
+        setup = f" under {under}" if under and ran_on == "gpu" else ""
+        gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()}{setup} and a dtype error depends on the "
                f"device's kernels (say whether the {other} lane shows it)")
         lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}

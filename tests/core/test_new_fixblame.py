@@ -198,3 +198,14 @@ RuntimeError: expected device cuda:1
     other = report.replace("# RuntimeError: expected device cuda:1 but got device cuda:0", "# training crashes")
     expect = yaml.safe_load(draft_case("ocr", parse_report(other)).case_yaml)["variants"]["buggy"]["expect"]
     assert (expect["cpu"], expect["cuda"]) == ("passes", "reproduces")
+
+
+def test_a_dtype_error_under_deepspeed_says_its_distributed_setup_in_the_cpu_reason() -> None:
+    """DeepSpeed's frames (its ZeRO linear) with a dtype mismatch: the run was on GPUs under a distributed engine;
+    the cpu lane's reason says so. Without DeepSpeed the reason stays the device's kernels only."""
+    report = _fragment("moe-lab").replace("fastshard/", "deepspeed/runtime/")
+    cpu = yaml.safe_load(draft_case("ds", parse_report(report)).case_yaml)["variants"]["buggy"]["expect"]["cpu"]
+    assert cpu.startswith("unsupported: a guess — the report ran on the GPU under DeepSpeed")
+    assert "distributed setup" in cpu
+    lanes, _ = _expectations("RuntimeError", DTYPE, ran_on="gpu")
+    assert "DeepSpeed" not in lanes["cpu"]
