@@ -8,9 +8,10 @@ import sys
 from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
-from harness.authoring._expect import _CUDA_INIT, _DEVICE_ERROR
+from harness.authoring._expect import _CUDA_INIT, _DEVICE_ERROR, _DTYPE
 from harness.authoring._owners import (
     DISTRIBUTIONS,
+    LAUNCHERS,
     _checkout_frame,
     _culprit,
     _frame_module,
@@ -177,7 +178,64 @@ def _filed_project(report: BugReport, frames: tuple[Frame, ...], culprit: str, l
                      f"{cut}'s bug (its model or setup placed the tensors), {culprit} stays pinned")
         own = _checkout_frame(tuple(frame for frame in frames if "-packages/" not in frame.posix), cut)
         return cut, own or library
+    if (filed := _fragment_project(report, culprit)) is not None:
+        notes.append(f"the only frames shown are {culprit}'s installed code, a fragment cut before any caller (no "
+                     f"script or project frame), and the report is filed on {filed}, not on {culprit}: drafted as "
+                     f"{filed}'s bug (its code called {culprit}: check which side is at fault), {culprit} stays "
+                     "pinned")
+        return filed, library
     return None
+
+
+def _fragment_project(report: BugReport, culprit: str) -> str | None:
+    """The link's project when the report pastes only a fragment of an installed library's frames (DeepSpeed's ZeRO
+    linear ``forward`` and its error line, filed on the model's repository): no frame outside site-packages, none of
+    the project's, no script's top level (the stack is cut before its callers), the error line right below them, and
+    the message is about what the library was handed (a loop or launcher innermost only called the code that raised:
+    ``_loop_caller``'s and ``own_run``'s to judge).
+    The report is filed on the project, whose code called the library; the library is blamed when the report is
+    filed on it."""
+    frames = report.traceback.frames
+    project = _url_project(report, [])
+    if not frames or project in (None, culprit, "torch") or "/pull/" in report.url \
+            or "the exception line as Python printed it" in report.missing or _looping(frames[-1]) \
+            or not _handed_over(report, frames[-1]) \
+            or _same_project(str(project), culprit) \
+            or any("-packages/" not in frame.posix or frame.function == "<module>" for frame in frames):
+        return None
+    owners = {owner[1] for frame in frames if (owner := frame_owner(frame, report.environment))}
+    return None if project in owners else str(project)
+
+
+def _looping(frame: Frame) -> bool:
+    """A trainer's loop or a launcher (``Trainer.train``, ``fit``, Lightning's ``_run``): it ran code not shown."""
+    name = frame.function.rpartition(".")[2]
+    return bool(_TRAINER_LOOP.search(frame.posix)) or name in LAUNCHERS or name in _LOOPS
+
+
+_LOOPS = frozenset({"train", "fit", "inner_training_loop", "_inner_training_loop", "train_loop", "training_loop"})
+
+
+def _handed_over(report: BugReport, innermost: Frame) -> bool:
+    """Whether the message is about the tensors the library was handed: a dtype mismatch its op met (not its own
+    ``raise``/``assert``), or a placement error raised in torch's layers below the library's module (it passed the
+    caller's input on); a placement error on the library's own line (its buffers) stays the library's."""
+    message = report.traceback.message
+    if _DTYPE.search(message):
+        return not _RAISES.match(innermost.source)
+    owner = frame_owner(innermost, report.environment)
+    return bool(_DEVICE_ERROR.search(message)) and owner is not None and owner[1] == "torch"
+
+
+# The library's own check (``raise ValueError(...)``, ``assert ...``): its message, not the tensors it was handed.
+_RAISES = re.compile(r"\s*(?:raise|assert)\b")
+
+
+def _same_project(repository: str, distribution: str) -> bool:
+    """Whether a repository ships the distribution under another name (pytorch/rl torchrl, dreamquark-ai/tabnet
+    pytorch-tabnet, schedule_free schedulefree): one name, squeezed, holds the other."""
+    repo, dist = (re.sub(r"[-_.]", "", name.lower()) for name in (repository, distribution))
+    return repo in dist or dist in repo
 
 
 # An installed framework's training loop (transformers' Trainer.train, its inner loop and step): it runs the model, the

@@ -103,12 +103,13 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     final_frames = traceback.final_frames or traceback.frames
     # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
-    expect, guess = _expectations(traceback.exception_class, traceback.message,
+    expect, guess = _expectations(traceback.exception_class, _lane_message(traceback.message, report.title),
                                   final_frames[-1].source if final_frames else "", ran_on,
                                   report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
                                   multi_gpu_launch(report.command, (report.title, *report.code_names)),
                                   cpu_flag=cpu_flag(report.command, report.title),
-                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames))
+                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames),
+                                  under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "")
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -136,7 +137,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                      if m in imports}
     distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
     written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
-    module = next(written, _import_name(culprit).replace("-", "_"))  # as the report spells it (TTS), else a guess
+    # as the report spells it (TTS), else the table's name (pytorch-ignite: ignite); never one guessed from the
+    # repository's name (OpenNMT-py's package is onmt): the call's author writes that import
+    module = next(written, _import_name(culprit) if _import_name(culprit) != culprit else "")
     # the blamed project (named by the link), when it is a package the index has
     if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
             and released and released(culprit) is True and not any("git+" in dist for dist, _ in buggy):
@@ -161,11 +164,13 @@ def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame 
     entry = entry_frame(frames)
     entered = _entered(frames, culprit_frame, environment)
     caller = _own_caller(frames, entry) if entry is not None and entry == culprit_frame else None
+    owner = frame_owner(culprit_frame, environment) if culprit_frame and "-packages/" in culprit_frame.posix else None
+    shown = owner[1] if owner else culprit  # an installed library's frame the blamed code called keeps its own name
     return [(label, frame) for label, frame in (
         ("The report's own call that reaches the blamed code", caller),
         ("The report's own call into the libraries", entry),
         (f"The first {culprit} frame, the call entered", entered if entered not in (entry, culprit_frame) else None),
-        (f"The innermost {culprit} frame, the call that failed",
+        (f"The innermost {shown} frame, the call that failed",
          culprit_frame if culprit_frame not in (inner, entry) else None),
         ("The innermost library frame, where it failed", inner),
         ("The report's own code, where it failed (no library frame)", frames[-1] if frames and inner is None
@@ -195,6 +200,18 @@ def _entered(frames: tuple[Frame, ...], frame: Frame | None, environment: Enviro
         elif not (_stdlib(outer) or (outer_owner is not None and outer_owner[1] == "torch")):
             break
     return first
+
+
+# DeepSpeed's engine (ZeRO's partitioned parameters and optimizer) runs under a distributed process group on GPUs.
+_DEEPSPEED = "DeepSpeed (its ZeRO engine needs a distributed setup on GPUs; one CPU process may not build it)"
+
+
+def _lane_message(message: str, title: str) -> str:
+    """The message the lanes are read from: the title's whole one when the stored error line is cut inside it (the
+    line "expected device cuda:1", the title "RuntimeError: expected device cuda:1 but got device cuda:0")."""
+    whole = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception)\w*:\s*", "", title.strip())
+    cut = message.strip()
+    return whole if cut and len(whole) > len(cut) and whole.startswith(cut) else message
 
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:

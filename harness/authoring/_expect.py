@@ -33,6 +33,14 @@ _GPU_MODEL = re.compile(r"only supports? \w+ GPUs? or newer|compute capability|\
 # flash-attn's messages ("FlashAttention only support fp16 and bf16 data type") come from its CUDA-only kernels.
 _CUDA_BACKEND = re.compile(r"from the 'CUDA' backend|\bCUDA kernel\b|^FlashAttention\b")
 _KERNEL_CALL = re.compile(r"\b\w*_(?:cuda|gpu)\w*\.\w+\(")
+# The innermost frame calls a compiled extension's op (``ext.dcnv4_backward(*args)``, ``_ext.rasterize(...)``,
+# ``ext_module.deform_conv_forward(...)``, a package's own ``_C.op(...)``, never ``torch._C``): research extensions
+# build their custom kernels for CUDA only, so the cpu lane cannot run the op (a guess: some ship a CPU path).
+_EXTENSION_CALL = re.compile(r"(?<![\w.])(?P<call>(?:_?ext(?:_module)?|\w+_ext|_C)\.\w+)\(")
+_EXTENSION_GUESS = "a compiled extension's error"
+_EXTENSION_CPU = ("unsupported: a guess — the failing call is a compiled extension's op (`{call}`), whose custom "
+                  "kernels such extensions build for CUDA only: the cpu lane cannot run it (say so if it has a CPU "
+                  "path)")
 # A device given as a str where a torch.device is read ('str' object has no attribute 'type'): every lane shows it
 # (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
 _STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
@@ -94,11 +102,12 @@ def cpu_flag(*texts: str) -> str:
 
 def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
                   eight_bit: bool = False, launch: str = "", *, cpu_flag: str = "",
-                  pinned: bool = False) -> tuple[dict[str, str], str]:
+                  pinned: bool = False, under: str = "") -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
     report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``; for any other message,
     whether its command launched it over several GPUs: ``launch``; the command-line flag that asked for the CPU:
-    ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``): a guess, said so."""
+    ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``; the GPU-only framework the run
+    was under, said in a dtype reason: ``under``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
     if (host := gpu_host_lanes(message, pinned, asked)) is not None:
@@ -118,9 +127,8 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
                 "cuda-sim": _SIM_GAP if _GPU_ONLY.search(message) else "reproduces"}, _IGNORED_CPU_GUESS
     if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
-    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
-        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
-                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if (kernel := _kernel_lanes(message, source)) is not None:
+        return kernel
     if _STR_DEVICE.search(message):
         return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _STR_DEVICE_GUESS
     if _DEVICE_ERROR.search(message):
@@ -129,15 +137,28 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
-    return _by_run(message, ran_on.removesuffix("-arg"), launch)
+    return _by_run(message, ran_on.removesuffix("-arg"), launch, under)
 
 
-def _by_run(message: str, ran_on: str, launch: str) -> tuple[dict[str, str], str]:
+def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | None:
+    """Lanes of an error raised in a CUDA kernel (the message names the CUDA backend, the innermost frame calls a
+    kernel) or inside a compiled extension's op; None for any other."""
+    if _CUDA_BACKEND.search(message) or _KERNEL_CALL.search(source):
+        return {"cpu": "unsupported: the failing call is a CUDA kernel; the cpu lane does not reach it",
+                "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _KERNEL_GUESS
+    if extension := _EXTENSION_CALL.search(source):
+        return {"cpu": _EXTENSION_CPU.format(call=extension["call"]), "cuda": "reproduces",
+                "cuda-sim": _SIM_GAP}, _EXTENSION_GUESS
+    return None
+
+
+def _by_run(message: str, ran_on: str, launch: str, under: str = "") -> tuple[dict[str, str], str]:
     """Lanes for a message no rule above reads, from how the report ran: a dtype error on one device, a run launched
     over several GPUs, else every lane reproduces."""
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
-        gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()} and a dtype error depends on the "
+        setup = f" under {under}" if under and ran_on == "gpu" else ""
+        gap = (f"unsupported: a guess — the report ran on the {ran_on.upper()}{setup} and a dtype error depends on the "
                f"device's kernels (say whether the {other} lane shows it)")
         lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}

@@ -32,6 +32,10 @@ _NCCL_GUESS = "a CPU tensor in a collective of an NCCL process group"
 _DEVICE_INDEX = re.compile(r"device >= 0 && device < num_gpus|invalid device ordinal"
                            r"|on CUDA device \d+ but torch\.cuda\.device_count\(\) is \d+", re.IGNORECASE)
 _INDEX_GUESS = "a CUDA device index past the visible GPUs"
+# The CUDA runtime's own "CUDA error: invalid device ordinal" (a `.to("cuda:1")` on a one-GPU host): a CPU run never
+# reaches it, as any CUDA error; the code that picked the index runs on the CPU where no GPU is.
+_RUNTIME_INDEX_GUESS = ("a CUDA device index past the visible GPUs, raised by the CUDA runtime (\"CUDA error\"): a "
+                        "CPU run never reaches it, so cpu passes")
 # A sampler's or a random op's generator on another device than the tensors it draws: the run made CUDA the default
 # device (torch.set_default_tensor_type(torch.cuda.FloatTensor), set_default_device("cuda")) or built a CUDA
 # generator; with no GPU neither happens.
@@ -56,7 +60,8 @@ _MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\b
 _MPS_PLACED = re.compile(r"Placeholder storage has not been allocated on MPS device")
 _MPS_PLACED_GUESS = "a tensor left off Apple's MPS device: the cpu lane never uses MPS; no lane has an Apple GPU"
 _MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cpu lane runs the CPU op; no lane has MPS"
-GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _GENERATOR_GUESS, _MPS_PLACED_GUESS)
+GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _RUNTIME_INDEX_GUESS, _GENERATOR_GUESS,
+                    _MPS_PLACED_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
@@ -85,6 +90,8 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
                        "CPU-only run's group is gloo, which takes the CPU tensor",
                 "cuda": "reproduces", "cuda-sim": "unsupported: NCCL is not simulated (init_process_group('nccl') "
                                                   "raises NotSimulatedError)"}, _NCCL_GUESS
+    if _DEVICE_INDEX.search(message) and re.search(r"\bCUDA error\b", message, re.IGNORECASE):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": SIM_GAP}, _RUNTIME_INDEX_GUESS
     if _DEVICE_INDEX.search(message):
         return {"cpu": "unsupported: the message is about a CUDA device index; the cpu lane has no GPU to index",
                 "cuda": "reproduces",

@@ -30,7 +30,8 @@ ORDINAL = "CUDA error: invalid device ordinal"
 CUDA0_CUDA1 = "expected device cuda:0 but got device cuda:1"
 CUDA1_CUDA0_OLD = "expected device cuda:1 but got device cuda:0"
 STATE_STEPS = "If capturable=False, state_steps should not be CUDA tensors."
-ORDINAL_LANES = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "unsupported"}
+# fixblame (not held out): the CUDA runtime's "CUDA error: invalid device ordinal": cpu passes (was unsupported)
+ORDINAL_LANES = {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "unsupported"}
 REFUSED_26 = "stable-baselines3-967"
 
 
@@ -120,8 +121,8 @@ STATED_26: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "transformer-ocr-2": {"M": lambda data: "but got" in data["signature"]},
 }
 # of 80: 64 held out, main 4f61ce2, this scorer and by hand, strict; 68 lenient; 65 after fixtitle4, 72 after
-# fixframe3, 73 together (NOT held out)
-GRADED26_FLOOR = 73
+# fixframe3, 66 after fixblame, 74 together (NOT held out)
+GRADED26_FLOOR = 74
 
 
 Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
