@@ -151,7 +151,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                                       or frameless_api(report, message, culprit) or message_api(message)
                                       or said_api(report, culprit, _title_message(traceback.exception, message)))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
-                                                      culprit if culprit != "torch" else "", report.command),
+                                                      culprit if culprit != "torch" else "", report.command,
+                                                      report.shown_calls),
                  notes, imports, culprit)
 
 

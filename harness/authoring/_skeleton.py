@@ -139,6 +139,15 @@ def template_yaml(case_id: str) -> str:
     return _TEMPLATE_YAML.replace("{id}", case_id)
 
 
+def _unnamed_import(project: str, named: dict[str, str]) -> list[str]:
+    """A placeholder for the blamed project's import when the report shows none (its module name is not guessed
+    from the project's: OpenNMT-py's package is onmt): validate lists it until the author writes the import."""
+    if not project or project in named.values():
+        return []
+    return [f"# {MARK}: import {project}'s module here (the report shows no import of it: the name is in its "
+            "pyproject.toml or setup.py)"]
+
+
 def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
              distributions: dict[str, str] | None = None, api: str = "", project: str = "", command: str = "",
              shown: tuple[str, ...] = ()) -> str:
@@ -181,6 +190,7 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
                                                                            if m in named else "")
                                    + "; the call uses it" for m in imports)],
                 key=lambda line: line.split()[1].lower()),
+        *_unnamed_import(project, named),
         "",
         "",
         "def parse_args(argv: list[str]) -> argparse.Namespace:",

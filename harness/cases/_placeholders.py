@@ -86,8 +86,20 @@ def script_placeholders(text: str, name: str) -> list[tuple[int, str]]:
     (the skeleton's raise with its mark edited away): a script that raises it can never reproduce the bug."""
     lines = {number for number, line in enumerate(text.splitlines(), 1)
              if MARK in line and "NotImplementedError" in line} | _unconditional_not_implemented(text)
-    return [(number, f"{name}: the call that reproduces the bug (replace the skeleton's NotImplementedError)")
-            for number in sorted(lines)]
+    raised = [(number, f"{name}: the call that reproduces the bug (replace the skeleton's NotImplementedError)")
+              for number in sorted(lines)]
+    return sorted([*raised, *_comment_placeholders(text, name)])
+
+
+def _comment_placeholders(text: str, name: str) -> list[tuple[int, str]]:
+    """(line, what to write) for each ``# FILL-IN: <what>`` comment line of a repro script (the skeleton's import
+    it could not name): a script still holding one was not finished."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        comment = line.strip()
+        if comment.startswith(f"# {MARK}"):
+            found.append((number, f"{name}: {comment[len(MARK) + 2:].lstrip(':').strip() or 'fill it in'}"))
+    return found
 
 
 def _unconditional_not_implemented(text: str) -> set[int]:

@@ -89,7 +89,8 @@ def fill_in(folder: Path) -> None:
         data["variants"]["fix"]["args"] = ["--workaround"]
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     repro = folder / "repro.py"
-    repro.write_text(re.sub(r"raise NotImplementedError\(.*\)", "pass  # the author's call", repro.read_text()))
+    written = re.sub(r"raise NotImplementedError\(.*\)", "pass  # the author's call", repro.read_text())
+    repro.write_text(re.sub(r"(?m)^# FILL-IN: import .*$", "# the author's import", written))
 
 
 def new(case_id: str, tmp_path: Path, report: Path | None, **kwargs):

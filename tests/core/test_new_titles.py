@@ -68,7 +68,7 @@ def test_an_index_name_with_no_link_never_wins_over_the_reports_repository() -> 
     draft, data = _draft(f"Source: https://github.com/acme/segkit/pull/10\n# Update utils.py\n\nRuntimeError: {PLACEMENT}\n",
                          released=lambda _: True, project_urls=lambda _: ())
     assert "segkit @ git+https://github.com/acme/segkit@<commit>" in data["variants"]["buggy"]["requires"][0]
-    assert "import segkit" not in draft.repro_py
+    assert "\nimport segkit" not in draft.repro_py  # the import statement; the FILL-IN comment asks for it
     # graded15 (cleanrl): no link proves no other project either: the note never says "another project"
     assert any("links no repository, so nothing ties it to the report's (it may be this project's" in note
                for note in draft.notes), draft.notes
