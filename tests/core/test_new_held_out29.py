@@ -28,6 +28,13 @@ NOT_RELEASED_29 = {"layer1", "robustdet", "rotateobjectdetection", "syndiff", "t
 INDEX_URLS_29: dict[str, tuple[str, ...]] = {"yolov7": (),
                                              "secml-torch": ("https://secml-torch.readthedocs.io/en/latest/",),
                                              "toolformer": ("https://github.com/xrsrke/toolformer",)}
+@pytest.fixture(name="drafted")
+def graded29_drafts(monkeypatch: pytest.MonkeyPatch) -> Drafter:
+    """graded29's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
+    reports.answer_for(monkeypatch, NOT_RELEASED_29, INDEX_URLS_29)
+    return partial(reports._graded, GRADED29)
+
+
 INDICES = "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
 MPS0_CPU = f"{TWO_AT}mps:0 and cpu!"
 LSTM_DEVICE = ("Input and parameter tensors are not at the same device, found input tensor at cpu and parameter tensor "
@@ -117,11 +124,10 @@ STATED_29: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
 GRADED29_FLOOR = 62
 
 
-@pytest.fixture
-def drafted(monkeypatch: pytest.MonkeyPatch) -> Drafter:
-    """graded29's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
-    reports.answer_for(monkeypatch, NOT_RELEASED_29, INDEX_URLS_29)
-    return partial(reports._graded, GRADED29)
+def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
+    """D (scored by hand in the 9-field variant): 9 of the 9 drafted right (seven device-bound, real-esrgan-707 and
+    syndiff-23 not; scvi-tools-242 refused)."""
+    assert all(("device-placement" in drafted(name)[1]["tags"]) is row[5] for name, row in HELD_OUT_29.items() if row)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_29))
@@ -134,12 +140,6 @@ def test_a_graded29_report_drafts_or_refuses_as_when_graded(drafted: Drafter, na
             drafted(name)
     else:
         reports.assert_drafted(*drafted(name), row)
-
-
-def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
-    """D (scored by hand in the 9-field variant): 9 of the 9 drafted right (seven device-bound, real-esrgan-707 and
-    syndiff-23 not; scvi-tools-242 refused)."""
-    assert all(("device-placement" in drafted(name)[1]["tags"]) is row[5] for name, row in HELD_OUT_29.items() if row)
 
 
 def test_the_twenty_ninth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
