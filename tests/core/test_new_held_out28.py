@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from harness.cases._placeholders import MARK
 from tests.core.test_new_held_out18 import TWO_GPUS
 from tests.core.test_new_held_out22 import CUDA0_CPU, DEVICE, SELECT, _title
 from tests.core.test_new_held_out23 import _cpu_reason
-from tests.core.test_new_reports import ALL_LANES, DEV_LANES, HUB, TWO_AT
+from tests.core.test_new_reports import ALL_LANES, DEV_LANES, GIT, HUB, TWO_AT
 
 GRADED28 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded28"
 # The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
@@ -38,20 +37,15 @@ GROUP = "loaded state dict contains a parameter group that doesn't match the siz
 ANYWHERE = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
 
 
-def _checkout(dist: str, repository: str) -> str:
-    """The commit-pin placeholder `new` drafts for a report run from a checkout."""
-    return f"{dist} {reports.GIT}{repository}@<commit>"
-
-
 HELD_OUT_28: dict[str, tuple[Any, ...] | None] = {
     # known misses: L judgement (cpu passes without a reason), S judgement (the step frame, not iter's LongTensor cast)
     "image-captioning-dlct-29": ("RuntimeError", f"{CUDA0_CPU}", "image-captioning-dlct",
                                  f"image-captioning-dlct transformer.py step: {SAME_DEVICE}", DEVICE, True,
-                                 _checkout("image-captioning-dlct", "luo3300612/image-captioning-DLCT"), 1),
+                                 f"image-captioning-dlct {GIT}luo3300612/image-captioning-DLCT@<commit>", 1),
     # known misses: E (no class drafted: torch's RuntimeError), B/P/F judgement (`lavis`, the distribution is
     # salesforce-lavis)
     "lavis-68": (MARK, INDICES, "lavis", f"lavis train: {INDICES}", DEVICE, True,
-                 _checkout("lavis", "salesforce/LAVIS"), 3),
+                 f"lavis {GIT}salesforce/LAVIS@<commit>", 3),
     # known misses: T, B, P, F (upstream transformers blamed for LLaVA's fork), S judgement
     "llava-20": ("RuntimeError", CUDA0_CUDA3, "transformers", f"transformers forward: {CUDA0_CUDA3}", TWO_GPUS, True,
                  "transformers==X.Y.Z", 3),
@@ -61,24 +55,24 @@ HELD_OUT_28: dict[str, tuple[Any, ...] | None] = {
                     "ludwig==X.Y.Z", 0),
     # known misses: T judgement (no API: the run with device='cuda'), S judgement
     "mantranet-pytorch-2": ("RuntimeError", CUDA0_CPU, "mantranet-pytorch", f"mantranet-pytorch: {CUDA0_CPU}", DEVICE,
-                            True, _checkout("mantranet-pytorch", "RonyAbecidan/ManTraNet-pytorch"), 0),
+                            True, f"mantranet-pytorch {GIT}RonyAbecidan/ManTraNet-pytorch@<commit>", 0),
     # known misses: L judgement (cpu reproduces without a reason in the lane), S judgement
     "minigpt-5-45": ("RuntimeError", BF16, "minigpt-5", f"minigpt-5 train_eval: {BF16}", ANYWHERE, False,
-                     _checkout("minigpt-5", "UCSB-AI/MiniGPT-5"), 0),
+                     f"minigpt-5 {GIT}UCSB-AI/MiniGPT-5@<commit>", 0),
     # known misses: T, E, M, S (the chain's first cause OSError instead of its ConnectionError), B/P/F judgement (`olmo`,
     # the distribution is ai2-olmo), L judgement (no reason)
     "olmo-886": ("OSError", UNREACHABLE, "olmo", f"olmo: {UNREACHABLE}", ANYWHERE, False,
-                 _checkout("olmo", "allenai/OLMo"), 0),
+                 f"olmo {GIT}allenai/OLMo@<commit>", 0),
     # known misses: T judgement (the file only), S (Cell's genexpr and torch's _call_impl; MixedOp line 44 lost)
     "pc-darts-57": ("RuntimeError", CUDA0_CUDA1, "pc-darts", f"pc-darts model_search.py: {CUDA0_CUDA1}", TWO_GPUS, True,
-                    _checkout("pc-darts", "yuhuixu1993/PC-DARTS"), 2),
+                    f"pc-darts {GIT}yuhuixu1993/PC-DARTS@<commit>", 2),
     # known misses: T, E, M, P, L, S (the title's frame line taken as a cut traceback; the format template not read)
     "pix2pixhd-197": (MARK, None, "pix2pixhd", "pix2pixhd dataloader.py _try_get_data: FILL-IN", ANYWHERE, False,
                       "pix2pixhd==X.Y.Z", 1),
     # known miss: T judgement (torch's bare load_state_dict, not the report's optimizer.load_state_dict)
     "pytorch-deeplab-xception-134": ("ValueError", GROUP, "pytorch-deeplab-xception",
                                      f"pytorch-deeplab-xception load_state_dict: {GROUP}", ANYWHERE, False,
-                                     _checkout("pytorch-deeplab-xception", "jfzhang95/pytorch-deeplab-xception"), 3),
+                                     f"pytorch-deeplab-xception {GIT}jfzhang95/pytorch-deeplab-xception@<commit>", 3),
 }
 
 TWO_GPU_LANES = {"cpu": {"passes"}, "cuda": {"unsupported"}, "cuda-sim": {"unsupported"}}
@@ -145,28 +139,25 @@ DEVICE_BOUND_28 = {"image-captioning-dlct-29", "lavis-68", "llava-20", "ludwig-1
                    "pc-darts-57"}
 
 
-Drafter = Callable[[str], tuple[Any, dict[str, Any]]]
-
 
 @pytest.fixture
-def drafted(monkeypatch: pytest.MonkeyPatch) -> Drafter:
-    """graded28's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
+def drafted(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """graded28's ten drafts by name, drafted with the index's answers for its names in place beside the other
+    sets' (`_graded` and `maintainer_fields` read them)."""
     reports.answer_for(monkeypatch, NOT_RELEASED_28, INDEX_URLS_28)
-    return partial(reports._graded, GRADED28)
+    return {name: reports._graded(GRADED28, name) for name in HELD_OUT_28}
 
 
-@pytest.mark.parametrize("name", sorted(name for name, row in HELD_OUT_28.items() if row))
-def test_a_graded28_report_drafts_what_it_drafted_when_graded(drafted: Drafter, name: str) -> None:
-    row = HELD_OUT_28[name]
-    assert row is not None
-    reports.assert_drafted(*drafted(name), row)
+def test_each_graded28_report_drafts_what_it_drafted_when_graded(drafted: dict[str, tuple[Any, dict[str, Any]]]) -> None:
+    """HELD_OUT_28's rows, D among them (scored by hand in the 9-field variant: 10 of 10 right, the six
+    device-placement reports tagged, the four others not)."""
+    assert {name for name, row in HELD_OUT_28.items() if row and row[5]} == DEVICE_BOUND_28
+    for name, row in HELD_OUT_28.items():
+        draft, data = drafted[name]
+        assert row is not None
+        reports.assert_drafted(draft, data, row)
 
 
-def test_graded28_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
-    """D (scored by hand in the 9-field variant): 10 of 10 right (six device-placement reports, four others)."""
-    assert {name for name in HELD_OUT_28 if "device-placement" in drafted(name)[1]["tags"]} == DEVICE_BOUND_28
-
-
-def test_the_twenty_eighth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
-    """`drafted` puts the index's answers in place for `maintainer_fields`, which drafts each report itself."""
+def test_the_twenty_eighth_held_out_set_scores_at_least_its_measured_fields(drafted: dict[str, Any]) -> None:
+    """`drafted` has put the index's answers in place for `maintainer_fields`, which drafts each report itself."""
     reports.assert_set_scores(GRADED28, MAINTAINER_28, HELD_OUT_28, STATED_28, GRADED28_FLOOR)
