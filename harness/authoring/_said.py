@@ -10,7 +10,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport
 from harness.authoring._owners import DISTRIBUTIONS, own_frames
-from harness.authoring._shown import shown_api
+from harness.authoring._shown import common_class_call, shown_api
 
 
 def said_api(report: BugReport, culprit: str, message: str) -> str:
@@ -204,7 +204,7 @@ def run_clause(title: str) -> str:
 # A code name in an issue title: `backticked`, or a snake_case name, dotted or not (env.set_info_dict_reader); a
 # keyword argument ("elementwise_affine=False") is what the API was given, not the API.
 _CODE_NAME = re.compile(r"`(?P<tick>[\w.:]{3,80})`|(?<![\w.:])(?P<snake>(?:[A-Za-z]\w*\.)*[A-Za-z]\w*_\w+(?:\.\w+)*)"
-                        r"\b(?!\s*=(?!=))")
+                        r"\b(?!\s*=(?!=))", re.ASCII)  # ASCII: CJK text glued to a name is no part of it
 
 
 # A command an issue title quotes as code ("... ignored by dataloaders for `ketos test`"): a console script and its
@@ -252,7 +252,8 @@ def _title_code_name(title: str, message: str) -> str:
 # A call or a dotted name in an issue title's words ("model.fit() raises ...", "Bug in lib.models.Informer forward",
 # "WidgetModel.predict returns ..."): a class's method keeps its class, else the last part names it. Other libraries'
 # names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
-_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)")
+_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)",
+                         re.ASCII)
 _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
                             "huggingface", "www", "e", "i", "self", "cls", "args", "cfg", "config", "opt", "opts",
                             "kwargs", "params", "hparams"})
@@ -333,8 +334,9 @@ def frameless_api(report: BugReport, message: str, culprit: str = "") -> str:
     named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip]
     said = [call for call in named if "." in call or "_" in call]  # a function or a method, before a script's name
     named = named if not report.traceback.frames else said  # a script the frames show is no API (its <module>)
-    if said or report.class_calls:
-        return (said or list(report.class_calls))[0]
+    classes = [call for call in report.class_calls if not common_class_call(call)]
+    if said or classes:
+        return (said or classes)[0]
     match = _OPERATOR_NAME.search(message)
     return match["name"] if match else (named[0] if named else "")
 

@@ -193,6 +193,12 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
     return own[0] if own else next((name for module, name in names if module not in ("torch", "numpy")), "")
 
 
+def common_class_call(call: str) -> bool:
+    """A call on a torch or Python class (``Tensor.cpu``, ``DataLoader.__iter__``): that library's API, never the
+    project's (a message's advice "Use Tensor.cpu() to copy ..." names one)."""
+    return call.partition(".")[0] in _COMMON_CLASSES
+
+
 def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
     """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
     (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""

@@ -1,0 +1,46 @@
+"""Title classes of graded27-29's misses (issue 21 §1), each on a made-up report of its shape: an issue title's file
+name glued to CJK words, and torch's class call a message advises, taken as the API (tests/fixtures/graded27..29/
+EXPECTED.md list the real reports)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.core.test_new_graded14 import _draft
+
+
+def _title(report: str) -> str:
+    data: dict[str, Any] = _draft(report, released=lambda dist: True)[1]
+    return str(data["title"])
+
+
+_TRACEBACK = """Traceback (most recent call last):
+  File "run_widget.py", line 12, in <module>
+    torch.cuda.set_device(args.gpu)
+  File "/usr/lib/python3/site-packages/torch/cuda/__init__.py", line 243, in set_device
+    device = _get_device_index(device)
+RuntimeError: Invalid device string: '0'"""
+
+
+def test_cjk_words_glued_to_a_file_name_are_no_part_of_the_api() -> None:
+    """Class (federated-learning-15 "py运行有问题"): a title writes a script's name glued to CJK words ("..._main.py
+    运行有问题", "... has a problem running"); Python's \\w matches CJK, so the name ran on into the words. The name is
+    ASCII: the script stays, the words go."""
+    report = f"https://github.com/someone/widgetfed/issues/3\n# run_widget.py运行有问题\n\n{_TRACEBACK}\n"
+    title = _title(report)
+    assert "运行" not in title, title
+    assert title.startswith("widgetfed run_widget.py: "), title
+
+
+def test_a_torch_class_call_a_message_advises_is_no_api() -> None:
+    """Class (robustdet-15 Tensor.cpu): the prose quotes two runs' errors in inline code, one advising "Use
+    Tensor.cpu() to copy ..."; torch's class call is torch's API, never the project's: the script the prose names
+    ("When I train the model with train_widget.py") is the API."""
+    body = ("Hi! When I train the model with train_widget.py, I met this problem:\n"
+            "On cuda it shows `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy "
+            "the tensor to host memory first`.\n"
+            "When I train on cpu, it shows `RuntimeError: Expected a 'cuda' device type for generator but found "
+            "'cpu'`.\nHow should I solve this?")
+    title = _title(f"https://github.com/someone/widgetdet/issues/15\n# Problems with devices\n\n{body}\n")
+    assert "Tensor.cpu" not in title, title
+    assert title.startswith("widgetdet train_widget.py: "), title
