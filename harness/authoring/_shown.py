@@ -17,7 +17,11 @@ import re
 from harness.authoring._prose import REPLY_HEADER
 from harness.authoring._traceback import _strong_exception, _unmark
 
-__all__ = ["shown_calls", "shown_starts"]
+__all__ = ["FAILING", "common_class_call", "shown_api", "shown_calls", "shown_starts"]
+
+# Marks the call of the failing source line a report quotes above its error (``optimizer.load_state_dict(ckpt[...])``):
+# the call that raised, kept even when it is every object's method.
+FAILING = "!"
 
 # A statement that is a call (``train_and_eval(model, ...)``, ``trainer.fit(model)``), and a call assigned to names
 # (``model = Net()``, ``x, y = load(...)``): the call the statement makes, not one nested in its arguments.
@@ -48,7 +52,7 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
     imported = _imports(code)
     calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL)]
-    kept = [_resolved(call, imported) for call in calls if call.partition(".")[0] not in defined]
+    kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
     return tuple(dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))]))
 
 
@@ -72,14 +76,14 @@ def _source_line_calls(lines: list[str]) -> list[str]:
     above it: the report kept only the failing line and the error)."""
     found = []
     for i in range(1, len(lines)):
-        above = lines[i - 1].strip()
+        above = lines[i - 1].strip().strip("`").strip()  # a failing line quoted with its error in one code span
         if not _strong_exception(_unmark(lines[i].strip())) or not above or above.startswith(("#", "File ", "```")):
             continue
         if i > 1 and _FRAME_LINE.match(lines[i - 2]):
             continue  # a frame's source line: the frame names the call
         match = _ASSIGNED_CALL.match(above) or _STATEMENT_CALL.match(above)
         if match:
-            found.append(match["call"])
+            found.append(FAILING + match["call"])
     return found
 
 
@@ -102,7 +106,7 @@ def _imports(code: list[str]) -> dict[str, str]:
 
 
 def _resolved(call: str, imported: dict[str, str]) -> str:
-    root = call.partition(".")[0]
+    root = call.removeprefix(FAILING).partition(".")[0]
     return f"{imported[root]}:{call}" if root in imported else call
 
 
@@ -186,7 +190,8 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
     libraries, every object's methods and a script's ``setup`` calls are none; a call of another library the code
     imports (``modules`` that are not ``culprit``) only when the project's own is not shown."""
     others = {module for module in modules if _norm(module) != _norm(culprit)}
-    names = [(module, _written(call)) for module, _, call in (c.rpartition(":") for c in calls)]
+    names = [(module, _written(call.removeprefix(FAILING)) or _failing(call))
+             for module, _, call in (c.rpartition(":") for c in calls)]
     names = [(module, name) for module, name in names if name and name.rpartition(".")[2] not in setup]
     own = [name for module, name in names if not module or _norm(module) == _norm(culprit)]
     own = [name for name in own if name.partition(".")[0] not in others]
@@ -202,9 +207,20 @@ def common_class_call(call: str) -> bool:
 def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
     """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
     (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""
-    kept = [call for module, _, call in (c.rpartition(":") for c in calls)
-            if module not in ("torch", "numpy") and _written(call)]
-    return kept[:limit]
+    kept = [call.removeprefix(FAILING) for module, _, call in (c.rpartition(":") for c in calls)
+            if module not in ("torch", "numpy") and (_written(call.removeprefix(FAILING)) or _failing(call))]
+    return list(dict.fromkeys(kept))[:limit]
+
+
+def _failing(call: str) -> str:
+    """The failing line's call of an object's common method, with its object (``optimizer.load_state_dict``): the
+    call that raised; a bare name or one on a library's root (``torch.load``) is none."""
+    if not call.startswith(FAILING):
+        return ""
+    parts = call.removeprefix(FAILING).split(".")
+    if len(parts) < 2 or parts[0] in _FOREIGN_ROOTS | {"self", "cls"} or parts[-1] not in _COMMON_METHODS:
+        return ""
+    return ".".join(parts[-2:]) if len(parts[-1]) >= 3 else ""
 
 
 def _written(call: str) -> str:

@@ -44,3 +44,16 @@ def test_a_torch_class_call_a_message_advises_is_no_api() -> None:
     title = _title(f"https://github.com/someone/widgetdet/issues/15\n# Problems with devices\n\n{body}\n")
     assert "Tensor.cpu" not in title, title
     assert title.startswith("widgetdet train_widget.py: "), title
+
+
+def test_the_failing_line_quoted_with_its_error_in_one_code_span_names_the_api() -> None:
+    """Class (deepcluster-61): the prose quotes the failing source line and its error in one backtick span, no
+    frame; the line's call is the API even when it is every object's method (``loader.load_state_dict``), with its
+    object. A bare common method alone (``x.to(...)`` written with no object) is still none."""
+    body = ("hi, when trying to resume from the released checkpoint an error occurs.\n"
+            "`scheduler.load_state_dict(checkpoint['scheduler']) \nKeyError: 'scheduler'`\n\nThanks")
+    title = _title(f"https://github.com/someone/widgetclust/issues/9\n# resume error\n\n{body}\n")
+    assert title.startswith("widgetclust scheduler.load_state_dict: KeyError 'scheduler'"), title
+    plain = body.replace("scheduler.load_state_dict(checkpoint['scheduler'])", "print(checkpoint['scheduler'])")
+    title = _title(f"https://github.com/someone/widgetclust/issues/9\n# resume error\n\n{plain}\n")
+    assert title.startswith("widgetclust: KeyError 'scheduler'"), title

@@ -51,7 +51,7 @@ HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
     # known misses: T, B, P, F, S (the first key of the stored list, `layer1.attn_2...`, read as a module)
     "real-esrgan-707": ("RuntimeError", STATE_DICT, "layer1", f"layer1: {STATE_DICT}", EVERYWHERE, False,
                         _checkout("layer1", "xinntao/Real-ESRGAN"), 0),
-    # known misses: T and S (torch's `Tensor.cpu` from the other run's message as the API), P judgement (torch 2.1
+    # known misses (T fixed by fixtitle5: train_robust.py), P judgement (torch 2.1
     # stated, torch==2.13.0 pinned), L judgement (cpu passes for the cpu run's generator error)
     "robustdet-15": ("RuntimeError", GENERATOR, "robustdet", f"robustdet train_robust.py: {GENERATOR}", DEVICE, True,
                      _checkout("robustdet", "IrisRainbowNeko/RobustDet"), 0),
