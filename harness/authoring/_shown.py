@@ -51,7 +51,8 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     code = _code_lines(own)
     defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
     imported = _imports(code)
-    calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL)]
+    calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL),
+             *_command_classes(own)]
     kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
     return tuple(dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))]))
 
@@ -84,6 +85,24 @@ def _source_line_calls(lines: list[str]) -> list[str]:
         match = _ASSIGNED_CALL.match(above) or _STATEMENT_CALL.match(above)
         if match:
             found.append(FAILING + match["call"])
+    return found
+
+
+# A command's option naming the class it runs ("python -m pkg -t train -a LSTMRecDQN", "--model TimeMixer"): a
+# CamelCase class name (upper and lower case letters), never a path, a preset's lowercase name or a number; a
+# sentence's full stop may follow it, glued to the next sentence ("-a LSTMRecDQN.And ...").
+_COMMAND = re.compile(r"(?:^|\s|`)(?:python[\d.]*|accelerate launch|torchrun|deepspeed)\s+(?:-m\s+)?[\w./\\-]+")
+_CLASS_OPTION = re.compile(r"\s(?:-a|-m|--agent|--algo|--algorithm|--model|--model[-_]name|--arch|--method|--network|"
+                           r"--net)[\s=]+(?P<name>[A-Za-z_]\w*)(?=[\s`'\",;)]|\.(?:\s|$|[A-Z])|$)", re.ASCII)
+
+
+def _command_classes(lines: list[str]) -> list[str]:
+    """The classes a command line the report quotes runs by an option (its agent, model or architecture)."""
+    found = []
+    for line in lines:
+        if command := _COMMAND.search(line):
+            found += [m["name"] for m in _CLASS_OPTION.finditer(line, command.end())
+                      if re.search(r"[A-Z]", m["name"]) and re.search(r"[a-z]", m["name"])]
     return found
 
 

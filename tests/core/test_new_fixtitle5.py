@@ -57,3 +57,16 @@ def test_the_failing_line_quoted_with_its_error_in_one_code_span_names_the_api()
     plain = body.replace("scheduler.load_state_dict(checkpoint['scheduler'])", "print(checkpoint['scheduler'])")
     title = _title(f"https://github.com/someone/widgetclust/issues/9\n# resume error\n\n{plain}\n")
     assert title.startswith("widgetclust: KeyError 'scheduler'"), title
+
+
+def test_the_class_a_quoted_command_runs_by_its_option_names_the_api() -> None:
+    """Class (tud-rl-21 LSTMRecDQN): a frameless report whose one sentence quotes the command that ran, a module run
+    with the agent (model, architecture) as an option; that CamelCase class is the API. A lowercase preset
+    ("--model resnet50") names none."""
+    message = "Input and parameter tensors are not at the same device, found input tensor at cpu and parameter tensor"
+    body = ("I set device to cuda in config.yaml and run python -m widget_rl -t train -c config.yaml -a GRUWidgetQN."
+            "And there is a mistake happened.")
+    report = f"https://github.com/someone/widget-rl/issues/21\n# RuntimeError: {message} at cuda:0\n\n{body}\n"
+    assert _title(report).startswith("widget-rl GRUWidgetQN: Input and parameter"), _title(report)
+    preset = _title(report.replace("-a GRUWidgetQN.", "--model resnet50."))
+    assert preset.startswith("widget-rl: Input and parameter"), preset
