@@ -283,8 +283,8 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
         if rest and root in ("torch", "np", "numpy", *others):
             continue  # another library's API (`torch.device`)
         name = code.removesuffix("()").rpartition(".")[2]
-        if "." in code and name.lower() in _FILE_SUFFIXES:
-            continue  # a file name (`requirements.txt`), not an API
+        if ("." in code and name.lower() in _FILE_SUFFIXES) or common_class_call(code.removesuffix("()")):
+            continue  # a file name (`requirements.txt`) or torch's class (DataLoader), not the project's API
         if _listing_key(name) or name in _SETUP_CALLS or _MACHINE_TYPE.fullmatch(code):
             continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup, a machine
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \

@@ -70,3 +70,15 @@ def test_the_class_a_quoted_command_runs_by_its_option_names_the_api() -> None:
     assert _title(report).startswith("widget-rl GRUWidgetQN: Input and parameter"), _title(report)
     preset = _title(report.replace("-a GRUWidgetQN.", "--model resnet50."))
     assert preset.startswith("widget-rl: Input and parameter"), preset
+
+
+def test_torch_classes_the_prose_calls_are_no_api() -> None:
+    """Class (datasets-4675 DataLoader): the prose and code call torch's ``DataLoader(...)`` around the project's
+    call; torch's class is never the project's API: the project's own call is."""
+    code = ("```python\nfrom widgetsets import load_widgets\nfrom torch.utils.data import DataLoader\n\n"
+            "ds = load_widgets(\"para\")\nloader = DataLoader(ds, num_workers=4)\nfor batch in loader:\n"
+            "    print(batch)\n```")
+    body = f"Passing the set to a DataLoader() fails:\n\n{code}\n\n```\nAttributeError: 'str' object has no attribute 'dtype'\n```"
+    title = _title(f"https://github.com/someone/widgetsets/issues/4\n# Unable to use the set with a dataloader\n\n{body}\n")
+    assert "DataLoader" not in title, title
+    assert title.startswith("widgetsets load_widgets: "), title
