@@ -127,7 +127,8 @@ _LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluati
 # A title opening with what failed, then a verb of failing: "FID clip crashes when evaluated on `cpu` device".
 _TITLE_SUBJECT = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?P<subject>[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*){0,3}?)\s+"
                             r"(?:crash(?:es|ed)?|fails?|failed|breaks?|broke|errors? out|raises|throws|hangs?|"
-                            r"(?:does|do)(?: not|n't) work|(?:is |are )?not working)\b", re.I)
+                            r"(?:does|do)(?: not|n't) work|(?:is |are )?not working|should (?:also )?(?:work|run))\b",
+                            re.I)  # "X should work when ...": X does not, there
 _VAGUE_SUBJECTS = frozenset({"it", "this", "that", "code", "script", "program", "model", "run", "everything", "i",
                              "something", "app", "job", "process", "error", "bug", "import", "install", "installation",
                              "build", "setup", "test", "tests", "ci", "example", "demo", "pip install"})

@@ -82,3 +82,14 @@ def test_torch_classes_the_prose_calls_are_no_api() -> None:
     title = _title(f"https://github.com/someone/widgetsets/issues/4\n# Unable to use the set with a dataloader\n\n{body}\n")
     assert "DataLoader" not in title, title
     assert title.startswith("widgetsets load_widgets: "), title
+
+
+def test_what_a_title_says_should_work_names_the_api() -> None:
+    """Class (secml-torch-41 "Trackers should work when using other devices"): a title saying what should work (and
+    does not) opens with the part that failed, as "X fails ..." does; a vague subject ("It should work") names none."""
+    message = "Expected all tensors to be on the same device, but found at least two devices, mps:0 and cpu!"
+    body = f"The loggers get tensors on the attack's device before passing them on.\n\n> RuntimeError: {message}\n"
+    title = _title(f"https://github.com/someone/widgetattack/issues/41\n# Loggers should work on other devices\n\n{body}")
+    assert title.startswith("widgetattack Loggers: "), title
+    vague = _title(f"https://github.com/someone/widgetattack/issues/41\n# It should work on other devices\n\n{body}")
+    assert vague.startswith("widgetattack: "), vague
