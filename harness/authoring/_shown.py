@@ -17,7 +17,7 @@ import re
 from harness.authoring._prose import REPLY_HEADER
 from harness.authoring._traceback import _strong_exception, _unmark
 
-__all__ = ["FAILING", "common_class_call", "shown_api", "shown_calls", "shown_starts"]
+__all__ = ["FAILING", "common_class_call", "common_method_call", "shown_api", "shown_calls", "shown_starts"]
 
 # Marks the call of the failing source line a report quotes above its error (``optimizer.load_state_dict(ckpt[...])``):
 # the call that raised, kept even when it is every object's method.
@@ -226,18 +226,24 @@ def common_class_call(call: str) -> bool:
 def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
     """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
     (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""
-    kept = [call.removeprefix(FAILING) for module, _, call in (c.rpartition(":") for c in calls)
-            if module not in ("torch", "numpy") and (_written(call.removeprefix(FAILING)) or _failing(call))]
+    kept = [call.removeprefix(FAILING) if _written(call.removeprefix(FAILING)) else _failing(call)
+            for module, _, call in (c.rpartition(":") for c in calls) if module not in ("torch", "numpy")]
+    kept = [call for call in kept if call]
     return list(dict.fromkeys(kept))[:limit]
 
 
 def _failing(call: str) -> str:
     """The failing line's call of an object's common method, with its object (``optimizer.load_state_dict``): the
     call that raised; a bare name or one on a library's root (``torch.load``) is none."""
-    if not call.startswith(FAILING):
-        return ""
-    parts = call.removeprefix(FAILING).split(".")
-    if len(parts) < 2 or parts[0] in _FOREIGN_ROOTS | {"self", "cls"} or parts[-1] not in _COMMON_METHODS:
+    return common_method_call(call.removeprefix(FAILING)) if call.startswith(FAILING) else ""
+
+
+def common_method_call(call: str) -> str:
+    """A call of every object's method written with its object (``self.optimizer.load_state_dict`` ->
+    ``optimizer.load_state_dict``); "" for any other call, a bare method, or one on a library or ``self`` alone."""
+    parts = call.split(".")
+    parts = parts[1:] if parts[0] in ("self", "cls") else parts
+    if len(parts) < 2 or parts[0] in _FOREIGN_ROOTS or parts[-1] not in _COMMON_METHODS:
         return ""
     return ".".join(parts[-2:]) if len(parts[-1]) >= 3 else ""
 

@@ -10,7 +10,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
 from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context, title_device
-from harness.authoring._shown import _INSTANCE_WORDS
+from harness.authoring._shown import _INSTANCE_WORDS, common_method_call
 from harness.authoring._signature import _FOLDERS
 
 
@@ -254,7 +254,8 @@ def _line_call(source: str) -> str:
     if call is None or _foreign_call(call.group()):
         return ""
     handed = _LAUNCH_ARGUMENT.match(source, call.end() - 1) if call["name"] in _SPAWNERS else None
-    return handed["name"] if handed else call["name"]
+    # every object's method keeps its object (``self.optimizer.load_state_dict(``): the bare method is torch's
+    return handed["name"] if handed else common_method_call(call.group()[:-1]) or call["name"]
 
 
 # Roots of calls that are other libraries' helpers (``torch.device(``, ``np.array(``, ``os.path.join(``); with

@@ -93,3 +93,26 @@ def test_what_a_title_says_should_work_names_the_api() -> None:
     assert title.startswith("widgetattack Loggers: "), title
     vague = _title(f"https://github.com/someone/widgetattack/issues/41\n# It should work on other devices\n\n{body}")
     assert vague.startswith("widgetattack: "), vague
+
+
+_RESUME = """Resuming from my checkpoint fails:
+```
+Traceback (most recent call last):
+  File "/home/u/widgetseg/train_seg.py", line 318, in <module>
+    main()
+  File "/home/u/widgetseg/train_seg.py", line 305, in main
+    trainer = Trainer(args)
+  File "/home/u/widgetseg/train_seg.py", line 95, in __init__
+    self.optimizer.load_state_dict(checkpoint['optimizer'])
+  File "/usr/lib/python3.7/site-packages/torch/optim/optimizer.py", line 114, in load_state_dict
+    raise ValueError("loaded state dict contains a parameter group "
+ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's group
+```"""
+
+
+def test_an_entry_line_calling_every_objects_method_keeps_its_object() -> None:
+    """Class (pytorch-deeplab-xception-134 "load_state_dict"): the project's frames are a script's main and a
+    constructor whose line calls torch's method on an attribute (``self.optimizer.load_state_dict(...)``); the bare
+    method is torch's, the call with its object is the report's: ``optimizer.load_state_dict``."""
+    title = _title(f"https://github.com/someone/widgetseg/issues/134\n# Cannot resume\n\n{_RESUME}\n")
+    assert title.startswith("widgetseg optimizer.load_state_dict: loaded state dict"), title

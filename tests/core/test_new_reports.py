@@ -442,7 +442,7 @@ HELD_OUT_11 = {
                     "espnet==0.9.5", 0),
     # a quoted debugger dump, innermost first: the script's main calls accelerator.backward
     "moore-animateanyone-92": ("RuntimeError", BACKWARD_TWICE, "moore-animateanyone",
-                               "moore-animateanyone backward: Trying", ALL, False,
+                               "moore-animateanyone accelerator.backward: Trying", ALL, False,
                                f"moore-animateanyone {GIT}MooreThreads/Moore-AnimateAnyone@<commit>", 1),
     # the setup's `pip install git+...nerfstudio.git@<sha>` is the pin; the launcher frames give the console command
     "nerfstudio-3222": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "nerfstudio", "nerfstudio ns-train: Expected",
