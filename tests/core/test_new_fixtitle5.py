@@ -78,7 +78,7 @@ def test_torch_classes_the_prose_calls_are_no_api() -> None:
     code = ("```python\nfrom widgetsets import load_widgets\nfrom torch.utils.data import DataLoader\n\n"
             "ds = load_widgets(\"para\")\nloader = DataLoader(ds, num_workers=4)\nfor batch in loader:\n"
             "    print(batch)\n```")
-    body = f"Passing the set to a DataLoader() fails:\n\n{code}\n\n```\nAttributeError: 'str' object has no attribute 'dtype'\n```"
+    body = f"I am unable to use it by passing it to a PyTorch DataLoader: see the code below.\n\n{code}\n\n```\nAttributeError: 'str' object has no attribute 'dtype'\n```"
     title = _title(f"https://github.com/someone/widgetsets/issues/4\n# Unable to use the set with a dataloader\n\n{body}\n")
     assert "DataLoader" not in title, title
     assert title.startswith("widgetsets load_widgets: "), title
