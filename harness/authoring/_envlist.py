@@ -69,7 +69,8 @@ _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade t
 _INSTALL = re.compile(r"\binstall\b")
 # detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words),
 # or the interpreter's banner pasted in a bullet: "- Python 3.7.11 (default, Jul 27 2021, 14:32:16)".
-_PYTHON_ROW = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>Python)\s+(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
+_PYTHON_ROW = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>Python)\s+(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+"
+                         r"\((?:main|default|tags/)")
 # A web UI's system-info JSON (A1111/Forge: "Python": "3.10.6", "Torch env info": {"torch_version": "2.1.2+cu121"}).
 _JSON_VERSION = re.compile(rf'^\s*"(?P<name>Python|python_version|torch_version)"\s*:\s*"v?(?P<ver>{_RELEASE})')
 _LISTINGS = ((_JSON_VERSION, "env listing"), (_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"),
