@@ -40,7 +40,7 @@ _LISTED = re.compile(
     r"`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
     rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?(?:(?P=name)\s+)?v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
-_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}):\s*+v?"
+_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}) ?:\s*+v?"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
 # pip list with its spaces collapsed ("numpy 1.24.3"), "peft v0.4.0", an old pip list's "numpy (1.17.4)"
 _PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?:v|\((?=[\d.]+\)))?(?P<ver>{_RELEASE})\)?\s*$")
@@ -60,14 +60,17 @@ _DUNDER = re.compile(rf"^\s*(?:>>>\s*)?{_PYTHON_C}(?:print\()?(?P<name>[A-Za-z_]
 _DS_REPORT = re.compile(rf"^\s*(?P<name>\w[\w-]*+) (?:version|info) \.{{2,}}\s*(?P<ver>{_VERSION})")
 _COLLECT_ENV = re.compile(r"^\s*\[(?:pip3?|conda)\]\s+")
 # An environment pasted as one inline-code span over several lines: the backtick opens the first line and closes the
-# last, and the lines between end in commas ("cuda:12.4, ").
-_INLINE_CODE = re.compile(r"^\s*`(?!`)|(?<!`)`\s*$|[,;]\s*$")
+# last, and the lines between end in commas ("cuda:12.4, "); a code fence glued to a listing ("```Catalyst version:
+# 20.05" ... "CUDA runtime version: 10.2```") is no part of its first or last row.
+_INLINE_CODE = re.compile(r"^\s*`{1,3}(?!`)|(?<!`)`{1,3}\s*$|[,;]\s*$")
 _DIGIT = re.compile(r"\d")
 _ADVISED = re.compile(r"\b(?:can|could|should|please) (?:just )?(?:use|upgrade to|update to)\s+['\"`]?[\w.-]+==",
                       re.IGNORECASE)
 _INSTALL = re.compile(r"\binstall\b")
-# detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words).
-_PYTHON_ROW = re.compile(r"^\s*(?P<name>Python)\s{2,}(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+\((?:main|default|tags/)")
+# detectron2's collect_env table: "Python    3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]" (sys.version's words),
+# or the interpreter's banner pasted in a bullet: "- Python 3.7.11 (default, Jul 27 2021, 14:32:16)".
+_PYTHON_ROW = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>Python)\s+(?P<ver>3\.\d{1,2}(?:\.\d{1,2})?)\s+"
+                         r"\((?:main|default|tags/)")
 # A web UI's system-info JSON (A1111/Forge: "Python": "3.10.6", "Torch env info": {"torch_version": "2.1.2+cu121"}).
 _JSON_VERSION = re.compile(rf'^\s*"(?P<name>Python|python_version|torch_version)"\s*:\s*"v?(?P<ver>{_RELEASE})')
 _LISTINGS = ((_JSON_VERSION, "env listing"), (_PYTHON_ROW, "env listing"), (_DUNDER, "env listing"),

@@ -65,12 +65,12 @@ _CODE_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
 
 def _own_page(culprit: str, repo: str, hosts: list[re.Match[str]], hosted: list[re.Match[str]]) -> bool:
     """A sibling repository of the same owner (unslothai/unsloth for unsloth-zoo), or, with no code host naming
-    another repository, a site named after the project (kraken.re for kraken)."""
+    another repository, a site named after the project (kraken.re for kraken, secml-torch.readthedocs.io)."""
     if any(host["owner"] and host["owner"].lower() == repo.partition("/")[0].lower() for host in hosted):
         return True
     squeezed = re.sub(r"[^a-z0-9]", "", culprit)
-    return not hosted and any(re.sub(r"[^a-z0-9]", "", host["host"].lower().rpartition(".")[0].rpartition(".")[2])
-                              == squeezed for host in hosts)
+    return not hosted and any(squeezed in {re.sub(r"[^a-z0-9]", "", label) for label in
+                                           host["host"].lower().split(".")[:-1]} for host in hosts)
 
 
 _NO_LINK = "its metadata links no repository"
@@ -153,12 +153,13 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         return buggy, fix
     if culprit not in report.environment.pins and released and released(culprit) is False:
         if project_urls and (repo := _own_repository(report.url, culprit)) and \
-                (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, absent=True)):
+                (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, True,
+                                                      released)):
             return renamed  # the repository's package is on the index under another name (neural_prophet's)
         return _unreleased(culprit, report, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
-        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes):
+        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
             return renamed  # the repository's package is on the index under another name
         return _unreleased(culprit, report, buggy, notes, owner)
     # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the

@@ -336,16 +336,35 @@ def renamed_release(name: str, repo: str, project_urls: Callable[[str], tuple[st
 Pins = list[tuple[str, str]]
 
 
+def owner_prefixed(name: str, repo: str, released: Callable[[str], bool | None] | None,
+                   project_urls: Callable[[str], tuple[str, ...] | None], absent: bool) -> str:
+    """The index's ``<owner>-<name>`` (salesforce/LAVIS publishes salesforce-lavis) when it has releases and links
+    the repository, or links nothing while the index has no project of the repository's own name (``absent``): the
+    owner's name in the project's is then the tie a missing link leaves out ("" when none, or no answer)."""
+    candidate = f"{canonicalize_name(repo.partition('/')[0])}-{canonicalize_name(name)}"
+    if released is None or candidate == name or released(candidate) is not True:
+        return ""
+    urls = project_urls(candidate)
+    if urls is None:
+        return ""
+    linked = any(f"/{repo.lower()}/" in url.lower().removesuffix(".git").rstrip("/") + "/" for url in urls)
+    return candidate if linked or (absent and not urls) else ""
+
+
 def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
-                       pins: tuple[Pins, Pins], notes: list[str], absent: bool = False) -> tuple[Pins, Pins] | None:
+                       pins: tuple[Pins, Pins], notes: list[str], absent: bool = False,
+                       released: Callable[[str], bool | None] | None = None) -> tuple[Pins, Pins] | None:
     """The buggy and fix pins naming the index's project of the repository under its other name, or None (``absent``:
     the index has no project of the name, else another project's)."""
-    renamed = renamed_release(name, repo, project_urls)
-    if not renamed:
-        return None
     said = (f"the package index has no project named {name}" if absent else
             f"the package index's {name} is another project")
-    notes.append(f"{said}; {repo}'s package there is {renamed}: pinned so")
+    if renamed := owner_prefixed(name, repo, released, project_urls, absent):
+        notes.append(f"{said}; its {renamed}, named after {repo}'s owner, is taken as {repo}'s package (check its "
+                     "packaging names it so): pinned so")
+    elif renamed := renamed_release(name, repo, project_urls):
+        notes.append(f"{said}; {repo}'s package there is {renamed}: pinned so")
+    else:
+        return None
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
     buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
     return buggy, fix

@@ -34,13 +34,26 @@ _FILE_EXTENSIONS = frozenset({"pth", "pt", "ckpt", "bin", "safetensors", "tar", 
                               "pkl", "pickle", "npy", "npz", "h5", "hdf5", "onnx", "csv", "txt", "log", "png", "jpg"})
 
 
+# A state_dict key ("layer1.0.conv1.weight", "encoder.bn.running_mean"): a parameter's or buffer's path in a model,
+# never a module: a numbered part (a Sequential's index) or a tensor's own name ends it.
+_TENSOR_KEY = re.compile(r"\.\d+(?:\.|$)|\.(?:\w*_)?(?:weight|bias)(?:_(?:orig|u|v|g))?$|\.running_(?:mean|var)$|"
+                         r"\.num_batches_tracked$")
+
+
+def _dotted_module(match: re.Match[str]) -> bool:
+    """A dotted path in prose names a module unless it is a file (``model.pth.tar``) or a state_dict key (read to
+    the key's end: the pattern stops before a numbered part)."""
+    key = match.group() + re.split(r"[^\w.]", match.string[match.end():], maxsplit=1)[0]
+    return not _FILE_EXTENSIONS & set(match.group().lower().split(".")[1:]) and not _TENSOR_KEY.search(key)
+
+
 def _modules(lines: list[str]) -> tuple[str, ...]:
     """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
     found: list[str] = []
     for line in lines:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
-                  if pattern is not _DOTTED or not _FILE_EXTENSIONS & set(m.group().lower().split(".")[1:])]
+                  if pattern is not _DOTTED or _dotted_module(m)]
     # "pytorch.utils.data" in a sentence is torch's: no module is named pytorch (PyPI's "pytorch" installs nothing)
     return tuple("torch" if m == "pytorch" else m for m in found if m not in _NOT_MODULES)
 

@@ -24,7 +24,8 @@ GRADED28 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded2
 # no project for the seven checkouts' names; ludwig and pix2pixhd taken as released.
 NOT_RELEASED_28 = {"image-captioning-dlct", "lavis", "mantranet-pytorch", "minigpt-5", "olmo", "pc-darts",
                    "pytorch-deeplab-xception"}
-INDEX_URLS_28: dict[str, tuple[str, ...]] = {}
+# PyPI's salesforce-lavis links nothing (asked by fixenv4 on 2026-11-29; ai2-olmo links allenai/OLMo, never asked).
+INDEX_URLS_28: dict[str, tuple[str, ...]] = {"salesforce-lavis": ()}
 SAME_DEVICE = "Expected all tensors to be on the same device"
 CUDA0_CUDA1 = f"{TWO_AT}cuda:0 and cuda:1!"
 CUDA0_CUDA3 = f"{TWO_AT}cuda:0 and cuda:3!"
@@ -42,10 +43,10 @@ HELD_OUT_28: dict[str, tuple[Any, ...] | None] = {
     "image-captioning-dlct-29": ("RuntimeError", f"{CUDA0_CPU}", "image-captioning-dlct",
                                  f"image-captioning-dlct transformer.py step: {SAME_DEVICE}", DEVICE, True,
                                  f"image-captioning-dlct {GIT}luo3300612/image-captioning-DLCT@<commit>", 1),
-    # known misses: E (no class drafted: torch's RuntimeError), B/P/F judgement (`lavis`, the distribution is
-    # salesforce-lavis)
-    "lavis-68": (MARK, INDICES, "lavis", f"lavis train: {INDICES}", DEVICE, True,
-                 f"lavis {GIT}salesforce/LAVIS@<commit>", 3),
+    # known misses: E (no class drafted: torch's RuntimeError); since fixenv4 B/P/F name the index's salesforce-lavis
+    # (named after the owner), and T lost its API (the title finds no `salesforce-lavis` frame: torch's is taken)
+    "lavis-68": (MARK, INDICES, "salesforce-lavis", f"salesforce-lavis decorate_context: {INDICES}", DEVICE, True,
+                 "salesforce-lavis==X.Y.Z", 3),
     # known misses: T, B, P, F (upstream transformers blamed for LLaVA's fork), S judgement
     "llava-20": ("RuntimeError", CUDA0_CUDA3, "transformers", f"transformers forward: {CUDA0_CUDA3}", TWO_GPUS, True,
                  "transformers==X.Y.Z", 3),
@@ -134,7 +135,7 @@ STATED_28: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "pc-darts-57": {"M": lambda data: "found at least two devices" in data["signature"]},
 }
 # of 80: 53 held out, main f9fec9e, this scorer and by hand, strict; 66 lenient
-GRADED28_FLOOR = 54  # fixtitle5: pytorch-deeplab-xception-134 T (NOT held out: read)
+GRADED28_FLOOR = 56  # fixtitle5 and fixenv4 together (NOT held out: read)
 DEVICE_BOUND_28 = {"image-captioning-dlct-29", "lavis-68", "llava-20", "ludwig-1534", "mantranet-pytorch-2",
                    "pc-darts-57"}
 

@@ -48,9 +48,9 @@ REFUSED_29 = "scvi-tools-242"
 
 
 HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
-    # known misses: T, B, P, F, S (the first key of the stored list, `layer1.attn_2...`, read as a module)
-    "real-esrgan-707": ("RuntimeError", STATE_DICT, "layer1", f"layer1: {STATE_DICT}", EVERYWHERE, False,
-                        _checkout("layer1", "xinntao/Real-ESRGAN"), 0),
+    # state_dict keys no longer read as a module since fixenv4 (was `layer1` for T, B, P, F, S)
+    "real-esrgan-707": ("RuntimeError", STATE_DICT, "real-esrgan", f"real-esrgan: {STATE_DICT}", EVERYWHERE, False,
+                        "pin the real-esrgan release the report ran", 0),
     # known misses (T fixed by fixtitle5: train_robust.py), P judgement (torch 2.1
     # stated, torch==2.13.0 pinned), L judgement (cpu passes for the cpu run's generator error)
     "robustdet-15": ("RuntimeError", GENERATOR, "robustdet", f"robustdet train_robust.py: {GENERATOR}", DEVICE, True,
@@ -59,10 +59,10 @@ HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
                                  f"rotateobjectdetection: {CUDA0_CPU}", DEVICE, True,
                                  _checkout("rotateobjectdetection", "XinzeLee/RotateObjectDetection"), 0),
     REFUSED_29: None,
-    # known misses (T fixed by fixtitle5: Trackers), P judgement (commit pins: the index's documentation
-    # link taken for another project)
+    # T fixed by fixtitle5 (Trackers); P right since fixenv4 (the index's documentation site,
+    # secml-torch.readthedocs.io, is the project's own page)
     "secml-torch-41": ("RuntimeError", MPS0_CPU, "secml-torch", f"secml-torch Trackers: {MPS0_CPU}", DEVICE, True,
-                       _checkout("secml-torch", "pralab/secml-torch"), 0),
+                       "pin the secml-torch release the report ran", 0),
     "syndiff-23": ("AttributeError", EMA, "syndiff", f"syndiff load_state_dict: {EMA}", EVERYWHERE, False,
                    _checkout("syndiff", "icon-lab/SynDiff"), 3),
     "toolformer-6": ("RuntimeError", CUDA0_CPU, "toolformer", f"toolformer: {CUDA0_CPU}", DEVICE, True,
@@ -121,7 +121,7 @@ STATED_29: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "secml-torch-41": {"P": lambda data: re.search(r"\bsecml-torch==", _pinned(data)) is not None},
 }
 # of 80: 62 held out, main f9fec9e, this scorer and by hand, strict; 65 lenient
-GRADED29_FLOOR = 65  # fixtitle5: robustdet-15, tud-rl-21, secml-torch-41 T (NOT held out: read)
+GRADED29_FLOOR = 69  # fixtitle5 and fixenv4 together (NOT held out: read)
 
 
 def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
