@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
+from harness.authoring._casefold_error import casefold_exception
 from harness.authoring._chain_choice import _pick, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
@@ -164,8 +165,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
-                 or _logged_error(lines) or _named_with_message(lines, bool(chains))
+        found = (casefold_exception(lines) or _typed_fields(lines) or _header_exception(lines, chains)
+                 or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is None and any(part.frames for chain in chains for part in chain):
             # frames cut before their error, no message anywhere: still the run's path

@@ -83,3 +83,44 @@ def test_no_non_empty_report_is_refused_and_nothing_but_usage_error_is_raised(pi
         _draft(text)
     except UsageError:
         assert not text.strip()
+
+
+# --- error shapes read as the exception ----------------------------------------------------------------------------
+
+PARAMS = ("module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on "
+          "device: cuda:2")
+
+
+@pytest.mark.parametrize(("line", "exception", "message"), [
+    (f'runtimeerror: {PARAMS}"', "RuntimeError", PARAMS),  # retyped, a stray closing quote from the paste
+    ("Keyerror: 'epoch'", "KeyError", "'epoch'"),
+    ("valueerror: too many values to unpack (expected 2)", "ValueError", "too many values to unpack (expected 2)"),
+    ("outofmemoryerror: CUDA out of memory.", "torch.OutOfMemoryError", "CUDA out of memory."),
+])
+def test_a_known_class_retyped_in_another_case_at_a_line_start_is_the_exception(line: str, exception: str,
+                                                                                 message: str) -> None:
+    report = parse_report(f"# Training crashes on the second GPU\n\nI ran `python fit.py` and got\n\n{line}\n")
+    assert (report.traceback.exception, report.traceback.message) == (exception, message)
+
+
+@pytest.mark.parametrize("line", ["the runtimeerror: it happens at epoch 2", "Myerror: not a class we know",
+                                  "keyerror happens at the end", "error: the run stops"])
+def test_prose_or_an_unknown_class_is_not_read_as_a_retyped_class(line: str) -> None:
+    assert not parse_report(f"# Training stops\n\n{line}\n").traceback.exception.endswith(("KeyError", "RuntimeError"))
+
+
+@pytest.mark.parametrize(("text", "exception", "message"), [
+    # a classless title that is torch's message, the log cut at the traceback's first frame
+    (f"# {PARAMS}\n\n2024-01-01 [INFO] Starting training!\nTraceback (most recent call last):\n  File \"\n",
+     "RuntimeError", PARAMS),
+    # quoted in prose, in markdown italics, no class
+    ("# t-SNE plot fails on GPU\n\nRunning the tutorial I get\n\"_can't convert CUDA tensor to numpy. Use "
+     "Tensor.cpu() to copy the tensor to host memory first._\"\n", "TypeError",
+     "can't convert CUDA tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."),
+    # a title's "Error : <message>" whose message torch raises as a RuntimeError (not a checked condition's assert)
+    ("# Error : indices should be either on cpu or on the same device as the indexed tensor (cpu)\n\nIn evaluation.\n",
+     "RuntimeError", "indices should be either on cpu or on the same device as the indexed tensor (cpu)"),
+])
+def test_a_known_torch_message_without_its_class_gets_torchs_class(text: str, exception: str, message: str) -> None:
+    report = parse_report(text)
+    assert (report.traceback.exception, report.traceback.message) == (exception, message)

@@ -127,7 +127,7 @@ STATED_27: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "federated-learning-15": {"P": lambda data: not any(re.match(r"torch==2\.", pin) for pin in data["requires"])},
 }
 # of 80: 52 held out, main f9fec9e, this scorer and by hand, strict; 56 lenient
-GRADED27_FLOOR = 52
+GRADED27_FLOOR = 65
 
 
 @pytest.mark.parametrize("name", sorted(name for name, row in HELD_OUT_27.items() if row))
