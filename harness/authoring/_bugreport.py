@@ -54,6 +54,7 @@ from harness.authoring._traceback import (
     _chains,
     _Part,
     _read_exception,
+    _unmark,
 )
 from harness.cases._placeholders import MARK
 
@@ -175,6 +176,10 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
         if found is None:  # no error stated anywhere: drafted all the same, class and signature left to fill in
             found = _nothing_stated(lines, chains)
         return _exception_named(found, lines, chains, url)
+    if (logged := _logged_over_cause(lines, chains, index)) is not None:
+        return BugReport(logged[0], parse_environment(lines), (logged[1],), url,
+                         ("the traceback's exception line (its frames are cut)" if logged[0].frames
+                          else "traceback frames",))
     stated, wrapper = _stated_over_cause(lines, chains, index)
     part = _Part(stated)
     _read_exception(lines, stated, len(lines), "", part)
@@ -231,3 +236,28 @@ def _stated_over_cause(lines: list[str], chains: list[list[_Part]], index: int) 
     _read_exception(lines, index, len(lines), "", cause)
     _read_exception(lines, stated[-1], len(lines), "", mine)
     return (stated[-1], chain[-1]) if mine.exception != cause.exception else (index, None)
+
+
+# A logger's line for the exception that ended the run ("CRITICAL Uncaught ConnectionError: Caught ... Original
+# Traceback (most recent call last):"), the chain's cause printed under it.
+_UNCAUGHT = re.compile(r"\b(?:CRITICAL|ERROR|FATAL)\b.{0,80}?\b(?:Uncaught|Unhandled)\s+(?P<type>[A-Za-z_][\w.]{0,80}"
+                       r"(?:Error|Exception)):\s+(?P<msg>\S.{0,1000}?)(?:\s*Original Traceback \(most recent call "
+                       r"last\):?)?\s*$")
+
+
+def _logged_over_cause(lines: list[str], chains: list[list[_Part]], index: int) -> tuple[Traceback, str] | None:
+    """The error a logger says ended the run, where the exception line at ``index`` only ends the cause of a chain
+    cut before its own exception line and the logger's line heads that chain: the chain's last error is the bug's."""
+    chain = next((chain for chain in chains if not chain[-1].complete
+                  and any(part.exception_index == index for part in chain[:-1])), None)
+    if chain is None:
+        return None
+    head = next(((i, m) for i in range(chain[0].start, max(-1, chain[0].start - 4), -1)
+                 if (m := _UNCAUGHT.search(_unmark(lines[i].strip())))), None)
+    if head is None:
+        return None
+    at, match = head
+    frames, _ = cut_chain_frames(chains, lines, index)
+    note = (f"the report's traceback is cut before its last exception line: drafted from the logger's line at report "
+            f"line {at + 1} (the error that ended the run; the one at line {index + 1} is its cause)")
+    return Traceback(frames, frames, match["type"], match["msg"].strip(), at + 1, at + 1), note

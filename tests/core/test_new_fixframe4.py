@@ -124,3 +124,20 @@ def test_prose_or_an_unknown_class_is_not_read_as_a_retyped_class(line: str) -> 
 def test_a_known_torch_message_without_its_class_gets_torchs_class(text: str, exception: str, message: str) -> None:
     report = parse_report(text)
     assert (report.traceback.exception, report.traceback.message) == (exception, message)
+
+
+_CHAIN = ("Traceback (most recent call last):\n  File \"/env/lib/python3.11/site-packages/httpx/_transports.py\", line 60, "
+          "in connect\n    sock.connect(addr)\nOSError: [Errno 111] Connection refused\n\nThe above exception was the "
+          "direct cause of the following exception:\n\nTraceback (most recent call last):\n  File\n")
+
+
+def test_a_loggers_uncaught_error_heading_a_chain_cut_before_its_end_is_the_bug() -> None:
+    """A logger's "ERROR Uncaught X: msg" line heads the chain: the error that ended the run, not the printed cause."""
+    text = f"```\n2025-01-01 12:00:00 ERROR Uncaught RemoteError: Fetching shard 3 failed. Original {_CHAIN}```\n"
+    report = parse_report(text)
+    assert (report.traceback.exception, report.traceback.message) == ("RemoteError", "Fetching shard 3 failed.")
+
+
+def test_a_chain_cut_before_its_end_with_no_loggers_line_keeps_its_cause() -> None:
+    report = parse_report(f"```\n{_CHAIN}```\n")
+    assert (report.traceback.exception, report.traceback.message) == ("OSError", "[Errno 111] Connection refused")
