@@ -4,7 +4,8 @@ A report is text as users paste it into an issue, in any order: a Python traceba
 with ``[rank0]:`` prefixes, IPython/Colab or rich-boxed, inside markdown fences or quotes, with ANSI
 colours), and environment listings (``pip freeze``, ``pip list``, ``conda list``,
 ``python -m torch.utils.collect_env``, ``transformers-cli env`` and its kin, ``ds_report``).
-:func:`parse_report` returns a :class:`BugReport`; text it cannot use raises :class:`UsageError`.
+:func:`parse_report` returns a :class:`BugReport` for any non-empty text (what it lacks is said in its notes and
+``missing``, the class and signature left as placeholders); only an empty text raises :class:`UsageError`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
+from harness.authoring._casefold_error import casefold_exception
 from harness.authoring._chain_choice import _pick, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
@@ -52,6 +54,7 @@ from harness.authoring._traceback import (
     _chains,
     _Part,
     _read_exception,
+    _unmark,
 )
 from harness.cases._placeholders import MARK
 
@@ -90,6 +93,8 @@ class BugReport:
 def parse_report(text: str) -> BugReport:
     """The report's final exception with its frames; a report with no complete traceback but an exception line
     (``[rank1]: ValueError: ...``, a final line pasted alone) gives that line without frames, said in ``missing``."""
+    if not text.strip():
+        raise UsageError("the report is empty: paste the issue's text, at least the error the bug printed")
     lines = unwrap_console(clean_lines(text))
     chains = _chains(lines)
     url = _issue_url(lines)
@@ -161,20 +166,20 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     """The report's last exception line outside any traceback: what a report without a full stack gives."""
     index = next((i for i in range(len(lines) - 1, -1, -1) if _lone_exception(lines[i])), None)
     if index is None:
-        found = (_typed_fields(lines) or _header_exception(lines, chains) or _stated_in_body(lines)
-                 or _logged_error(lines) or _named_with_message(lines, bool(chains))
+        found = (casefold_exception(lines) or _typed_fields(lines) or _header_exception(lines, chains)
+                 or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
         if found is None and any(part.frames for chain in chains for part in chain):
-            # frames cut before their error, no message anywhere: still the run's path (a bare header is not)
+            # frames cut before their error, no message anywhere: still the run's path
             found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",
                      "the frames of a traceback cut before its exception line (no message in the report)")
-        if found is not None:
-            return _exception_named(found, lines, chains, url)
-        if chains:
-            raise UsageError(f"the traceback at report line {chains[-1][-1].start + 1} has no frame and no exception "
-                             "line, and the report states no error elsewhere: paste the traceback down to its end")
-        raise UsageError("the report has no Python traceback and no exception line (e.g. 'RuntimeError: ...' on a line "
-                         "of its own): paste the error the bug printed, at least its last line")
+        if found is None:  # no error stated anywhere: drafted all the same, class and signature left to fill in
+            found = _nothing_stated(lines, chains)
+        return _exception_named(found, lines, chains, url)
+    if (logged := _logged_over_cause(lines, chains, index)) is not None:
+        return BugReport(logged[0], parse_environment(lines), (logged[1],), url,
+                         ("the traceback's exception line (its frames are cut)" if logged[0].frames
+                          else "traceback frames",))
     stated, wrapper = _stated_over_cause(lines, chains, index)
     part = _Part(stated)
     _read_exception(lines, stated, len(lines), "", part)
@@ -190,6 +195,18 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
                "is left out: the report states this one above its log"))
     traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
     return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
+
+
+NO_ERROR = "the report states no error"  # the note's words for a draft made from no exception at all
+
+
+def _nothing_stated(lines: list[str], chains: list[list[_Part]]) -> tuple[int, str, str, str]:
+    """A report that states no error (no exception line, no class, no known message; at most a bare traceback
+    header) still says what ran: drafted, with the class and the signature placeholders naming what to write."""
+    at = chains[-1][-1].start if chains else next((i for i, line in enumerate(lines) if line.strip()), 0)
+    return (at, f"{MARK}: the exception class (the report prints no error line)",
+            "", f"its text alone ({NO_ERROR}: no exception line, no class, no known message; write the class and the "
+            "message the bug prints)")
 
 
 def _exception_named(found: tuple[int, str, str, str], lines: list[str], chains: list[list[_Part]],
@@ -219,3 +236,28 @@ def _stated_over_cause(lines: list[str], chains: list[list[_Part]], index: int) 
     _read_exception(lines, index, len(lines), "", cause)
     _read_exception(lines, stated[-1], len(lines), "", mine)
     return (stated[-1], chain[-1]) if mine.exception != cause.exception else (index, None)
+
+
+# A logger's line for the exception that ended the run ("CRITICAL Uncaught ConnectionError: Caught ... Original
+# Traceback (most recent call last):"), the chain's cause printed under it.
+_UNCAUGHT = re.compile(r"\b(?:CRITICAL|ERROR|FATAL)\b.{0,80}?\b(?:Uncaught|Unhandled)\s+(?P<type>[A-Za-z_][\w.]{0,80}"
+                       r"(?:Error|Exception)):\s+(?P<msg>\S.{0,1000}?)(?:\s*Original Traceback \(most recent call "
+                       r"last\):?)?\s*$")
+
+
+def _logged_over_cause(lines: list[str], chains: list[list[_Part]], index: int) -> tuple[Traceback, str] | None:
+    """The error a logger says ended the run, where the exception line at ``index`` only ends the cause of a chain
+    cut before its own exception line and the logger's line heads that chain: the chain's last error is the bug's."""
+    chain = next((chain for chain in chains if not chain[-1].complete
+                  and any(part.exception_index == index for part in chain[:-1])), None)
+    if chain is None:
+        return None
+    head = next(((i, m) for i in range(chain[0].start, max(-1, chain[0].start - 4), -1)
+                 if (m := _UNCAUGHT.search(_unmark(lines[i].strip())))), None)
+    if head is None:
+        return None
+    at, match = head
+    frames, _ = cut_chain_frames(chains, lines, index)
+    note = (f"the report's traceback is cut before its last exception line: drafted from the logger's line at report "
+            f"line {at + 1} (the error that ended the run; the one at line {index + 1} is its cause)")
+    return Traceback(frames, frames, match["type"], match["msg"].strip(), at + 1, at + 1), note

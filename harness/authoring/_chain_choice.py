@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import re
 
-from harness._exceptions import UsageError
 from harness.authoring._traceback import _LAUNCHERS, Frame, Traceback, _Part
+from harness.cases._placeholders import MARK
 
 
 def _pick(chains: list[list[_Part]]) -> tuple[Traceback, list[str]]:
     """The last complete traceback, unless it is a launcher's summary of a worker's earlier one."""
     complete = [chain for chain in chains if chain[-1].complete]
-    if not complete:
-        last = chains[-1][-1]
-        raise UsageError(f"the traceback at report line {last.start + 1} stops before its final exception line "
-                         "(e.g. 'RuntimeError: ...'): paste the traceback down to its last line")
+    if not complete:  # parse_report reads such a report elsewhere; drafted from the cut frames all the same
+        last = chains[-1]
+        frames = tuple(frame for part in last for frame in part.frames)
+        note = (f"the traceback at report line {last[0].start + 1} stops before its final exception line: drafted "
+                "from its frames, the class and the signature left to fill in")
+        return Traceback(frames, tuple(last[-1].frames), f"{MARK}: the exception class (the traceback is cut before "
+                         "it)", "", last[0].start + 1, last[-1].start + 1), [note]
     chosen, why = complete[-1], "the last"
     if chosen is not chains[-1]:
         why = f"the last complete one; the one at line {chains[-1][0].start + 1} is cut before its exception line"

@@ -248,7 +248,14 @@ _TORCH_MESSAGES = (
     # torch 1.12.0's Adam/AdamW `assert` on a loaded optimizer state (pytorch/pytorch#80809)
     (re.compile(r"If capturable=False, state_steps should not be CUDA tensors\.?"), "If ", "AssertionError"),
     (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",
-     "RuntimeError"))
+     "RuntimeError"),
+    # DataParallel's check of the module's device, indexing by indices on another device, Tensor.numpy() on CUDA
+    (re.compile(r"module must have its parameters and buffers on device [\w:]+ \(device_ids\[0\]\) but found one of "
+                r"them on device: [\w:]+"), "module ", "RuntimeError"),
+    (re.compile(r"indices should be either on cpu or on the same device as the indexed tensor(?: \(\w+\))?"),
+     "indices ", "RuntimeError"),
+    (re.compile(r"can't convert (?:CUDA|cuda:\d+ device type) tensor to numpy\. Use Tensor\.cpu\(\) to copy the tensor "
+                r"to host memory first\.?"), "can't ", "TypeError"))
 # Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an
 # AcceleratorError after) or that Python raises: only where the message ends, for a title that adds words after it.
 _ENDS_ONLY = (re.compile(r"CUDA error: (?:device-side assert triggered|an illegal memory access was encountered|"

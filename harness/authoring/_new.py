@@ -27,7 +27,7 @@ from harness._io import for_terminal
 from harness._io import yaml_line as line_of
 from harness.authoring._bugreport import BugReport, parse_report
 from harness.authoring._draft import Draft, IndexVersions, ProjectUrls, Released, draft_case
-from harness.cases._placeholders import find_placeholders
+from harness.cases._placeholders import MARK, find_placeholders
 
 MAX_REPORT_BYTES = 20 * 1024 * 1024
 _SCHEMA = json.loads((Path(__file__).parent.parent / "case.schema.json").read_text())["properties"]["id"]
@@ -121,6 +121,9 @@ def create_case(case_id: str, cases_dir: Path, report_path: Path | None, *, forc
     files = (folder / "case.yaml", folder / "repro.py")
     _check_target(folder, files, force=force)
     report = _parse(report_path) if report_path is not None else None
+    if report is not None and report.traceback.exception.startswith(MARK):
+        print(f"new: {report_path}: the report prints no exception line (missing: {', '.join(report.missing)}); "
+              "drafted all the same: write the exception's class and the signature in case.yaml", file=sys.stderr)
     draft = draft_case(case_id, report, source=report_path.name if report_path else "", released=released,
                        project_urls=project_urls, versions=versions)
     from harness.report._io import write_text_atomic  # here: the report package is not needed before

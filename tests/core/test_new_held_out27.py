@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-from harness._exceptions import UsageError
 from tests.core.test_new_held_out22 import CUDA0_CPU, DEVICE, DEVICE_STRING, EVERYWHERE, _title
 from tests.core.test_new_held_out23 import Drafter
 from tests.core.test_new_held_out26 import _checkout
@@ -129,7 +128,7 @@ STATED_27: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "federated-learning-15": {"P": lambda data: not any(re.match(r"torch==2\.", pin) for pin in data["requires"])},
 }
 # of 80: 52 held out, main f9fec9e, this scorer and by hand, strict; 56 lenient
-GRADED27_FLOOR = 57  # fixtitle5 and fixenv4 together (NOT held out: read)
+GRADED27_FLOOR = 70  # fixtitle5, fixenv4 and fixframe4 together (NOT held out: read)
 
 
 @pytest.mark.parametrize("name", sorted(name for name, row in HELD_OUT_27.items() if row))
@@ -140,11 +139,11 @@ def test_a_graded27_report_drafts_what_it_drafted_when_graded(drafted: Drafter, 
 
 
 @pytest.mark.parametrize("name", REFUSED_27)
-def test_a_graded27_report_refused_when_graded_is_still_refused(drafted: Drafter, name: str) -> None:
-    """Known misses: ckbc-6 breaks §1 (a lowercase exception line); big-transfer-73 has torch's message in its title only."""
+def test_a_graded27_report_refused_when_graded_is_drafted_now(drafted: Drafter, name: str) -> None:
+    """Refused when graded (ckbc-6: a lowercase exception line; big-transfer-73: torch's message in its title only):
+    drafted now, as every non-empty report is (its class a placeholder when the report's error is not read)."""
     assert HELD_OUT_27[name] is None
-    with pytest.raises(UsageError):
-        drafted(name)
+    assert drafted(name)[1]["exception"]
 
 
 def test_graded27_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-from harness._exceptions import UsageError
 from tests.core.test_new_held_out22 import CUDA0_CPU, DEVICE, EVERYWHERE, _title
 from tests.core.test_new_held_out26 import Drafter, _checkout
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT, _pinned
@@ -121,7 +120,7 @@ STATED_29: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "secml-torch-41": {"P": lambda data: re.search(r"\bsecml-torch==", _pinned(data)) is not None},
 }
 # of 80: 62 held out, main f9fec9e, this scorer and by hand, strict; 65 lenient
-GRADED29_FLOOR = 69  # fixtitle5 and fixenv4 together (NOT held out: read)
+GRADED29_FLOOR = 73  # fixtitle5, fixenv4 and fixframe4 together (NOT held out: read)
 
 
 def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
@@ -131,13 +130,12 @@ def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_29))
-def test_a_graded29_report_drafts_or_refuses_as_when_graded(drafted: Drafter, name: str) -> None:
-    """A drafted report's row holds; scvi-tools-242, which quotes torch's message in markdown italics with no class, is
-    refused as when graded (8 fields lost): a draft of it is seen here first."""
+def test_a_graded29_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
+    """A drafted report's row holds; scvi-tools-242, which quotes torch's message in markdown italics with no class, was
+    refused when graded (8 fields lost): drafted now, as every non-empty report is."""
     row = HELD_OUT_29[name]
     if row is None:
-        with pytest.raises(UsageError, match="no exception line"):
-            drafted(name)
+        assert drafted(name)[1]["exception"]
     else:
         reports.assert_drafted(*drafted(name), row)
 
