@@ -60,8 +60,15 @@ _MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\b
 _MPS_PLACED = re.compile(r"Placeholder storage has not been allocated on MPS device")
 _MPS_PLACED_GUESS = "a tensor left off Apple's MPS device: the cpu lane never uses MPS; no lane has an Apple GPU"
 _MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cpu lane runs the CPU op; no lane has MPS"
+# cuDNN's own check of how it is called ("cudnn RNN backward can only be called in training mode": backward through a
+# cuDNN RNN in eval mode): only a CUDA run goes through cuDNN; torch's CPU kernels take the same call. Not torch's op
+# names (`wrapper_cudnn_convolution` in a device message) nor the runtime's "cuDNN error: CUDNN_STATUS_..." (GPU
+# runtime errors, read in _expect).
+_CUDNN_CHECK = re.compile(r"(?<![\w.])cudnn(?![\w.])(?! error\b)", re.IGNORECASE)
+_CUDNN_GUESS = ("a cuDNN-only error: only a CUDA run calls cuDNN (the code hands it a call it refuses); the CPU "
+                "kernels take the same call, so cpu passes")
 GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _RUNTIME_INDEX_GUESS, _GENERATOR_GUESS,
-                    _MPS_PLACED_GUESS)
+                    _MPS_PLACED_GUESS, _CUDNN_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
@@ -99,6 +106,10 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
             _INDEX_GUESS
     if _GENERATOR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
+    if _CUDNN_CHECK.search(message) and not re.search(r"CUDNN_STATUS", message, re.IGNORECASE):
+        return {"cpu": "passes", "cuda": "reproduces",
+                "cuda-sim": "unsupported: a guess — cuDNN is not simulated (cuda-sim computes with torch's CPU "
+                            "kernels, which take the call)"}, _CUDNN_GUESS
     return _kernel_dtype(message)
 
 

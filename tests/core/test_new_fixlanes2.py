@@ -1,0 +1,72 @@
+"""Fix round E (fixlanes2): the lanes of an error cuDNN itself raises (only a CUDA run calls cuDNN; the CPU kernels take
+the same call) and its device-placement tag.
+
+The reports are made up, each of a shape seen across projects (not one project's text)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+from harness.authoring._expect import DEVICE_BOUND_GUESSES, _expectations
+
+# cuDNN's own checks of how it is called: an RNN's backward in eval mode, a dropout state, a packed sequence.
+CUDNN_CHECKS = ("cudnn RNN backward can only be called in training mode",
+                "cuDNN RNN only supports inputs of dtype Float, Half or Double",
+                "CuDNN: the dropout state must be set before the RNN runs")
+
+
+def _report(message: str) -> str:
+    """A continual-learning plugin computing importances with the model in eval mode: a fenced trace, cut paths."""
+    return f"""Source: https://github.com/someorg/replaylab/issues/88
+# Importance computation fails for LSTM models
+
+When I train an LSTM with the importance plugin on the GPU the second experience fails:
+
+```
+  File "/home/u/replaylab/replaylab/training/plugins/importance.py", line 123, in compute_importances
+    loss.backward()
+  File "/opt/env/lib/python3.9/site-packages/torch/_tensor.py", line 255, in backward
+    torch.autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+  File "/opt/env/lib/python3.9/site-packages/torch/autograd/__init__.py", line 147, in backward
+    Variable._execution_engine.run_backward(
+RuntimeError: {message}
+```
+"""
+
+
+@pytest.mark.parametrize("message", CUDNN_CHECKS)
+def test_an_error_cudnn_raises_passes_on_the_cpu_and_is_tagged_device_bound(message: str) -> None:
+    lanes, guess = _expectations("RuntimeError", message)
+    assert lanes["cpu"] == "passes" and lanes["cuda"] == "reproduces"
+    assert lanes["cuda-sim"].startswith("unsupported: ") and "cuDNN" in lanes["cuda-sim"]
+    assert guess in DEVICE_BOUND_GUESSES and "cuDNN" in guess
+
+
+def test_a_drafted_cudnn_report_expects_cpu_passes_and_is_tagged() -> None:
+    draft = draft_case("replaylab-88", parse_report(_report(CUDNN_CHECKS[0])), "replaylab-88.txt")
+    data = yaml.safe_load(draft.case_yaml)
+    assert data["variants"]["buggy"]["expect"]["cpu"] == "passes"
+    assert "device-placement" in data["tags"]
+    assert "cuDNN-only" in draft.case_yaml
+
+
+@pytest.mark.parametrize("message", [
+    "cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",  # the runtime's error: a GPU runtime error, untagged
+    "CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.",
+])
+def test_the_cudnn_runtime_status_stays_a_gpu_runtime_error(message: str) -> None:
+    lanes, guess = _expectations("RuntimeError", message)
+    assert lanes["cpu"] == "passes" and guess not in DEVICE_BOUND_GUESSES
+
+
+@pytest.mark.parametrize("message", [
+    # torch's op name in a placement message is no cuDNN check: a device error, its own lanes
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when checking "
+    "argument for argument weight in method wrapper_cudnn_convolution)",
+    "module 'torch.backends.cudnn' has no attribute 'allow_tf32'",  # a module path: every lane
+])
+def test_cudnn_inside_a_name_is_no_cudnn_check(message: str) -> None:
+    assert "cuDNN-only" not in _expectations("RuntimeError", message)[1]
