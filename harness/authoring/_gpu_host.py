@@ -106,11 +106,15 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
             _INDEX_GUESS
     if _GENERATOR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
-    if _CUDNN_CHECK.search(message) and not re.search(r"CUDNN_STATUS", message, re.IGNORECASE):
-        return {"cpu": "passes", "cuda": "reproduces",
-                "cuda-sim": "unsupported: a guess — cuDNN is not simulated (cuda-sim computes with torch's CPU "
-                            "kernels, which take the call)"}, _CUDNN_GUESS
-    return _kernel_dtype(message)
+    return _cudnn_check(message) or _kernel_dtype(message)
+
+
+def _cudnn_check(message: str) -> Lanes | None:
+    if not _CUDNN_CHECK.search(message) or re.search(r"CUDNN_STATUS", message, re.IGNORECASE):
+        return None
+    return {"cpu": "passes", "cuda": "reproduces",
+            "cuda-sim": "unsupported: a guess — cuDNN is not simulated (cuda-sim computes with torch's CPU kernels, "
+                        "which take the call)"}, _CUDNN_GUESS
 
 
 def _memory(message: str) -> bool:
