@@ -1,5 +1,5 @@
 """Fix round E (fixlanes2): the lanes of an error cuDNN itself raises (only a CUDA run calls cuDNN; the CPU kernels take
-the same call) and its device-placement tag.
+the same call) and its device-placement tag; the blame of a library's copy inside the project's checkout (its fork).
 
 The reports are made up, each of a shape seen across projects (not one project's text)."""
 
@@ -70,3 +70,51 @@ def test_the_cudnn_runtime_status_stays_a_gpu_runtime_error(message: str) -> Non
 ])
 def test_cudnn_inside_a_name_is_no_cudnn_check(message: str) -> None:
     assert "cuDNN-only" not in _expectations("RuntimeError", message)[1]
+
+
+# A project's own fork of a library, copied into its checkout (not installed): the frames under the checkout's
+# `<lib>/...` folder are the project's code.
+_FORK = """Source: https://github.com/someorg/VisionChat/issues/20
+# Error running with two GPUs
+
+```
+Traceback (most recent call last):
+  File "/home/u/VisionChat/scripts/chat.py", line 123, in generate_reply
+    out = model(
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "{path}/models/llama/modeling_llama.py", line 617, in forward
+    hidden = embeds + (0. * image_features).sum()
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:3!
+```
+"""
+
+
+def _drafted_fork(path: str) -> tuple[str, dict[str, object], str]:
+    draft = draft_case("visionchat-20", parse_report(_FORK.format(path=path)), "visionchat-20.txt")
+    data = yaml.safe_load(draft.case_yaml)
+    return draft.culprit, data, " ".join(draft.notes)
+
+
+@pytest.mark.parametrize("path", ["/home/u/VisionChat/transformers", "/home/u/VisionChat-main/transformers"])
+def test_a_library_copied_into_the_projects_checkout_is_the_projects_code(path: str) -> None:
+    culprit, data, text = _drafted_fork(path)
+    assert culprit == "visionchat"
+    assert str(data["title"]).startswith("visionchat generate_reply: ")
+    pins = " ".join((*data["requires"], *data["variants"]["buggy"]["requires"]))  # type: ignore[index]
+    assert "transformers" not in pins  # the fork ships with the project's commit
+    assert "copied into a checkout" in text
+
+
+@pytest.mark.parametrize("path", [
+    "/opt/conda/lib/python3.10/site-packages/transformers",  # the installed library
+    "/home/u/OtherProject/transformers",  # a checkout of another repository than the link's
+])
+def test_an_installed_library_or_another_checkout_stays_the_library(path: str) -> None:
+    assert _drafted_fork(path)[0] == "transformers"
+
+
+def test_the_repositorys_own_package_in_its_checkout_is_no_copy() -> None:
+    report = _FORK.replace("someorg/VisionChat", "someorg/OpenNMT-py").format(path="/home/u/OpenNMT-py/onmt")
+    draft = draft_case("opennmt-20", parse_report(report), "opennmt-20.txt")
+    assert not any("copied into a checkout" in note for note in draft.notes)
