@@ -5,6 +5,8 @@ The reports are made up, each of a shape seen across projects (not one project's
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import yaml
 
@@ -90,7 +92,7 @@ RuntimeError: Expected all tensors to be on the same device, but found at least 
 """
 
 
-def _drafted_fork(path: str) -> tuple[str, dict[str, object], str]:
+def _drafted_fork(path: str) -> tuple[str, dict[str, Any], str]:
     draft = draft_case("visionchat-20", parse_report(_FORK.format(path=path)), "visionchat-20.txt")
     data = yaml.safe_load(draft.case_yaml)
     return draft.culprit, data, " ".join(draft.notes)
@@ -101,7 +103,7 @@ def test_a_library_copied_into_the_projects_checkout_is_the_projects_code(path: 
     culprit, data, text = _drafted_fork(path)
     assert culprit == "visionchat"
     assert str(data["title"]).startswith("visionchat generate_reply: ")
-    pins = " ".join((*data["requires"], *data["variants"]["buggy"]["requires"]))  # type: ignore[index]
+    pins = " ".join((*data["requires"], *data["variants"]["buggy"]["requires"]))
     assert "transformers" not in pins  # the fork ships with the project's commit
     assert "copied into a checkout" in text
 
