@@ -250,6 +250,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     for dist in packages[1:]:
         pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
+    shared += [_pin(dist, environment, notes, False) for dist in _side_pins(environment, packages)]
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
                 f"workaround with args or a patch (torch stays {TORCH_VERSION}; see cases/var-resume)", "")]
@@ -263,6 +264,21 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
         notes.append(f"the report ran Python {environment.python}; cells here run Python {here}: a pin too old for "
                      f"{here} has no wheel here (pin the oldest release that installs, and say so in the case)")
     return shared, buggy, fix
+
+
+# The array and table libraries a report's listing states beside its package (a bug form's "PyArrow version: 8.0.0",
+# a conda list's numpy and pillow): their release changes what the code receives (dtypes, formats, image modes), so a
+# maintainer reproduces with them; other listed packages (the system's conda libraries) are left out, and so is a
+# whole freeze (more than _SHORT_LISTING pins: an environment dump, not what the reporter picked as relevant).
+_SIDE_LIBRARIES = ("numpy", "pandas", "pyarrow", "pillow", "scipy", "scikit-learn")
+_SHORT_LISTING = 12
+
+
+def _side_pins(environment: Environment, packages: list[str]) -> list[str]:
+    if len(environment.pins) > _SHORT_LISTING:
+        return []
+    return [dist for dist in _SIDE_LIBRARIES if dist not in packages and (pin := environment.pins.get(dist))
+            and pin.version]
 
 
 def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,

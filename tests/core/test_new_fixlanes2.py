@@ -1,5 +1,6 @@
 """Fix round E (fixlanes2): the lanes of an error cuDNN itself raises (only a CUDA run calls cuDNN; the CPU kernels take
-the same call) and its device-placement tag; the blame of a library's copy inside the project's checkout (its fork).
+the same call) and its device-placement tag; the blame of a library's copy inside the project's checkout (its fork);
+the array libraries a short listing states pinned beside the package.
 
 The reports are made up, each of a shape seen across projects (not one project's text)."""
 
@@ -120,3 +121,38 @@ def test_the_repositorys_own_package_in_its_checkout_is_no_copy() -> None:
     report = _FORK.replace("someorg/VisionChat", "someorg/OpenNMT-py").format(path="/home/u/OpenNMT-py/onmt")
     draft = draft_case("opennmt-20", parse_report(report), "opennmt-20.txt")
     assert not any("copied into a checkout" in note for note in draft.notes)
+
+
+# A bug form's environment listing the array/table libraries beside the package (a `datasets-cli env`-style list).
+_LISTED = """Source: https://github.com/someorg/tablekit/issues/46
+# with_format("torch") fails on string columns
+
+```
+Traceback (most recent call last):
+  File "/home/u/run.py", line 9, in <module>
+    for batch in loader:
+  File "/opt/env/lib/python3.10/site-packages/tablekit/formatting/torch_formatter.py", line 55, in _tensorize
+    if value.dtype == object:
+AttributeError: 'str' object has no attribute 'dtype'
+```
+
+## Environment info
+- `tablekit` version: 2.3.2
+- Python version: 3.10.4
+- PyArrow version: 8.0.0
+- Pandas version: 1.4.3
+{more}"""
+
+
+def test_the_array_libraries_a_short_listing_states_are_pinned_beside_the_package() -> None:
+    data = yaml.safe_load(draft_case("tablekit-46", parse_report(_LISTED.format(more="")), "t.txt").case_yaml)
+    assert {"pyarrow==8.0.0", "pandas==1.4.3"} <= set(data["requires"])
+    assert data["variants"]["buggy"]["requires"] == ["tablekit==2.3.2"]
+
+
+def test_a_whole_freeze_pins_none_of_its_array_libraries() -> None:
+    freeze = "".join(f"- pkg{i} version: 1.{i}.0\n" for i in range(20))
+    report = parse_report(_LISTED.format(more=freeze))
+    assert len(report.environment.pins) > 20  # the freeze is read as pins
+    data = yaml.safe_load(draft_case("tablekit-46", report, "t.txt").case_yaml)
+    assert not any(pin.startswith(("pyarrow", "pandas")) for pin in data["requires"])
