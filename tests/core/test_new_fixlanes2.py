@@ -1,6 +1,7 @@
 """Fix round E (fixlanes2): the lanes of an error cuDNN itself raises (only a CUDA run calls cuDNN; the CPU kernels take
 the same call) and its device-placement tag; the blame of a library's copy inside the project's checkout (its fork);
-the array libraries a short listing states pinned beside the package.
+the array libraries a short listing states pinned beside the package; a torch 1.x wording left as the torch pin to
+fill in.
 
 The reports are made up, each of a shape seen across projects (not one project's text)."""
 
@@ -156,3 +157,31 @@ def test_a_whole_freeze_pins_none_of_its_array_libraries() -> None:
     assert len(report.environment.pins) > 20  # the freeze is read as pins
     data = yaml.safe_load(draft_case("tablekit-46", report, "t.txt").case_yaml)
     assert not any(pin.startswith(("pyarrow", "pandas")) for pin in data["requires"])
+
+
+# torch 1.x's wording of a device string it cannot parse lists device types torch 2 no longer knows (msnpu).
+_DEVICE_STRING = """Source: https://github.com/someorg/fedlab/issues/15
+# main.py fails at start
+
+```
+Traceback (most recent call last):
+  File "src/federated_main.py", line 35, in <module>
+    torch.cuda.set_device(args.gpu)
+  File "/opt/env/lib/python3.7/site-packages/torch/cuda/__init__.py", line 263, in set_device
+    device = _get_device_index(device)
+RuntimeError: Expected one of {types} device type at start of device string: 0
+```
+"""
+
+
+def test_an_older_torchs_device_list_in_the_message_leaves_the_torch_pin_to_fill_in() -> None:
+    report = parse_report(_DEVICE_STRING.format(types="cpu, cuda, mkldnn, opengl, opencl, ideep, hip, msnpu"))
+    torch_pin = yaml.safe_load(draft_case("fedlab-15", report, "f.txt").case_yaml)["requires"][0]
+    assert torch_pin.startswith("FILL-IN: ") and "msnpu" in torch_pin and "older torch" in torch_pin
+
+
+def test_the_current_torchs_device_list_keeps_the_torch_pin() -> None:
+    report = parse_report(_DEVICE_STRING.format(types="cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
+                                                      "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, "
+                                                      "privateuseone"))
+    assert yaml.safe_load(draft_case("fedlab-15", report, "f.txt").case_yaml)["requires"][0] == "torch==2.13.0"

@@ -128,8 +128,8 @@ STATED_27: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
                                             for pin in ("pyarrow==8.0.0", "pandas==1.4.3"))},
     "federated-learning-15": {"P": lambda data: not any(re.match(r"torch==2\.", pin) for pin in data["requires"])},
 }
-# of 80: 52 held out, main f9fec9e, this scorer and by hand, strict; 56 lenient; 54 after fixlanes2 (NOT held out)
-GRADED27_FLOOR = 54
+# of 80: 52 held out, main f9fec9e, this scorer and by hand, strict; 56 lenient; 55 after fixlanes2 (NOT held out)
+GRADED27_FLOOR = 55
 
 
 @pytest.mark.parametrize("name", sorted(name for name, row in HELD_OUT_27.items() if row))
