@@ -78,8 +78,8 @@ HELD_OUT_27: dict[str, tuple[Any, ...] | None] = {
     # known misses: T (no API: the prose's optimizer.load_state_dict(checkpoint['optimizer'])), S (says no API)
     "deepcluster-61": ("KeyError", "'optimizer'", "deepcluster", "deepcluster: KeyError 'optimizer'", EVERYWHERE, False,
                        _checkout("deepcluster", "facebookresearch/deepcluster"), 0),
-    # known misses: T (the Chinese issue title's words as the API), P judgement (torch==2.13.0 words it "Invalid device
-    # string"), S judgement (the title's words as "the API it names")
+    # known misses: T (the Chinese issue title's words as the API), S judgement (the title's words as "the API it
+    # names"); P right since fixlanes2 (the torch pin left to fill in: msnpu dates the wording)
     "federated-learning-15": ("RuntimeError", GPU_STRING_0, "federated-learning-pytorch",
                               f"federated-learning-pytorch py运行有问题: {GPU_STRING_0}", EVERYWHERE, False,
                               _checkout("federated-learning-pytorch", "AshwinRJ/Federated-Learning-PyTorch"), 2),
