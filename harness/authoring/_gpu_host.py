@@ -67,8 +67,13 @@ _MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cp
 _CUDNN_CHECK = re.compile(r"(?<![\w.])cudnn(?![\w.])(?! error\b)", re.IGNORECASE)
 _CUDNN_GUESS = ("a cuDNN-only error: only a CUDA run calls cuDNN (the code hands it a call it refuses); the CPU "
                 "kernels take the same call, so cpu passes")
+# Another vendor's accelerator named as a device (Intel's "xpu:0", Ascend's "npu:0", Gaudi's "hpu", a TPU's "xla:0",
+# torch's "wrapper_XPU_cat"): no lane has one; the CUDA analogue of the same code may show it (the author says).
+_OTHER_ACCELERATOR = re.compile(r"\b(?P<device>xpu|npu|hpu|xla):\d+\b|\bwrapper_(?P<op>XPU|NPU|HPU|XLA)_",
+                                re.IGNORECASE)
+_ACCELERATOR_GUESS = "a device error on another vendor's accelerator, which no lane has"
 GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _RUNTIME_INDEX_GUESS, _GENERATOR_GUESS,
-                    _MPS_PLACED_GUESS, _CUDNN_GUESS)
+                    _MPS_PLACED_GUESS, _CUDNN_GUESS, _ACCELERATOR_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
@@ -106,7 +111,18 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
             _INDEX_GUESS
     if _GENERATOR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
-    return _cudnn_check(message) or _kernel_dtype(message)
+    return _cudnn_check(message) or _other_accelerator(message) or _kernel_dtype(message)
+
+
+def _other_accelerator(message: str) -> Lanes | None:
+    match = _OTHER_ACCELERATOR.search(message)
+    if match is None or re.search(r"\bcuda\b", message, re.IGNORECASE):
+        return None
+    device = (match["device"] or match["op"]).upper()
+    gap = (f"unsupported: the message is about a {device} device (another vendor's accelerator); {{}} (say so if the "
+           "same code shows it with CUDA tensors, then expect reproduces)")
+    return {"cpu": "passes", "cuda": gap.format("this lane runs CUDA"),
+            "cuda-sim": gap.format(f"cuda-sim simulates CUDA, not {device}")}, _ACCELERATOR_GUESS
 
 
 def _cudnn_check(message: str) -> Lanes | None:

@@ -185,3 +185,20 @@ def test_the_current_torchs_device_list_keeps_the_torch_pin() -> None:
                                                       "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, "
                                                       "privateuseone"))
     assert yaml.safe_load(draft_case("fedlab-15", report, "f.txt").case_yaml)["requires"][0] == "torch==2.13.0"
+
+
+@pytest.mark.parametrize("message", [
+    "Expected all tensors to be on the same device, but got tensors is on cpu, different from other tensors on xpu:0 "
+    "(when checking argument in method wrapper_XPU_cat)",
+    "Expected all tensors to be on the same device, but found at least two devices, npu:0 and cpu!",
+])
+def test_a_device_error_on_another_vendors_accelerator_needs_that_accelerator(message: str) -> None:
+    lanes, guess = _expectations("RuntimeError", message)
+    assert lanes["cpu"] == "passes" and guess in DEVICE_BOUND_GUESSES
+    assert all(lanes[lane].startswith("unsupported: ") and "another vendor" in lanes[lane]
+               for lane in ("cuda", "cuda-sim"))
+
+
+def test_a_cuda_device_error_stays_a_placement_error_on_the_cuda_lanes() -> None:
+    message = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+    assert _expectations("RuntimeError", message)[0]["cuda"] == "reproduces"
