@@ -13,11 +13,13 @@ from harness.authoring._owners import (
     DISTRIBUTIONS,
     LAUNCHERS,
     _checkout_frame,
+    _checkout_name,
     _culprit,
     _frame_module,
     _importing_torch,
     _stdlib,
     frame_owner,
+    names_checkout,
     own_code_names,
     own_run,
     raised_in_own_code,
@@ -98,7 +100,8 @@ def _blamed(report: BugReport, packages: list[str], notes: list[str]) -> tuple[s
         notes.append(f"{project} (the report's own project, installed) {how} ({caller.path}, in {caller.function}): "
                      f"drafted as {project}'s bug, {culprit} stays pinned")
         culprit, culprit_frame = project, caller
-    elif culprit != "torch" and (filed := _filed_project(report, frames, culprit, culprit_frame, notes)) is not None:
+    elif culprit != "torch" and (filed := _copied(report, culprit, culprit_frame, notes, packages)
+                                 or _filed_project(report, frames, culprit, culprit_frame, notes)) is not None:
         culprit, culprit_frame = filed
     elif culprit != "torch" and (project := _url_project(report, [])) not in (None, culprit) \
             and (own := own_run(frames, str(project), culprit_frame, report.title)):
@@ -135,6 +138,42 @@ def _cut_short_project(report: BugReport, culprit: str) -> tuple[str, Frame | No
     copied = _checkout_frame(tuple(f for f in frames if "-packages/" not in f.posix and f.posix.startswith("/")),
                              str(project))
     return (str(project), copied) if copied is not None else None
+
+
+def _copied(report: BugReport, culprit: str, frame: Frame | None, notes: list[str],
+            packages: list[str]) -> tuple[str, Frame] | None:
+    """:func:`_vendored_copy`, said in a note; the library leaves ``packages`` (no release of it ran)."""
+    if frame is None or (copy := _vendored_copy(report, culprit, frame)) is None:
+        return None
+    notes.append(f"the frame that raised ({frame.path}) is {culprit}'s code copied into a checkout of the link's "
+                 f"repository (its own fork, not the installed library): drafted as {copy[0]}'s bug; {culprit} is not "
+                 "pinned (the fork ships with the project's commit)")
+    packages.remove(culprit) if culprit in packages else None
+    return copy
+
+
+def _vendored_copy(report: BugReport, culprit: str, frame: Frame | None) -> tuple[str, Frame] | None:
+    """The link's project and the blamed library's frame when that frame is no install of the library but a copy inside
+    a checkout of the link's repository (``~/VisionChat/transformers/models/llama/modeling_llama.py``,
+    ``LLaVA-main/llava/transformers/...``): a project's own fork of the library, edited, so the library's release is
+    not the code that ran. Not the repository's own package (``~/OpenNMT-py/onmt``), nor an install under
+    site-packages."""
+    project = _url_project(report, [])
+    if frame is None or project in (None, culprit) or "-packages/" in frame.posix \
+            or _same_project(str(project), culprit):
+        return None
+    module = frame_owner(frame, report.environment)
+    folders = frame.posix.split("/")[:-1]
+    if module is None or module[0] not in folders or _same_project(str(project), module[0]):
+        return None
+    inside = folders[:folders.index(module[0])]  # the checkout holds the library's folder, not the reverse
+    if not any(names_checkout(_checkout_name(folder), str(project)) for folder in inside if folder):
+        return None
+    # the project's own frame that called into its copy names its API (the copy's frames read as the library's)
+    frames = report.traceback.final_frames or report.traceback.frames
+    callers = [f for f in frames[:frames.index(frame)] if frame_owner(f, report.environment) is None
+               and not _stdlib(f) and _checkout_frame((f,), str(project))] if frame in frames else []
+    return str(project), callers[-1] if callers else frame
 
 
 def _relative(frame: Frame) -> bool:

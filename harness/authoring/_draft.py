@@ -96,6 +96,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
         notes.append("the traceback passes through cuda-sim (harness/sim: the report was made under the simulator): "
                      "its frames are left out of the packages, the title and the repro")
     shared, buggy, fix = _requirements(packages, culprit, report.environment, notes, framed)
+    if shared[0][0] == TORCH_PIN and (older := _older_torch_wording(traceback.message)):
+        shared[0] = (f"{MARK}: {older}: {TORCH_PIN} words this message otherwise, so the signature cannot match it; "
+                     "pin the torch 1.x the report ran (its wording), or widen the signature and say so", "")
     notes += [era] if "torch" not in report.environment.pins and (era := torch_era(traceback.frames)) else []
     indexed = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, indexed[0], indexed[1], notes)
@@ -250,6 +253,7 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
     for dist in packages[1:]:
         pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
+    shared += [_pin(dist, environment, notes, False) for dist in _side_pins(environment, packages)]
     if culprit == "torch":
         fix = [(f"{MARK}: the fix as requirements: a release of a library, or remove this list and describe a "
                 f"workaround with args or a patch (torch stays {TORCH_VERSION}; see cases/var-resume)", "")]
@@ -263,6 +267,38 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
         notes.append(f"the report ran Python {environment.python}; cells here run Python {here}: a pin too old for "
                      f"{here} has no wheel here (pin the oldest release that installs, and say so in the case)")
     return shared, buggy, fix
+
+
+# The array and table libraries a report's listing states beside its package (a bug form's "PyArrow version: 8.0.0",
+# a conda list's numpy and pillow): their release changes what the code receives (dtypes, formats, image modes), so a
+# maintainer reproduces with them; other listed packages (the system's conda libraries) are left out, and so is a
+# whole freeze (more than _SHORT_LISTING pins: an environment dump, not what the reporter picked as relevant).
+_SIDE_LIBRARIES = ("numpy", "pandas", "pyarrow", "pillow", "scipy", "scikit-learn")
+_SHORT_LISTING = 12
+
+
+def _side_pins(environment: Environment, packages: list[str]) -> list[str]:
+    if len(environment.pins) > _SHORT_LISTING:
+        return []
+    return [dist for dist in _SIDE_LIBRARIES if dist not in packages and (pin := environment.pins.get(dist))
+            and pin.version]
+
+
+# torch's message for a device string it cannot parse lists the device types it knows ("Expected one of cpu, cuda,
+# mkldnn, ..., msnpu device type at start of device string: 0"): a type the current torch no longer knows dates the
+# wording to an older torch.
+_DEVICE_TYPES = re.compile(r"Expected one of (?P<types>[\w, ]+?) device type at start of device string")
+_CURRENT_DEVICE_TYPES = frozenset({"cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                                   "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                                   "privateuseone"})
+
+
+def _older_torch_wording(message: str) -> str:
+    """Why the message's wording is an older torch's than the one pinned here, else ""."""
+    match = _DEVICE_TYPES.search(message)
+    gone = sorted({t.strip() for t in match["types"].split(",")} - _CURRENT_DEVICE_TYPES - {""}) if match else []
+    return f"the message lists the device type{'s' * (len(gone) > 1)} {', '.join(gone)}, which only an older torch " \
+           "knows" if gone else ""
 
 
 def _pin(dist: str, environment: Environment, notes: list[str], framed: bool = True,

@@ -60,8 +60,20 @@ _MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\b
 _MPS_PLACED = re.compile(r"Placeholder storage has not been allocated on MPS device")
 _MPS_PLACED_GUESS = "a tensor left off Apple's MPS device: the cpu lane never uses MPS; no lane has an Apple GPU"
 _MPS_GUESS = "an error of Apple's MPS backend (an op or memory it lacks): the cpu lane runs the CPU op; no lane has MPS"
+# cuDNN's own check of how it is called ("cudnn RNN backward can only be called in training mode": backward through a
+# cuDNN RNN in eval mode): only a CUDA run goes through cuDNN; torch's CPU kernels take the same call. Not torch's op
+# names (`wrapper_cudnn_convolution` in a device message) nor the runtime's "cuDNN error: CUDNN_STATUS_..." (GPU
+# runtime errors, read in _expect).
+_CUDNN_CHECK = re.compile(r"(?<![\w.])cudnn(?![\w.])(?! error\b)", re.IGNORECASE)
+_CUDNN_GUESS = ("a cuDNN-only error: only a CUDA run calls cuDNN (the code hands it a call it refuses); the CPU "
+                "kernels take the same call, so cpu passes")
+# Another vendor's accelerator named as a device (Intel's "xpu:0", Ascend's "npu:0", Gaudi's "hpu", a TPU's "xla:0",
+# torch's "wrapper_XPU_cat"): no lane has one; the CUDA analogue of the same code may show it (the author says).
+_OTHER_ACCELERATOR = re.compile(r"\b(?P<device>xpu|npu|hpu|xla):\d+\b|\bwrapper_(?P<op>XPU|NPU|HPU|XLA)_",
+                                re.IGNORECASE)
+_ACCELERATOR_GUESS = "a device error on another vendor's accelerator, which no lane has"
 GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _RUNTIME_INDEX_GUESS, _GENERATOR_GUESS,
-                    _MPS_PLACED_GUESS)
+                    _MPS_PLACED_GUESS, _CUDNN_GUESS, _ACCELERATOR_GUESS)
 
 
 def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
@@ -99,7 +111,26 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
             _INDEX_GUESS
     if _GENERATOR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
-    return _kernel_dtype(message)
+    return _cudnn_check(message) or _other_accelerator(message) or _kernel_dtype(message)
+
+
+def _other_accelerator(message: str) -> Lanes | None:
+    match = _OTHER_ACCELERATOR.search(message)
+    if match is None or re.search(r"\bcuda\b", message, re.IGNORECASE):
+        return None
+    device = (match["device"] or match["op"]).upper()
+    gap = (f"unsupported: the message is about a {device} device (another vendor's accelerator); {{}} (say so if the "
+           "same code shows it with CUDA tensors, then expect reproduces)")
+    return {"cpu": "passes", "cuda": gap.format("this lane runs CUDA"),
+            "cuda-sim": gap.format(f"cuda-sim simulates CUDA, not {device}")}, _ACCELERATOR_GUESS
+
+
+def _cudnn_check(message: str) -> Lanes | None:
+    if not _CUDNN_CHECK.search(message) or re.search(r"CUDNN_STATUS", message, re.IGNORECASE):
+        return None
+    return {"cpu": "passes", "cuda": "reproduces",
+            "cuda-sim": "unsupported: a guess — cuDNN is not simulated (cuda-sim computes with torch's CPU kernels, "
+                        "which take the call)"}, _CUDNN_GUESS
 
 
 def _memory(message: str) -> bool:

@@ -139,8 +139,8 @@ STATED_24: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "deepseek-moe-35": {"L": lambda data: re.search(r"distributed|ZeRO",
                                                     data["variants"]["buggy"]["expect"]["cpu"]) is not None},
 }
-GRADED24_FLOOR = 66  # of 80: 59 held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient; 60 after
-# fixtitle4, 60 after fixenv3, 64 after fixblame, 66 together (NOT held out)
+GRADED24_FLOOR = 67  # of 80: 59 held out, main 4f61ce2, this scorer; 59 by hand, strict; 63 lenient; 60 after
+# fixtitle4, 60 after fixenv3, 64 after fixblame, 66 together, 67 after fixlanes2 (NOT held out)
 
 
 @pytest.fixture
