@@ -102,7 +102,8 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     notes += [era] if "torch" not in report.environment.pins and (era := torch_era(traceback.frames)) else []
     indexed = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, indexed[0], indexed[1], notes)
-    culprit, buggy = _renamed(culprit, buggy, indexed[0]), indexed[0]
+    # the title, frames and import keep the name the report's code goes by (lavis); the draft blames what it pins
+    pinned_as, buggy = _renamed(culprit, buggy, indexed[0]), indexed[0]
     final_frames = traceback.final_frames or traceback.frames
     # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
@@ -138,15 +139,15 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     imports = _imports(traceback.frames) or _named_imports(report, culprit)
     distributions = {m: d for m, d in (frame_owner(f, report.environment) or ("", "") for f in traceback.frames)
                      if m in imports}
-    distributions.update({m: culprit for m in imports if m not in distributions})  # the report's code imports it
+    distributions.update({m: pinned_as for m in imports if m not in distributions})  # the report's code imports it
     written = (m for m in (*report.modules, *report.paths) if str(canonicalize_name(m)) == culprit)
     # as the report spells it (TTS), else the table's name (pytorch-ignite: ignite); never one guessed from the
     # repository's name (OpenNMT-py's package is onmt): the call's author writes that import
     module = next(written, _import_name(culprit) if _import_name(culprit) != culprit else "")
     # the blamed project (named by the link), when it is a package the index has
-    if culprit not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
-            and released and released(culprit) is True and not any("git+" in dist for dist, _ in buggy):
-        imports, distributions[module] = [*imports, module], culprit
+    if pinned_as not in ("torch", *distributions.values()) and module.isidentifier() and module not in imports \
+            and released and released(pinned_as) is True and not any("git+" in dist for dist, _ in buggy):
+        imports, distributions[module] = [*imports, module], pinned_as
     owner = frame_owner(culprit_frame, report.environment) if culprit_frame else None
     owned = culprit_frame is not None and (owner is None or owner[1] == culprit)
     message = traceback.first_message_line
@@ -154,9 +155,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                                       or frameless_api(report, message, culprit) or message_api(message)
                                       or said_api(report, culprit, _title_message(traceback.exception, message)))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
-                                                      culprit if culprit != "torch" else "", report.command,
+                                                      pinned_as if culprit != "torch" else "", report.command,
                                                       report.shown_calls),
-                 notes, imports, culprit)
+                 notes, imports, pinned_as)
 
 
 def _shown_frames(frames: tuple[Frame, ...], culprit: str, culprit_frame: Frame | None,

@@ -4,6 +4,7 @@ shape (none is a fixture's text)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,13 @@ def test_a_replys_install_from_the_default_branch_is_a_fix_to_try_not_the_run() 
     text = _frameless("acme/difflib2", "\nmaint · comment · 2024-01-02\nCould you install from main? "
                                        "`pip install git+https://github.com/acme/difflib2`\n")
     assert "git+" not in _pins(_drafted(text)[1], "buggy")
+
+
+def test_a_renamed_projects_title_and_frames_keep_the_name_its_code_goes_by() -> None:
+    text = ("Source: https://github.com/someone/tide_cast/issues/7\n# error when training on GPU\n\nTraceback (most "
+            'recent call last):\n  File "/home/u/tide_cast/tide_cast/train.py", line 9, in fit_epoch\n'
+            f"    loss = model(batch)\n{_PLACED}\n")
+    draft, data = _drafted(text, missing=frozenset({"tide-cast"}),
+                           urls={"tidecast": ("https://github.com/someone/tide_cast",)})
+    assert draft.culprit == "tidecast" and "tidecast==X.Y.Z" in _pins(data, "buggy")
+    assert re.match(r"tide[-_]cast fit_epoch: ", data["title"]), data["title"]

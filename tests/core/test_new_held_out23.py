@@ -58,9 +58,9 @@ HELD_OUT_23 = {
     # known miss: S judgement (fixframe2: the title's message no longer cut before "in call to _th_index_select")
     "dpr-178": ("RuntimeError", INDEX_SELECT, "dpr", f"dpr train_dense_encoder: {INDEX}", DEVICE, True,
                 f"dpr {reports.GIT}facebookresearch/DPR@<commit>", 2),
-    # known misses: T (no API: the class NeuralProphet is the project's name), S judgement; P, F since fixenv2 (PyPI's neuralprophet pinned), B
+    # known misses: T judgement (the bare class), S judgement; P, F since fixenv2 (PyPI's neuralprophet pinned), B
     # since the draft blames the distribution it pins
-    "neural-prophet-1002": ("RuntimeError", CPU_CUDA0, "neuralprophet", f"neuralprophet: {CPU_CUDA0}",
+    "neural-prophet-1002": ("RuntimeError", CPU_CUDA0, "neuralprophet", f"neural-prophet NeuralProphet: {CPU_CUDA0}",
                             DEVICE, True, "neuralprophet==X.Y.Z", 0),
     # known miss: S (names no API); T right since fixtitle3 (the title's "Autoformer bug, ...")
     "neuralforecast-522": ("RuntimeError", CAT, "neuralforecast", f"neuralforecast Autoformer: {CAT}", DEVICE, True,
