@@ -184,8 +184,24 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         for line in newest_fix_pins(loaded.cases, index_environment(), python):
             console.print(Text(for_terminal(f"note: {line}", one_line=True)))
-    console.print(f"{len(loaded.cases)} case file(s) valid, {len(loaded.errors)} invalid")
-    return ExitCode.BAD_INPUT if loaded.errors else ExitCode.OK
+    refused = [] if args.no_pin_check else _refused_pins(loaded.cases, _ui(console))
+    bad = {error.path for error in refused}
+    valid = sum(case.source not in bad for case in loaded.cases)
+    console.print(f"{valid} case file(s) valid, {len(loaded.cases) - valid + len(loaded.errors)} invalid")
+    return ExitCode.BAD_INPUT if loaded.errors or refused else ExitCode.OK
+
+
+def _refused_pins(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
+    """Direct references named otherwise than the project their URL builds, or whose URL cannot be read."""
+    from harness.environments._direct_pins import direct_pins, read_pins, refusals
+
+    pins = direct_pins(cases)
+    if not pins:
+        return []
+    refused = refusals(read_pins(pins, progress=ui.info))
+    for error in refused:
+        ui.error(f"case file error: {error}")
+    return refused
 
 
 def _cmd_report(args: argparse.Namespace, console: Console) -> int:
