@@ -104,6 +104,42 @@ def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], n
     return pin, fix
 
 
+_SITE_PACKAGE = re.compile(r"-packages/(?P<name>[A-Za-z_][\w.-]*)/")
+
+
+def _builds_another(report: BugReport, culprit: str) -> str:
+    """The package the report's repository builds when it is not the culprit: another package of the frames or the
+    listing named as the repository (gt4sd for GT4SD/gt4sd-core, whose frames call into paccmann_chemistry), else "".
+    """
+    repo = re.match(r"https?://github\.com/[\w.-]+/(?P<name>[\w.-]+)", report.url)
+    if not repo:
+        return ""
+    checkout = canonicalize_name(repo["name"])
+    framed = [match["name"] for frame in report.traceback.frames if (match := _SITE_PACKAGE.search(frame.posix))]
+    for name in (*framed, *report.environment.pins):
+        package = canonicalize_name(name)
+        if package != canonicalize_name(culprit) and (names_checkout(repo["name"], name)
+                                                     or checkout.startswith(f"{package}-")):
+            return str(package)
+    return ""
+
+
+def _elsewhere(culprit: str, url: str, other: str, buggy: list[tuple[str, str]],
+               notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A culprit the index does not have, filed at a repository that builds another package: the report's repository
+    holds none of the culprit's code, so neither a release nor a commit of it can be pinned from here."""
+    repo = url.split("github.com/", 1)[1].split("/issues")[0].split("/pull")[0]
+    notes.append(f"the package index has no project named {culprit}, and the report's repository ({repo}) builds "
+                 f"{other}: pin a commit of {culprit}'s own repository (of {repo} only if it builds {culprit} too, "
+                 "under the name its packaging gives), or copy the code the repro needs")
+    where = (f"{culprit} has no release on the package index and {repo} builds {other}: pin the commit of "
+             f"{culprit}'s own repository")
+    example = f'"{culprit} @ git+https://github.com/<owner>/<repo>@<commit>"'
+    pin = [(f"{MARK}: {where} that the report ran, e.g. {example}", "") if dist.startswith(MARK) and culprit in dist
+           else (dist, why) for dist, why in buggy]
+    return pin, [(f"{MARK}: the commit of {culprit}'s own repository that fixed it, e.g. {example}", "")]
+
+
 # Whether the repository's package is named as its repository is not known here (no index project ties them):
 # pip refuses a direct reference whose name is not the one the commit's packaging gives.
 _NAMED = ("{culprit} if its pyproject.toml or setup.py names the project so, else that name: pip refuses a "
@@ -156,6 +192,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
                 (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, True,
                                                       released)):
             return renamed  # the repository's package is on the index under another name (neural_prophet's)
+        if not _own_repository(report.url, culprit) and (other := _builds_another(report, culprit)):
+            return _elsewhere(culprit, report.url, other, buggy, notes)
         return _unreleased(culprit, report, buggy, notes)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
