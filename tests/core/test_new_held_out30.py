@@ -54,7 +54,6 @@ HELD_OUT_30: dict[str, tuple[Any, ...]] = {
     "chatglm-efficient-tuning-261": ("RuntimeError", HALF, "chatglm-efficient-tuning",
                                      f"chatglm-efficient-tuning: {HALF}", EVERYWHERE, False,
                                      _checkout("chatglm-efficient-tuning", "hiyouga/ChatGLM-Efficient-Tuning"), 0),
-    # known misses: P and V (the pip line's torch==1.11.0+cu113 not read)
     "chemprop-256": ("RuntimeError", ORDINAL, "chemprop", f"chemprop cross_validate: {ORDINAL}",
                      {"cpu": "passes", "cuda": "reproduces"}, True, "chemprop==X.Y.Z", 0),
     "cider-6": ("RuntimeError", INPUT, "cider", f"cider conv_model.py: {INPUT}", DEVICE, True,
@@ -129,7 +128,8 @@ STATED_30: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
         "F": lambda data: re.search(PACCMANN, " ".join(data["variants"]["fix"]["requires"])) is not None,
     },
 }
-GRADED30_FLOOR = 70  # of 80: 70 held out, main 491a365, this scorer and by hand, strict; 71 lenient
+GRADED30_FLOOR = 74  # of 80: 70 held out, main 491a365, this scorer and by hand, strict; 71 lenient
+# 74 after fixenv5 (chemprop P V, gt4sd-core P F; NOT held out)
 
 
 def test_graded30_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
