@@ -1,5 +1,6 @@
 """What the package index says about a draft's blamed project: no such project, another project of that name, a
-stated release it lacks, or a fix a reply names; each turns release pins into commit pins of the report's repository.
+stated release it lacks, or a fix a reply names; each turns release pins into commit pins of the report's repository
+(or, for a package that repository does not build, of its own).
 """
 
 from __future__ import annotations
@@ -181,34 +182,35 @@ def _checkout_run(report: BugReport, culprit: str) -> str:
 
 def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
                 notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
-                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], str]:
     """The culprit's pins after what the package index says: no such project, another project of that name, or no
-    such release (each: commit pins of the report's repository)."""
+    such release (each: commit pins of the report's repository); and the name they pin it under (the index's name of
+    the repository's package, where it differs: neural_prophet's neuralprophet), which the draft blames."""
     released, project_urls, versions = index
     if culprit == "torch":
-        return buggy, fix
+        return buggy, fix, culprit
     if culprit not in report.environment.pins and released and released(culprit) is False:
         if project_urls and (repo := _own_repository(report.url, culprit)) and \
                 (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, True,
                                                       released)):
             return renamed  # the repository's package is on the index under another name (neural_prophet's)
         if not _own_repository(report.url, culprit) and (other := _builds_another(report, culprit)):
-            return _elsewhere(culprit, report.url, other, buggy, notes)
-        return _unreleased(culprit, report, buggy, notes)
+            return (*_elsewhere(culprit, report.url, other, buggy, notes), culprit)
+        return (*_unreleased(culprit, report, buggy, notes), culprit)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
             return renamed  # the repository's package is on the index under another name
-        return _unreleased(culprit, report, buggy, notes, owner)
+        return (*_unreleased(culprit, report, buggy, notes, owner), culprit)
     # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
     # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
             and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)
                                                           or _cloned(report, culprit)):
-        return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
+        return (*_unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout), culprit)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
-        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
-    return buggy, fix
+        return (*_release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes), culprit)
+    return buggy, fix, culprit
 
 
 def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],

@@ -11,6 +11,7 @@ import yaml
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
 from harness.authoring._envlist import parse_environment
+from harness.authoring._owners import renamed_index_pins
 
 
 def _torch(lines: list[str]) -> str | None:
@@ -92,3 +93,10 @@ def test_a_repositorys_own_unreleased_package_keeps_commit_pins_of_it() -> None:
     other = _ELSEWHERE.replace("acme/chemkit-core", "acme/labtools")
     assert "acme/labtools@" in " ".join(_draft(other, lambda name: name == "chemkit")[1]["variants"]["buggy"]
                                         ["requires"])
+
+
+def test_the_index_pins_come_with_the_name_they_pin() -> None:
+    urls = {"widgetnet": (), "widgetnet-python": ("https://github.com/acme/widgetnet",)}
+    pins = ([("FILL-IN: pin the widgetnet release the report ran, e.g. widgetnet==X.Y.Z", "")], [])
+    renamed = renamed_index_pins("widgetnet", "acme/widgetnet", urls.get, pins, [], True, lambda name: False)
+    assert renamed is not None and renamed[2] == "widgetnet-python" and "widgetnet-python==X.Y.Z" in renamed[0][0][0]
