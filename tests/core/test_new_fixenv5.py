@@ -79,7 +79,7 @@ def test_a_library_filed_at_another_projects_repository_is_not_pinned_to_it() ->
     culprit, data = _draft(_ELSEWHERE, lambda name: name == "chemkit")
     pins = " ".join([*data["variants"]["buggy"]["requires"], *data["variants"]["fix"]["requires"]])
     assert culprit == "molgen-tools"
-    assert "acme/chemkit-core" not in pins.replace("acme/chemkit-core builds", "")
+    assert "github.com/acme/chemkit-core" not in pins
     assert '"molgen-tools @ git+https://github.com/<owner>/<repo>@<commit>"' in pins
     assert "acme/chemkit-core builds chemkit" in pins
 
@@ -100,3 +100,11 @@ def test_the_index_pins_come_with_the_name_they_pin() -> None:
     pins = ([("FILL-IN: pin the widgetnet release the report ran, e.g. widgetnet==X.Y.Z", "")], [])
     renamed = renamed_index_pins("widgetnet", "acme/widgetnet", urls.get, pins, [], True, lambda name: False)
     assert renamed is not None and renamed[2] == "widgetnet-python" and "widgetnet-python==X.Y.Z" in renamed[0][0][0]
+
+
+def test_an_install_command_in_a_sentences_inline_code_and_conda_creates_python() -> None:
+    assert _torch(["I installed it with `conda install pytorch==1.10.1 cudatoolkit=11.3 -c pytorch` and ran"]) == "1.10.1"
+    assert _torch(["Upgrading with `pip install torch==2.1.0` solved it"]) is None
+    created = parse_environment(["```", "conda create -n seg python=3.7 -y", "conda activate seg", "```"])
+    assert created.python == "3.7"
+    assert parse_environment(["conda create -n seg python=3.7 worked instead of 3.11"]).python is None
