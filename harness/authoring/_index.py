@@ -120,9 +120,14 @@ def _builds_another(report: BugReport, culprit: str) -> str:
     for name in (*framed, *report.environment.pins):
         package = canonicalize_name(name)
         if package != canonicalize_name(culprit) and (names_checkout(repo["name"], name)
-                                                     or checkout.startswith(f"{package}-")):
+                                                     or checkout in {f"{package}-{part}" for part in _PART}):
             return str(package)
     return ""
+
+
+# The parts a repository's name adds to the package it builds (gt4sd-core builds gt4sd); not any suffix: a
+# dependency's name starts many repositories' (transformers-bloom-inference builds no transformers).
+_PART = ("core", "lib", "src", "main", "python", "py", "pytorch", "official", "project", "repo", "dev")
 
 
 def _elsewhere(culprit: str, url: str, other: str, buggy: list[tuple[str, str]],

@@ -108,3 +108,10 @@ def test_an_install_command_in_a_sentences_inline_code_and_conda_creates_python(
     created = parse_environment(["```", "conda create -n seg python=3.7 -y", "conda activate seg", "```"])
     assert created.python == "3.7"
     assert parse_environment(["conda create -n seg python=3.7 worked instead of 3.11"]).python is None
+
+
+def test_a_dependency_that_starts_the_repositorys_name_is_not_its_package() -> None:
+    # chemkit-molgen: a repository named after a dependency it uses, not one that builds chemkit
+    other = _ELSEWHERE.replace("acme/chemkit-core", "acme/chemkit-molgen")
+    assert "acme/chemkit-molgen@" in " ".join(_draft(other, lambda name: name == "chemkit")[1]["variants"]["buggy"]
+                                              ["requires"])
