@@ -139,9 +139,9 @@ def _elsewhere(culprit: str, url: str, other: str, buggy: list[tuple[str, str]],
                  f"{other}: pin a commit of {culprit}'s own repository (of {repo} only if it builds {culprit} too, "
                  "under the name its packaging gives), or copy the code the repro needs")
     where = (f"{culprit} has no release on the package index and {repo} builds {other}: pin the commit of "
-             f"{culprit}'s own repository (of {repo} only if it builds {culprit} too)")
+             f"{culprit}'s own repository that the report ran (of {repo} only if it builds {culprit} too)")
     example = f'"{culprit} @ git+https://github.com/<owner>/<repo>@<commit>"'
-    pin = [(f"{MARK}: {where} that the report ran, e.g. {example}", "") if dist.startswith(MARK) and culprit in dist
+    pin = [(f"{MARK}: {where}, e.g. {example}", "") if dist.startswith(MARK) and culprit in dist
            else (dist, why) for dist, why in buggy]
     return pin, [(f"{MARK}: the commit of {culprit}'s own repository that fixed it, e.g. {example}", "")]
 
