@@ -72,16 +72,6 @@ def _links(project_urls: ProjectUrls | None, distribution: str, url: str) -> boo
     return any(url.lower().startswith(f"{u.lower().rstrip('/')}/") for u in urls or () if "github.com/" in u.lower())
 
 
-def _renamed(culprit: str, before: list[tuple[str, str]], after: list[tuple[str, str]]) -> str:
-    """The culprit under the name the index's pins gave it (the repository neural_prophet's package neuralprophet):
-    a draft blames the distribution it pins, not its repository's spelling."""
-    for (old, _), (new, _) in zip(before, after, strict=False):  # an index answer may add or drop a pin
-        named = re.search(r"(?<![\w.-])(?P<name>[A-Za-z0-9][\w.-]*)(?:==| @ git\+)", new) if old != new else None
-        if named and re.search(rf"(?<![\w.-]){re.escape(culprit)}(?:==| @ git\+)", old, re.IGNORECASE):
-            return str(canonicalize_name(named["name"]))
-    return culprit
-
-
 def draft_case(case_id: str, report: BugReport | None, source: str = "", released: Released | None = None,
                project_urls: ProjectUrls | None = None, versions: IndexVersions | None = None) -> Draft:
     if report is None:
@@ -103,7 +93,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     indexed = _index_pins(report, culprit, buggy, fix, notes, (released, project_urls, versions))
     fix = _reply_fix(report, culprit, indexed[0], indexed[1], notes)
     # the title, frames and import keep the name the report's code goes by (lavis); the draft blames what it pins
-    pinned_as, buggy = _renamed(culprit, buggy, indexed[0]), indexed[0]
+    pinned_as, buggy = indexed[2], indexed[0]
     final_frames = traceback.final_frames or traceback.frames
     # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")

@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
+from harness.authoring._envstated import installed_torch, prose_pythons
 from harness.authoring._envtable import shown_pins, table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
@@ -99,7 +100,8 @@ def parse_environment(lines: list[str]) -> Environment:
         elif known.version != pin.version and _PRIORITY[pin.source] == _PRIORITY[known.source]:
             conflicts.append(f"{name}: {known.version or known.origin} (report line {known.report_line}) and "
                              f"{pin.version or pin.origin} (line {pin.report_line}); took the first")
-    if "torch" not in pins and (stated := next(_prose_torch(lines), None)):  # a sentence's, when no listing has one
+    # the setup's install command's, else a sentence's, when no listing has one
+    if "torch" not in pins and (stated := next(installed_torch(lines), None) or next(_prose_torch(lines), None)):
         pins["torch"] = stated[1]
     return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines),
                        installed_from(lines))
@@ -316,6 +318,7 @@ def _listed_pins(lines: list[str]) -> Iterator[tuple[str, Pin]]:
                 yield _dist(listed["name"]), Pin(listed["ver"].rstrip(",;+"), source_name, index + 1)
                 break
     yield from _paren_pythons(lines)  # last: a listing's Python is read first
+    yield from prose_pythons(lines)
 
 
 # torch's release stated in a sentence: "CUDA 11.1 and pytorch 1.8.1 are installed", "with torch 2.0.1+cu117"; not

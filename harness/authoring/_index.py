@@ -1,5 +1,6 @@
 """What the package index says about a draft's blamed project: no such project, another project of that name, a
-stated release it lacks, or a fix a reply names; each turns release pins into commit pins of the report's repository.
+stated release it lacks, or a fix a reply names; each turns release pins into commit pins of the report's repository
+(or, for a package that repository does not build, of its own).
 """
 
 from __future__ import annotations
@@ -104,6 +105,47 @@ def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], n
     return pin, fix
 
 
+_SITE_PACKAGE = re.compile(r"-packages/(?P<name>[A-Za-z_][\w.-]*)/")
+
+
+def _builds_another(report: BugReport, culprit: str) -> str:
+    """The package the report's repository builds when it is not the culprit: another package of the frames or the
+    listing named as the repository (gt4sd for GT4SD/gt4sd-core, whose frames call into paccmann_chemistry), else "".
+    """
+    repo = re.match(r"https?://github\.com/[\w.-]+/(?P<name>[\w.-]+)", report.url)
+    if not repo:
+        return ""
+    checkout = canonicalize_name(repo["name"])
+    framed = [match["name"] for frame in report.traceback.frames if (match := _SITE_PACKAGE.search(frame.posix))]
+    for name in (*framed, *report.environment.pins):
+        package = canonicalize_name(name)
+        if package != canonicalize_name(culprit) and (names_checkout(repo["name"], name)
+                                                     or checkout in {f"{package}-{part}" for part in _PART}):
+            return str(package)
+    return ""
+
+
+# The parts a repository's name adds to the package it builds (gt4sd-core builds gt4sd); not any suffix: a
+# dependency's name starts many repositories' (transformers-bloom-inference builds no transformers).
+_PART = ("core", "lib", "src", "main", "python", "py", "pytorch", "official", "project", "repo", "dev")
+
+
+def _elsewhere(culprit: str, url: str, other: str, buggy: list[tuple[str, str]],
+               notes: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A culprit the index does not have, filed at a repository that builds another package: the report's repository
+    holds none of the culprit's code, so neither a release nor a commit of it can be pinned from here."""
+    repo = url.split("github.com/", 1)[1].split("/issues")[0].split("/pull")[0]
+    notes.append(f"the package index has no project named {culprit}, and the report's repository ({repo}) builds "
+                 f"{other}: pin a commit of {culprit}'s own repository (of {repo} only if it builds {culprit} too, "
+                 "under the name its packaging gives), or copy the code the repro needs")
+    where = (f"{culprit} has no release on the package index and {repo} builds {other}: pin the commit of "
+             f"{culprit}'s own repository that the report ran (of {repo} only if it builds {culprit} too)")
+    example = f'"{culprit} @ git+https://github.com/<owner>/<repo>@<commit>"'
+    pin = [(f"{MARK}: {where}, e.g. {example}", "") if dist.startswith(MARK) and culprit in dist
+           else (dist, why) for dist, why in buggy]
+    return pin, [(f"{MARK}: the commit of {culprit}'s own repository that fixed it, e.g. {example}", "")]
+
+
 # Whether the repository's package is named as its repository is not known here (no index project ties them):
 # pip refuses a direct reference whose name is not the one the commit's packaging gives.
 _NAMED = ("{culprit} if its pyproject.toml or setup.py names the project so, else that name: pip refuses a "
@@ -145,32 +187,35 @@ def _checkout_run(report: BugReport, culprit: str) -> str:
 
 def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
                 notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
-                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], str]:
     """The culprit's pins after what the package index says: no such project, another project of that name, or no
-    such release (each: commit pins of the report's repository)."""
+    such release (each: commit pins of the report's repository); and the name they pin it under (the index's name of
+    the repository's package, where it differs: neural_prophet's neuralprophet), which the draft blames."""
     released, project_urls, versions = index
     if culprit == "torch":
-        return buggy, fix
+        return buggy, fix, culprit
     if culprit not in report.environment.pins and released and released(culprit) is False:
         if project_urls and (repo := _own_repository(report.url, culprit)) and \
                 (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, True,
                                                       released)):
             return renamed  # the repository's package is on the index under another name (neural_prophet's)
-        return _unreleased(culprit, report, buggy, notes)
+        if not _own_repository(report.url, culprit) and (other := _builds_another(report, culprit)):
+            return (*_elsewhere(culprit, report.url, other, buggy, notes), culprit)
+        return (*_unreleased(culprit, report, buggy, notes), culprit)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
             return renamed  # the repository's package is on the index under another name
-        return _unreleased(culprit, report, buggy, notes, owner)
+        return (*_unreleased(culprit, report, buggy, notes, owner), culprit)
     # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
     # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
             and not _stated_version(culprit, buggy) and (checkout := _checkout_run(report, culprit)
                                                           or _cloned(report, culprit)):
-        return _unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout)
+        return (*_unreleased(culprit, report, buggy, notes, _CHECKOUT + checkout), culprit)
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
-        return _release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes)
-    return buggy, fix
+        return (*_release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes), culprit)
+    return buggy, fix, culprit
 
 
 def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],

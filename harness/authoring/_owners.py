@@ -353,9 +353,9 @@ def owner_prefixed(name: str, repo: str, released: Callable[[str], bool | None] 
 
 def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple[str, ...] | None],
                        pins: tuple[Pins, Pins], notes: list[str], absent: bool = False,
-                       released: Callable[[str], bool | None] | None = None) -> tuple[Pins, Pins] | None:
-    """The buggy and fix pins naming the index's project of the repository under its other name, or None (``absent``:
-    the index has no project of the name, else another project's)."""
+                       released: Callable[[str], bool | None] | None = None) -> tuple[Pins, Pins, str] | None:
+    """The buggy and fix pins naming the index's project of the repository under its other name, and that name, or
+    None (``absent``: the index has no project of the name, else another project's)."""
     said = (f"the package index has no project named {name}" if absent else
             f"the package index's {name} is another project")
     if renamed := owner_prefixed(name, repo, released, project_urls, absent):
@@ -367,7 +367,7 @@ def renamed_index_pins(name: str, repo: str, project_urls: Callable[[str], tuple
         return None
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?=(?:==|\s|$|[,.]))")
     buggy, fix = ([(pattern.sub(renamed, pin), why) for pin, why in group] for group in pins)
-    return buggy, fix
+    return buggy, fix, renamed
 
 
 # torch files whose place says a traceback ran an old torch, when the report lists none (the case pins a new one):

@@ -56,8 +56,8 @@ HELD_OUT_31: dict[str, tuple[Any, ...]] = {
     # known misses: E (the class left to fill in), M (the title's short wording: torch's message never matches it)
     "pykan-155": (MARK, SHORT_PLACEMENT, "pykan", f"pykan update_grid_from_samples: {SHORT_PLACEMENT}", DEVICE, True,
                   _checkout("pykan", "KindXiaoming/pykan"), 3),
-    # known misses: P (torch 0.4 left to fill in), L (cuda reproduces: the inverted lane not read), V (Python 2.7
-    # not read), D (no device-placement tag)
+    # known misses: P (torch 0.4 left to fill in), L (cuda reproduces: the inverted lane not read), D (no
+    # device-placement tag)
     "pyramidbox-4": ("RuntimeError", NOT_ENABLED, "pyramidbox", "pyramidbox matchNoBipartite: torch.cuda.FloatTensor",
                      EVERYWHERE, False, _checkout("pyramidbox", "Goingqs/PyramidBox"), 1),
     "sa-convlstm-pytorch-26": ("RuntimeError", CPU_CUDA0, "sa-convlstm-pytorch", f"sa-convlstm-pytorch: {CPU_CUDA0}",
@@ -143,8 +143,9 @@ STATED_31: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
                                            for pin in [*data["requires"], *data["variants"]["buggy"]["requires"]])},
     "textual-inversion-62": {"E": _keeps_the_masking_error, "M": _keeps_the_masking_error},
 }
-# of 80: 72 held out, main 491a365, this scorer and by hand, strict; 77 lenient
-GRADED31_FLOOR = 72
+# of 80: 72 held out, main 491a365, this scorer and by hand, strict; 77 lenient; 73 after fixenv5 (pyramidbox V; NOT
+# held out)
+GRADED31_FLOOR = 73
 
 
 def test_graded31_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
