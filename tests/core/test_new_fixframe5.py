@@ -5,8 +5,11 @@ exception is cut (both errors named), and a rich-boxed traceback's frames."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.authoring._bugreport import parse_report
 from harness.authoring._signature import make_signature
@@ -42,3 +45,68 @@ def test_torchs_own_wording_is_kept_as_written() -> None:
     report = parse_report(f"# error: {TWO}cuda:0 and cpu! (when checking argument for argument index in method "
                           f"wrapper__index_select)\n\n{CUT_FRAMES}")
     assert report.traceback.message.startswith(f"{TWO}cuda:0 and cpu! (when checking")
+
+
+# rich's layout (rich.traceback): a frame whose file exists is "PATH:LINE in FUNC", one it cannot open (a notebook
+# cell, exec'd code) "in FUNC:LINE"; then the source with line numbers, the failing line marked "❱"; the box is as
+# wide as the terminal, so a long path wraps onto the next box line.
+def _box(*rows: str, width: int = 80, closed: bool = True) -> str:
+    top = f"╭{' Traceback (most recent call last) '.center(width - 2, '─')}╮"
+    body = [f"│ {row.ljust(width - 4)} │" for row in rows]
+    return "\n".join([top, *body, *([f"╰{'─' * (width - 2)}╯"] if closed else [])])
+
+
+SCRIPT_BOX = _box("/home/u/proj/train.py:42 in <module>", "", "  41 │   model = build()",
+                  "❱ 42 │   trainer.fit(model, data)", "  43 │", "",
+                  "/home/u/.venv/lib/python3.11/site-packages/somekit/training/loops/fit_lo",
+                  "op.py:310 in run", "", "  309 │   │   batch = batch.to(self.device)",
+                  "❱ 310 │   │   out = self.model(batch)", "  311 │")
+NOTEBOOK_BOX = _box("in <module>:1", "", "❱ 1 get_prediction('I am not happy.')", "  2", "",
+                    "in get_prediction:8", "", "   7 │", "❱  8 │   outputs = new_model(**encoding)", "   9 │",
+                    closed=False)
+
+
+def test_a_rich_box_of_files_reads_paths_wrapped_paths_functions_and_marked_sources() -> None:
+    report = parse_report(f"{SCRIPT_BOX}\nRuntimeError: {TWO}cuda:0 and cpu!\n")
+    frames = report.traceback.frames
+    assert [(f.path, f.line, f.function, f.source) for f in frames] == [
+        ("/home/u/proj/train.py", 42, "<module>", "trainer.fit(model, data)"),
+        ("/home/u/.venv/lib/python3.11/site-packages/somekit/training/loops/fit_loop.py", 310, "run",
+         "out = self.model(batch)")]
+    assert report.traceback.exception == "RuntimeError"
+
+
+def test_a_rich_box_of_a_notebook_reads_its_pathless_frames_as_the_reports_own_cells() -> None:
+    report = parse_report(f"# {TWO}cpu and cuda:0!\n\n{NOTEBOOK_BOX}\n")
+    frames = report.traceback.frames
+    assert [(f.line, f.function, f.source) for f in frames] == [
+        (1, "<module>", "get_prediction('I am not happy.')"), (8, "get_prediction", "outputs = new_model(**encoding)")]
+    assert {f.path for f in frames} == {"In []"}
+    assert (report.traceback.exception, report.traceback.message) == ("RuntimeError", f"{TWO}cpu and cuda:0!")
+
+
+@pytest.mark.parametrize("row", ["in the loop:8", "in get_prediction", "see in f:3 here", "in f:x"])
+def test_prose_inside_a_box_is_not_a_pathless_frame(row: str) -> None:
+    report = parse_report(f"# error: {TWO}cpu and cuda:0!\n\n{_box(row)}\n")
+    assert not report.traceback.frames
+
+
+_BOX_ROWS = ["in <module>:1", "in f:12", "/a/b/c.py:3 in g", "/very/long/path/pie", "ce/mod.py:7 in h", "",
+             "❱ 8 │   x = y(z)", "  9 │", "❱ 1 call()", "│", "╰───╯", "RuntimeError: boom", "NameError: x"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_BOX_ROWS) | st.text(max_size=30), max_size=40), st.booleans())
+def test_any_bounded_box_is_drafted_and_its_frames_are_well_formed(rows: list[str], closed: bool) -> None:
+    report = parse_report(f"# crash\n{_box(*rows, closed=closed)}\n")
+    for frame in report.traceback.frames:
+        assert frame.path and (frame.line is None or frame.line >= 0) and "│" not in frame.function
+
+
+def test_a_long_box_is_read_in_linear_time() -> None:
+    rows = ["in f:1", "", "❱ 1 │   x = y(z)", "/p/" + "a" * 60] * 3000
+    text = f"# crash\n{_box(*rows, width=90)}\nRuntimeError: boom\n"
+    start = time.process_time()
+    report = parse_report(text)
+    assert time.process_time() - start < 6.0
+    assert len(report.traceback.frames) >= 3000

@@ -80,7 +80,7 @@ HELD_OUT_31: dict[str, tuple[Any, ...]] = {
         "RuntimeError", CPU_CUDA0, "transformers-text-classification-bert-blog",
         f"transformers-text-classification-bert-blog get_prediction: {CPU_CUDA0}", DEVICE, True,
         _checkout("transformers-text-classification-bert-blog", "RajKKapadia/Transformers-Text-Classification-BERT-Blog"),
-        0),
+        1),
 }
 
 ALL_REPRODUCE = {"cpu": {"reproduces"}, "cuda": {"reproduces"}, "cuda-sim": {"reproduces"}}
