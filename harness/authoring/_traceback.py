@@ -36,6 +36,9 @@ class Traceback:
     # Spans of first_message_line where the report had terminal colour codes (empty spans where an escape
     # sequence was cleaned away, the text of a code whose ESC the paste lost): the real message holds them.
     colours: tuple[tuple[int, int], ...] = ()
+    # The chain's final exception when the report cuts it and this one is its cause ("NameError: name 'trainer' is
+    # not defined", raised while handling this one): the case matches this one; the other is named beside it.
+    chained: str = ""
 
     @property
     def exception_class(self) -> str:

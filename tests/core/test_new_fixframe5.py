@@ -110,3 +110,34 @@ def test_a_long_box_is_read_in_linear_time() -> None:
     report = parse_report(text)
     assert time.process_time() - start < 6.0
     assert len(report.traceback.frames) >= 3000
+
+
+LOAD = ("Traceback (most recent call last):\n  File \"main.py\", line 614, in <module>\n    model = load(cfg, ckpt)\n"
+        "  File \"main.py\", line 26, in load\n    sd = torch.load(ckpt, map_location=\"cpu\")\n"
+        "_pickle.UnpicklingError: invalid load key, 'm'.\n\n")
+HANDLING = "During handling of the above exception, another exception occurred:\n\n"
+CLEANUP = "Traceback (most recent call last):\n  File \"main.py\", line 826, in <module>\n    if trainer.rank == 0:\n"
+
+
+@pytest.mark.parametrize(("title", "tail", "chained", "how"), [
+    ("# Unable to run - NameError: name 'trainer' is not defined ; UnpicklingError: invalid load key, 'm'.",
+     f"{HANDLING}{CLEANUP}NameE", "NameError: name 'trainer' is not defined", "while handling"),
+    ("# Unable to run", f"{HANDLING}{CLEANUP}NameE", "NameE...", "while handling"),
+    ("# crash: RuntimeError: Failed processing /tmp/data", "The above exception was the direct cause of the follo",
+     "RuntimeError: Failed processing /tmp/data", "direct cause"),
+    ("# Unable to run", HANDLING, "", "while handling"),
+])
+def test_a_chain_cut_before_its_final_exception_keeps_the_cause_and_names_the_final(title: str, tail: str,
+                                                                                    chained: str, how: str) -> None:
+    report = parse_report(f"{title}\n\n{LOAD}{tail}")
+    assert (report.traceback.exception_class, report.traceback.message) == ("UnpicklingError", "invalid load key, 'm'.")
+    assert report.traceback.chained == chained
+    note = next(note for note in report.notes if note.startswith("the chain goes on"))
+    assert how in note and (chained or "a final exception") in note and "the case matches UnpicklingError" in note
+
+
+@pytest.mark.parametrize("text", [LOAD, f"# error: NameError: x\n\n{LOAD}", f"{LOAD}{HANDLING}{CLEANUP}"
+                                  "NameError: name 'trainer' is not defined\n"])
+def test_a_whole_chain_or_a_lone_traceback_names_nothing_chained(text: str) -> None:
+    report = parse_report(text)
+    assert report.traceback.chained == "" and not any(note.startswith("the chain goes on") for note in report.notes)
