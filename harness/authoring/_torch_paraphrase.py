@@ -1,6 +1,7 @@
 """torch's messages as reporters shorten or paraphrase them, without a class ("error: all tensors on two devices,
 cuda:0 and cpu!", "Expected all tensors to be on the same..."): the family a distinctive fragment names, rebuilt to
-the words torch prints (so the signature matches a real run) with torch's class for it."""
+the words torch prints (so the signature matches a real run) with torch's class for it; a head cut short keeps the
+report's words."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def _device(name: str) -> str:
 
 
 def paraphrased(message: str) -> tuple[str, str, str] | None:
-    """(torch's wording, its class, how it was read) for a message in a known family's short or paraphrased form;
-    None for any other message (torch's own wording is read elsewhere)."""
+    """(torch's wording, or the cut head as written, its class, how it was read) for a message in a known family's
+    short or paraphrased form; None for any other message (torch's own wording is read elsewhere)."""
     text = message.strip()
     if (pair := _DEVICE_PAIR.search(text)) is not None and _device(pair["a"]) != _device(pair["b"]):
         rebuilt = (f"Expected all tensors to be on the same device, but found at least two devices, "
@@ -34,8 +35,9 @@ def paraphrased(message: str) -> tuple[str, str, str] | None:
     if (pair := _DTYPE_PAIR.search(text)) is not None and pair["a"] != pair["b"]:
         return (f"expected scalar type {pair['a']} but found {pair['b']}", "RuntimeError",
                 "a dtype mismatch in the report's words, rebuilt to torch's")
+    # a head cut short keeps the report's words (a signature's search still finds them in torch's), its "..." dropped
     cut = text.rstrip(".\u2026 ")
     for head, shortest in _HEADS:
         if len(cut) >= shortest and head.lower().startswith(cut.lower()) and cut.lower() != head.lower():
-            return head, "RuntimeError", "torch's message cut short, completed to its head"
+            return cut, "RuntimeError", "the head of torch's message, cut short"
     return None
