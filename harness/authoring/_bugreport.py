@@ -47,6 +47,7 @@ from harness.authoring._prose import (
     _ran_script,
     _subjects,
 )
+from harness.authoring._raise_template import raised_template
 from harness.authoring._shown import shown_calls
 from harness.authoring._traceback import (
     Frame,
@@ -171,7 +172,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     if index is None:
         found = (casefold_exception(lines) or _typed_fields(lines) or _header_exception(lines, chains)
                  or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
-                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
+                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines)
+                 or raised_template(lines, chains))
         if found is None and any(part.frames for chain in chains for part in chain):
             # frames cut before their error, no message anywhere: still the run's path
             found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",

@@ -141,3 +141,33 @@ def test_a_chain_cut_before_its_final_exception_keeps_the_cause_and_names_the_fi
 def test_a_whole_chain_or_a_lone_traceback_names_nothing_chained(text: str) -> None:
     report = parse_report(text)
     assert report.traceback.chained == "" and not any(note.startswith("the chain goes on") for note in report.notes)
+
+
+RAISING = ("# Training stops\n\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+           "    fit()\n  File \"/env/site-packages/kit/loop.py\", line 40, in fit\n    {raise_line}\n")
+
+
+@pytest.mark.parametrize(("raise_line", "exception", "message", "real"), [
+    ("raise RuntimeError('DataLoader worker (pid(s) {}) exited unexpectedly'.format(",
+     "RuntimeError", "DataLoader worker (pid(s) {}) exited unexpectedly",
+     "DataLoader worker (pid(s) 4242) exited unexpectedly"),
+    ('raise ValueError(f"batch size {self.bs} is larger than {len(data)} samples")', "ValueError",
+     "batch size {} is larger than {} samples", "batch size 64 is larger than 10 samples"),
+    ("raise KeyError('no column %s in the frame' % name)", "KeyError", "no column {} in the frame",
+     "no column 'x' in the frame"),
+    ("raise kit.errors.ConfigError('the config has no model section')", "kit.errors.ConfigError",
+     "the config has no model section", "the config has no model section"),
+])
+def test_a_traceback_cut_at_its_raise_line_reads_the_class_and_the_template(raise_line: str, exception: str,
+                                                                          message: str, real: str) -> None:
+    report = parse_report(RAISING.replace("{raise_line}", raise_line))
+    assert (report.traceback.exception, report.traceback.message) == (exception, message)
+    assert re.search(make_signature(message)[0], real)
+
+
+@pytest.mark.parametrize("text", [
+    RAISING.replace("{raise_line}", "raise RuntimeError('x failed')") + "  File \"/env/kit/b.py\", line 3, in g\n",
+    RAISING.replace("{raise_line}", "self.step(x)"),
+])
+def test_a_raise_line_that_is_not_where_the_traceback_stops_is_not_the_error(text: str) -> None:
+    assert parse_report(text).traceback.exception.startswith("FILL-IN")
