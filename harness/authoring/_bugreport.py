@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
 from harness.authoring._casefold_error import casefold_exception
-from harness.authoring._chain_choice import _pick, cut_chain_frames
+from harness.authoring._chain_choice import _pick, chained_over, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
     _INLINE,
@@ -47,6 +47,7 @@ from harness.authoring._prose import (
     _ran_script,
     _subjects,
 )
+from harness.authoring._raise_template import raised_template
 from harness.authoring._shown import shown_calls
 from harness.authoring._traceback import (
     Frame,
@@ -117,6 +118,9 @@ def parse_report(text: str) -> BugReport:
         traceback = whole[0]
         notes.append(whole[1])
     traceback = replace(traceback, colours=_colours(text, traceback))
+    if (chained := chained_over(chains, lines, traceback.exception_line - 1, traceback.exception, title)) is not None:
+        traceback = replace(traceback, chained=chained[0])
+        notes.append(_chained_note(chained, traceback.exception_class))
     if (summary := _launcher_summary(traceback, title)) is not None:
         traceback = summary
         notes.append("the traceback ends in the launcher's ChildFailedError summary, not the bug: drafted from the "
@@ -168,7 +172,8 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     if index is None:
         found = (casefold_exception(lines) or _typed_fields(lines) or _header_exception(lines, chains)
                  or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
-                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines))
+                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines)
+                 or raised_template(lines, chains))
         if found is None and any(part.frames for chain in chains for part in chain):
             # frames cut before their error, no message anywhere: still the run's path
             found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",
@@ -194,7 +199,19 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
             + ("" if wrapper is None else "; the log's chained cause (another error, re-raised by the cut traceback) "
                "is left out: the report states this one above its log"))
     traceback = Traceback(frames, frames, part.exception, part.message, index + 1, index + 1)
-    return BugReport(traceback, parse_environment(lines), (note,), url, (missing,))
+    notes = [note]
+    title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
+    if wrapper is None and (chained := chained_over(chains, lines, index, part.exception, title)) is not None:
+        traceback = replace(traceback, chained=chained[0])
+        notes.append(_chained_note(chained, traceback.exception_class))
+    return BugReport(traceback, parse_environment(lines), tuple(notes), url, (missing,))
+
+
+def _chained_note(chained: tuple[str, str], exception_class: str) -> str:
+    final = f"its final exception ({chained[0]})" if chained[0] else "a final exception"
+    return (f"the chain goes on past this error to {final}, {chained[1]}, whose line the report cuts; the case "
+            f"matches {exception_class} (its line is complete) and the other is chained over it: name it in the "
+            "summary, or make the repro raise it and change the exception and the signature")
 
 
 NO_ERROR = "the report states no error"  # the note's words for a draft made from no exception at all

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from harness.authoring._traceback import _LAUNCHERS, Frame, Traceback, _Part
+from harness.authoring._traceback import _CHAIN, _LAUNCHERS, Frame, Traceback, _Part
 from harness.cases._placeholders import MARK
 
 
@@ -69,3 +69,56 @@ def cut_chain_frames(chains: list[list[_Part]], lines: list[str],
                and any(_DIRECT_CAUSE.search(line) for line in lines[part.end:chain[n + 1].start])), None)
     parts = chain if at is None else [*chain[at + 1:], *chain[:at + 1]]
     return tuple(frame for part in parts for frame in part.frames), chain[0].start + 1
+
+
+_HANDLING = re.compile(r"During handling of the above exception")
+_INLINE_CLASS = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception)):\s")
+_CUT_CLASS = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]{0,200})\s*$")
+
+
+def chained_over(chains: list[list[_Part]], lines: list[str], exception_index: int, exception: str,
+                 title: str) -> tuple[str, str] | None:
+    """The chain's final exception where the exception line at ``exception_index`` is a cause whose chain goes on
+    ("During handling of the above exception, another exception occurred", "The above exception was the direct
+    cause") to a part cut before its own exception line: that final exception as the issue title states it (else
+    the cut start of its class the body keeps ("NameE..."), else ''), and how it is chained. None for any other
+    line."""
+    starts = [chain[0].start for chain in chains] + [len(lines)]
+    for n, chain in enumerate(chains):
+        at = next((k for k, part in enumerate(chain) if part.exception_index == exception_index), None)
+        if at is None or (chain[-1].complete and at + 1 < len(chain)):
+            continue
+        # the paste may stop right after the separator: the chain's last part is this one, nothing follows
+        between = lines[chain[at].end:chain[at + 1].start if at + 1 < len(chain) else starts[n + 1]]
+        if at + 1 == len(chain) and not any(_CHAIN.search(line) for line in between[:8]):
+            return None
+        how = ("raised while handling it" if any(_HANDLING.search(line) for line in between[:8])
+               else "raised from it (its direct cause)")
+        cut = _cut_class(lines, chain[-1]) if at + 1 < len(chain) else ""
+        mine = exception.rpartition(".")[2]
+        for final in _title_exceptions(title):
+            if final.partition(":")[0] != mine and final.startswith(cut):
+                return final, how
+        return (f"{cut}..." if cut else ""), how
+    return None
+
+
+def _cut_class(lines: list[str], part: _Part) -> str:
+    """The start of the class name a cut part's last line keeps ("NameE"), or ''."""
+    last = max((frame.report_line for frame in part.frames), default=part.start + 1)
+    for line in lines[last:part.end]:
+        match = _CUT_CLASS.match(line)
+        if match and not line[:1].isspace():
+            return match["name"]
+    return ""
+
+
+def _title_exceptions(title: str) -> list[str]:
+    """The "Class: message" pairs an issue title states, each message cut where the next pair or a " ; " begins."""
+    found = list(_INLINE_CLASS.finditer(title))
+    pairs = []
+    for n, match in enumerate(found):
+        end = found[n + 1].start() if n + 1 < len(found) else len(title)
+        text = re.split(r"\s+[;|]\s+|\s+-\s+", title[match.start():end], maxsplit=1)[0].strip(" ,;")
+        pairs.append(text)
+    return pairs

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._torch_paraphrase import paraphrased
 from harness.authoring._traceback import _Part, _strong_exception, _unmark
 from harness.cases._placeholders import MARK
 
@@ -131,6 +132,8 @@ def _logged_error(lines: list[str]) -> tuple[int, str, str, str] | None:
         title = next((line[2:] for line in lines if line.startswith("# ")), "")
         named = next((m["type"] for m in _CLASS_NAMED.finditer(title) if m["type"] not in ("Error", "Exception")), "")
         torch = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), "")
+        if not (torch or named) and (rebuilt := paraphrased(message)) is not None:
+            torch, message = rebuilt[1], rebuilt[0]
         exception = named or torch or f"{MARK}: the exception class (the log records only its message)"
         return index, exception, message, "a logged error record (the logger's words before the message dropped)"
     return None
@@ -204,6 +207,9 @@ def _printed_message(lines: list[str]) -> tuple[int, str, str, str] | None:
     known = next((exception for shape, _, exception in _TORCH_MESSAGES if shape.match(message)), None)
     if known is not None:
         return index, known, message, f"{where}: a known torch message, its class {known} torch's (check it)"
+    if (rebuilt := paraphrased(message)) is not None:
+        return (index, rebuilt[1], rebuilt[0], f"{where}: {rebuilt[2]} (the report's: {message!r}), its class "
+                f"{rebuilt[1]} torch's (check both)")
     assert_like = _ASSERT_LIKE.search(message)
     guess = "an AssertionError (it states a checked condition)" if assert_like else "the class it raised"
     exception = f"{MARK}: the exception class (the report prints no class, only its message; likely {guess})"

@@ -16,9 +16,11 @@ _VARIES = re.compile(
     r"|(?P<ints>\[\d+(?:, ?\d+)+\]|\(\d+(?:, ?\d+)+,?\))"
     r"|(?P<matmul>\b\d+x\d+\b)"
     r"|(?P<memory>\b\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)\b)"
-    r"|(?P<paren>\(\d+\))")
+    r"|(?P<paren>\(\d+\))"
+    r"|(?P<field>\{\})")  # a template's field (a message read from its raise statement's format string)
 _GENERAL = {"gpu": r"GPU \d+", "address": r"0x[0-9a-fA-F]+", "size": r"torch\.Size\(\[[\d, ]*\]\)",
-            "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)"}
+            "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)",
+            "field": r".+?"}
 MAX_SIGNATURE_SOURCE = 200
 MAX_SIGNATURE = 1000
 

@@ -36,6 +36,9 @@ class Traceback:
     # Spans of first_message_line where the report had terminal colour codes (empty spans where an escape
     # sequence was cleaned away, the text of a code whose ESC the paste lost): the real message holds them.
     colours: tuple[tuple[int, int], ...] = ()
+    # The chain's final exception when the report cuts it and this one is its cause ("NameError: name 'trainer' is
+    # not defined", raised while handling this one): the case matches this one; the other is named beside it.
+    chained: str = ""
 
     @property
     def exception_class(self) -> str:
@@ -80,8 +83,11 @@ _FRAME_IPY = re.compile(
 _CUT_FRAME = re.compile(r'^\s*(?P<path>[\w./-][\w./\\-]{0,300}\.pyw?)", line (?P<line>\d+), in (?P<func>\S+)\s*$')
 _CELL = re.compile(r"^\s*(?:Cell (?P<cell>In\s?\[\d+\]), line (?P<line>\d+)|Input (?P<input>In \[\d+\]))")
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<src>.*)$")  # IPython's current line
-_RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)\s*│(?P<src>.*)$")
+_RICH_ARROW = re.compile(r"^[❱>]\s*(?P<line>\d+)(?:\s*│|\s)(?P<src>.*)$")  # no "│" after the number: a cell's
 _RICH_FRAME = re.compile(r"^(?P<path>\S*?\.pyw?):(?P<line>\d+)(?: in(?: (?P<func>\S+))?)?$")
+# rich's frame whose file it could not open (a notebook cell, exec'd code): "in get_prediction:8", no path.
+_RICH_PATHLESS = re.compile(r"^in (?P<func>[\w<>.]{1,200}):(?P<line>\d+)$")
+RICH_CELL = "In []"  # the path of such a frame: the code the report ran, in no file (as IPython's cells)
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::(?:\s(?P<msg>.*))?)?$")
 _STRONG = re.compile(r"(Error|Exception|Warning|Exit|Interrupt|Failure|Failed|Fault|Timeout)$")
 _BARE_BUILTINS = frozenset({"StopIteration", "StopAsyncIteration", "KeyboardInterrupt", "GeneratorExit"})
@@ -230,8 +236,10 @@ def _frame_of(text: str, index: int, rich_path: str | None = None) -> Frame | No
     if match := _CUT_FRAME.match(text):
         return Frame(match["path"], int(match["line"]), match["func"], "", index + 1, cut=True)
     if rich_path is not None:
-        match = _RICH_FRAME.match(rich_path + text.strip())
-        return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1) if match else None
+        if match := _RICH_FRAME.match(rich_path + text.strip()):
+            return Frame(match["path"], int(match["line"]), match["func"] or "", "", index + 1)
+        pathless = _RICH_PATHLESS.match(text.strip())
+        return Frame(RICH_CELL, int(pathless["line"]), pathless["func"], "", index + 1) if pathless else None
     if match := _FRAME_IPY.match(text):
         if match["path8"]:
             return Frame(match["path8"], int(match["line"]), match["func8"] or "", "", index + 1)

@@ -462,7 +462,9 @@ def test_rich_boxed_traceback_with_wrapped_paths(tmp_path):
     report = parse_report(run_python(code))
     assert report.traceback.exception == "ParserError" and report.traceback.message.startswith("while parsing a flow")
     frames = [(Path(f.posix).name, f.line, f.function) for f in report.traceback.frames]
-    assert frames[0] == ("__init__.py", 125, "safe_load") and frames[-1][2] == "parse_flow_sequence_entry"
+    # rich prints `python -c`'s own frame without a path ("in <module>:2"): the report's code, as a notebook cell's
+    assert frames[0] == ("In []", 2, "<module>") and frames[1] == ("__init__.py", 125, "safe_load")
+    assert frames[-1][2] == "parse_flow_sequence_entry"
     assert report.traceback.frames[-1].source.startswith('raise ParserError("while parsi')
     assert frame_packages(report.traceback.frames, report.environment) == ["torch", "pyyaml"]
 
