@@ -1,0 +1,50 @@
+"""Fix round F (fixlanes3): lanes and the device-placement tag of three message shapes seen across projects.
+
+- Code that hard-codes CUDA run on a CPU-only torch ("torch.cuda.FloatTensor is not enabled", "Torch not compiled with
+  CUDA enabled", "Found no NVIDIA driver"): the inverted lane, cpu reproduces, cuda and cuda-sim pass (cuda-sim
+  presents a CUDA device and places `.cuda()` on it), tagged device-placement.
+- A device-check message cut at a word boundary ("Expected all tensors to be on the same"): the family of the torch
+  message it is a prefix of, for lanes and the tag; not a prefix shared with a dtype message, nor a short one.
+- A Half/Float mismatch (fp16 is a GPU path: `--fp16`, autocast, `.half()` on a GPU): the cpu lane is not claimed to
+  reproduce; its reason says why; bf16 and other dtype mismatches keep "every device alike".
+
+The reports are made up, each of a shape seen across projects (not one project's text)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+from harness.authoring._expect import _expectations
+from tests.core.test_new_fixlanes import _report
+
+
+def _lanes(message: str, text: str = "", exception: str = "RuntimeError", title: str = "training fails"
+           ) -> tuple[dict[str, str], bool]:
+    """The drafted buggy lanes of a made-up report and whether the draft is tagged device-placement."""
+    draft = draft_case("made-up", parse_report(_report(message, text, exception, title)))
+    data = yaml.safe_load(draft.case_yaml)
+    lanes = {lane: str(kind) for lane, kind in data["variants"]["buggy"]["expect"].items()}
+    return lanes, "device-placement" in data["tags"]
+
+
+@pytest.mark.parametrize("message, exception", [
+    ("torch.cuda.FloatTensor is not enabled.", "RuntimeError"),
+    ("Torch not compiled with CUDA enabled", "AssertionError"),
+    ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+     "RuntimeError"),
+    ("type torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled.", "TypeError"),
+])
+def test_code_hard_coding_cuda_on_a_cpu_only_torch_has_the_inverted_lane(message: str, exception: str) -> None:
+    lanes, tagged = _lanes(message, "I train on my laptop, which has no GPU.", exception)
+    assert {lane: kind.split(":")[0] for lane, kind in lanes.items()} == {
+        "cpu": "reproduces", "cuda": "passes", "cuda-sim": "passes"}
+    assert tagged
+
+
+def test_a_cuda_type_named_in_an_argument_error_is_not_read_as_a_cpu_only_host() -> None:
+    expect, guess = _expectations("TypeError", "addcmul_ received an invalid combination of arguments - got (int, "
+                                  "torch.cuda.FloatTensor, torch.FloatTensor)")
+    assert expect["cpu"] == "passes" and "without CUDA" not in guess
