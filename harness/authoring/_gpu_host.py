@@ -21,10 +21,9 @@ _NO_CUDA_HOST = re.compile(r"torch\.cuda\.is_available\(\) is False|Torch not co
                            r"|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device is detected"
                            r"|\btorch\.cuda\.\w*Tensor is not enabled|Cannot initialize CUDA without ATen_cuda library",
                            re.IGNORECASE)
-_NO_CUDA_GUESS = ("an error of a host without CUDA (code that hard-codes CUDA, run where none is): the cpu lane shows "
-                  "it; with a GPU the CUDA path works, and cuda-sim passes too: it presents a CUDA device "
-                  "(torch.cuda.is_available() is True) and places `.cuda()`, torch.cuda.FloatTensor and torch.load's "
-                  "CUDA storages on it, so the path of a host without CUDA is not taken")
+_NO_CUDA_GUESS = ("an error of a host without CUDA (code that hard-codes CUDA, run where none is): only the cpu lane "
+                  "shows it; a GPU, real or simulated (cuda-sim places `.cuda()` and CUDA storages on its device), "
+                  "takes the CUDA path")
 # torch's DataLoader pins batches in a thread only when CUDA is available ("Caught RuntimeError in pin memory thread
 # for device 0", a frame of torch/utils/data/_utils/pin_memory.py).
 _PIN_MEMORY = re.compile(r"\bpin memory thread\b", re.IGNORECASE)

@@ -48,3 +48,31 @@ def test_a_cuda_type_named_in_an_argument_error_is_not_read_as_a_cpu_only_host()
     expect, guess = _expectations("TypeError", "addcmul_ received an invalid combination of arguments - got (int, "
                                   "torch.cuda.FloatTensor, torch.FloatTensor)")
     assert expect["cpu"] == "passes" and "without CUDA" not in guess
+
+
+@pytest.mark.parametrize("cut", [
+    "Expected all tensors to be on the same",
+    "Expected all tensors to be on the same ...",
+    "Expected object of device type cuda but got",
+    "Tensor for argument #2 'mat1' is on CPU, but",
+])
+def test_a_device_check_cut_at_a_word_boundary_is_read_as_a_device_check(cut: str) -> None:
+    lanes, tagged = _lanes(cut, "I train with `somelib.fit`.")
+    assert lanes == {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"} and tagged
+
+
+def test_a_cut_checkpoint_message_is_read_as_the_host_without_cuda() -> None:
+    lanes, tagged = _lanes("Attempting to deserialize object on a CUDA device but")
+    assert (lanes["cpu"], lanes["cuda"], lanes["cuda-sim"]) == ("reproduces", "passes", "passes") and tagged
+
+
+@pytest.mark.parametrize("cut", [
+    "Expected all tensors to be on the sa",  # cut inside a word
+    "Expected all tensors to",  # too short to tell
+    "Expected object of",  # a device check's start and a dtype check's
+    "Expected tensor for argument #1 'input' to have the same",  # device or type: both are torch's
+    "Attempting to deserialize object on",  # a host without CUDA or a device index
+])
+def test_a_cut_message_two_families_start_alike_or_too_short_is_not_completed(cut: str) -> None:
+    lanes, tagged = _lanes(cut)
+    assert lanes == {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"} and not tagged
