@@ -26,6 +26,7 @@ from harness.authoring._expect import (
     DEVICE_BOUND_GUESSES,
     _expectations,
     cpu_flag,
+    half_run,
     multi_gpu_launch,
 )
 from harness.authoring._gpu_host import PIN_MEMORY_FRAME
@@ -116,7 +117,9 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                    launch=multi_gpu_launch(report.command, (report.title, *report.code_names)),
                    cpu_flag=cpu_flag(report.command, report.title),
                    pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames),
-                   under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "")
+                   under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "",
+                   half=half_run(report.command, report.title, *report.code_names, *report.shown_calls,
+                                 *(f"{frame.posix} {frame.source}" for frame in traceback.frames)))
     expect, guess = _read_lanes(read, _lane_message(traceback.message, report.title), notes)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:

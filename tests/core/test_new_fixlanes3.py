@@ -76,3 +76,29 @@ def test_a_cut_checkpoint_message_is_read_as_the_host_without_cuda() -> None:
 def test_a_cut_message_two_families_start_alike_or_too_short_is_not_completed(cut: str) -> None:
     lanes, tagged = _lanes(cut)
     assert lanes == {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"} and not tagged
+
+
+@pytest.mark.parametrize("message, text", [
+    ("expected scalar type Half but found Float", "Multi-GPU LoRA training: the loss falls, then evaluation fails."),
+    ("expected scalar type Float but found Half", "```\npython train.py --fp16 --batch_size 8\n```"),
+    ("expected mat1 and mat2 to have the same dtype, but got: float != c10::Half", "I load the model with `.half()`."),
+    ("Found dtype Float but expected Half", "I train with `torch.autocast(\"cuda\")` and a `GradScaler`."),
+])
+def test_a_half_float_mismatch_does_not_claim_the_cpu_lane_reproduces(message: str, text: str) -> None:
+    lanes, tagged = _lanes(message, text)
+    assert lanes["cpu"].startswith("unsupported: ") and "fp16" in lanes["cpu"]
+    assert (lanes["cuda"], lanes["cuda-sim"], tagged) == ("reproduces", "reproduces", False)
+
+
+def test_the_cpu_reason_names_what_says_the_run_used_fp16() -> None:
+    lanes, _ = _lanes("expected scalar type Half but found Float", "```\npython train.py --fp16\n```")
+    assert "`--fp16`" in lanes["cpu"] and "the report's run uses fp16" in lanes["cpu"]
+
+
+@pytest.mark.parametrize("message, text, cpu", [
+    ("expected scalar type BFloat16 but found Float", "", "reproduces"),  # bf16: CPUs run it
+    ("expected scalar type Long but found Float", "", "reproduces"),
+    ("expected scalar type Half but found Float", "I don't have a GPU, so I train on the CPU.", "reproduces"),
+])
+def test_other_dtype_mismatches_and_a_cpu_run_keep_the_cpu_lane(message: str, text: str, cpu: str) -> None:
+    assert _lanes(message, text)[0]["cpu"] == cpu
