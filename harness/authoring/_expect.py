@@ -11,7 +11,11 @@ from harness.authoring._signature import MAX_SIGNATURE_SOURCE
 # CUDA initialised before a fork or a process start: a CPU run never initialises it.
 _CUDA_INIT = re.compile(r"CUDA (?:is|was|has been) already initiali[sz]ed|re-initiali[sz]e CUDA", re.IGNORECASE)
 _DEVICE_ERROR = re.compile(
-    r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
+    r"same device|different device|at least two devices|device type"
+    # a conv's input and weight types on two devices (torch.FloatTensor, torch.cuda.FloatTensor); the same device
+    # with two dtypes (torch.cuda.HalfTensor, torch.cuda.FloatTensor) is a dtype mismatch, read below
+    r"|Input type \((?=[^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?![^)]*(?:cuda|mps))"
+    r"|Input type \((?![^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?=[^)]*(?:cuda|mps))"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
     r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend"
@@ -163,7 +167,7 @@ def _by_run(message: str, ran_on: str, launch: str, under: str = "", half: str =
         lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
         return lanes, f"a dtype error seen on the {ran_on.upper()}"
-    if _HALF_FLOAT.search(message) and _DTYPE.search(message):
+    if _HALF_FLOAT.search(message) and (_DTYPE.search(message) or "type" in message):
         return {"cpu": _HALF_CPU.format(run=f"the report's run uses fp16 (`{half}`)" if half else
                                         "fp16 math is a GPU run's (`--fp16`, autocast, a `.half()` model on a GPU)"),
                 "cuda": "reproduces", "cuda-sim": "reproduces"}, _HALF_GUESS
@@ -184,7 +188,8 @@ _DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat
 # A Half/Float mismatch ("expected scalar type Half but found Float", "float != c10::Half"): fp16 is a GPU run's
 # precision (`--fp16`, AMP's autocast, a `.half()` model on a GPU); a CPU run of the same code computes in float32 or
 # takes other kernels, so the cpu lane is not claimed to reproduce. bf16 (which CPUs run) keeps every device alike.
-_HALF_FLOAT = re.compile(r"\b(?:c10::)?Half\b(?=.*\b[Ff]loat\b)|\b[Ff]loat\b(?=.*\b(?:c10::)?Half\b)")
+_HALF_FLOAT = re.compile(r"\bHalf(?:Tensor)?\b(?=.*\b[Ff]loat(?:Tensor)?\b)"
+                         r"|\b[Ff]loat(?:Tensor)?\b(?=.*\bHalf(?:Tensor)?\b)")
 _HALF_GUESS = "a Half/Float mismatch of an fp16 run, which runs on a GPU"
 _HALF_CPU = ("unsupported: a guess — {run}; a Half/Float mismatch comes from fp16 on a GPU, and a CPU run of the "
              "same code computes in float32 or takes other kernels (say whether the cpu lane shows it)")

@@ -102,3 +102,16 @@ def test_the_cpu_reason_names_what_says_the_run_used_fp16() -> None:
 ])
 def test_other_dtype_mismatches_and_a_cpu_run_keep_the_cpu_lane(message: str, text: str, cpu: str) -> None:
     assert _lanes(message, text)[0]["cpu"] == cpu
+
+
+@pytest.mark.parametrize("message, cpu, tagged", [
+    ("Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same", "unsupported",
+     False),  # one device, two dtypes: an fp16 run's mismatch
+    ("Input type (c10::Half) and bias type (float) should be the same", "unsupported", False),
+    ("Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "passes", True),
+    ("Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same", "passes", True),
+])
+def test_a_convs_input_and_weight_types_are_a_device_error_only_on_two_devices(message: str, cpu: str,
+                                                                              tagged: bool) -> None:
+    lanes, is_tagged = _lanes(message)
+    assert (lanes["cpu"].split(":")[0], is_tagged) == (cpu, tagged)
