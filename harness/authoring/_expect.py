@@ -16,6 +16,8 @@ _DEVICE_ERROR = re.compile(
     # with two dtypes (torch.cuda.HalfTensor, torch.cuda.FloatTensor) is a dtype mismatch, read below
     r"|Input type \((?=[^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?![^)]*(?:cuda|mps))"
     r"|Input type \((?![^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?=[^)]*(?:cuda|mps))"
+    # the weight's type cut off ("Input type (torch.cuda.FloatTensor) and weight type"): a device mix, unless Half
+    r"|Input type \((?![^)]*Half)[^)]*\) and (?:weight|bias) type\s*(?:\.\.\.|…)?\s*$"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
     r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend"

@@ -16,10 +16,13 @@ Lanes = tuple[dict[str, str], str]
 
 # A CUDA checkpoint, a `.cuda()` or a CUDA query on a host without CUDA (a CPU-only machine or a CPU build of torch):
 # code that hard-codes CUDA, run where none is. torch 0.x words a legacy CUDA type on a CPU build as
-# "torch.cuda.FloatTensor is not enabled". The inverse of a placement bug: only the cpu lane shows it.
+# "torch.cuda.FloatTensor is not enabled"; a CPU build's torch._C lacks `_cuda_setDevice` (torch.cuda.set_device). The
+# inverse of a placement bug: only the cpu lane shows it.
 _NO_CUDA_HOST = re.compile(r"torch\.cuda\.is_available\(\) is False|Torch not compiled with CUDA enabled"
                            r"|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device is detected"
-                           r"|\btorch\.cuda\.\w*Tensor is not enabled|Cannot initialize CUDA without ATen_cuda library",
+                           r"|\btorch\.cuda\.\w*Tensor is not enabled|Cannot initialize CUDA without ATen_cuda library"
+                           r"|CUDA driver initialization failed, you might not have a CUDA gpu"
+                           r"|module 'torch\._C' has no attribute '_cuda_\w+'",
                            re.IGNORECASE)
 _NO_CUDA_GUESS = ("an error of a host without CUDA (code that hard-codes CUDA, run where none is): only the cpu lane "
                   "shows it; a GPU, real or simulated (cuda-sim places `.cuda()` and CUDA storages on its device), "

@@ -36,6 +36,8 @@ def _lanes(message: str, text: str = "", exception: str = "RuntimeError", title:
     ("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
      "RuntimeError"),
     ("type torch.cuda.LongTensor not available. Torch not compiled with CUDA enabled.", "TypeError"),
+    ("CUDA driver initialization failed, you might not have a CUDA gpu.", "RuntimeError"),
+    ("module 'torch._C' has no attribute '_cuda_setDevice'", "AttributeError"),
 ])
 def test_code_hard_coding_cuda_on_a_cpu_only_torch_has_the_inverted_lane(message: str, exception: str) -> None:
     lanes, tagged = _lanes(message, "I train on my laptop, which has no GPU.", exception)
@@ -110,6 +112,7 @@ def test_other_dtype_mismatches_and_a_cpu_run_keep_the_cpu_lane(message: str, te
     ("Input type (c10::Half) and bias type (float) should be the same", "unsupported", False),
     ("Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same", "passes", True),
     ("Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same", "passes", True),
+    ("Input type (torch.cuda.FloatTensor) and weight type", "passes", True),  # the weight's type cut off
 ])
 def test_a_convs_input_and_weight_types_are_a_device_error_only_on_two_devices(message: str, cpu: str,
                                                                               tagged: bool) -> None:
