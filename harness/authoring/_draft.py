@@ -9,7 +9,9 @@ from __future__ import annotations
 import keyword
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -17,12 +19,14 @@ from packaging.version import InvalidVersion, Version
 from harness._vocabulary import TORCH_PIN, TORCH_VERSION
 from harness.authoring._blame import _blamed
 from harness.authoring._bugreport import BugReport, Environment, Frame
+from harness.authoring._cut_message import completed
 from harness.authoring._envlist import source_pin
 from harness.authoring._expect import (
     _TWO_GPUS,
     DEVICE_BOUND_GUESSES,
     _expectations,
     cpu_flag,
+    half_run,
     multi_gpu_launch,
 )
 from harness.authoring._gpu_host import PIN_MEMORY_FRAME
@@ -97,13 +101,16 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
     final_frames = traceback.final_frames or traceback.frames
     # DeepSpeed trains on GPUs only: a run under it ran on one, whatever the text says
     ran_on = report.ran_on or ("gpu" if "deepspeed" in (culprit, *packages, *report.environment.pins) else "")
-    expect, guess = _expectations(traceback.exception_class, _lane_message(traceback.message, report.title),
-                                  final_frames[-1].source if final_frames else "", ran_on,
-                                  report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins),
-                                  multi_gpu_launch(report.command, (report.title, *report.code_names)),
-                                  cpu_flag=cpu_flag(report.command, report.title),
-                                  pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames),
-                                  under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "")
+    eight_bit = report.eight_bit or "bitsandbytes" in (culprit, *packages, *report.environment.pins)
+    read = partial(_expectations, traceback.exception_class, source=final_frames[-1].source if final_frames else "",
+                   ran_on=ran_on, eight_bit=eight_bit,
+                   launch=multi_gpu_launch(report.command, (report.title, *report.code_names)),
+                   cpu_flag=cpu_flag(report.command, report.title),
+                   pinned=any(PIN_MEMORY_FRAME.search(frame.posix) for frame in traceback.frames),
+                   under=_DEEPSPEED if "deepspeed" in (culprit, *packages) else "",
+                   half=half_run(report.command, report.title, *report.code_names, *report.shown_calls,
+                                 *(f"{frame.posix} {frame.source}" for frame in traceback.frames)))
+    expect, guess = _read_lanes(read, _lane_message(traceback.message, report.title), notes)
     notes.append(f"expectations per lane are a guess ({guess}): check them against the upstream discussion")
     if guess == _TWO_GPUS:
         notes.append("the message names two GPUs: neither a one-GPU host nor cuda-sim (one simulated device) can show "
@@ -207,6 +214,18 @@ def _lane_message(message: str, title: str) -> str:
     whole = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception)\w*:\s*", "", title.strip())
     cut = message.strip()
     return whole if cut and len(whole) > len(cut) and whole.startswith(cut) else message
+
+
+def _read_lanes(read: Callable[[str], tuple[dict[str, str], str]], message: str,
+                notes: list[str]) -> tuple[dict[str, str], str]:
+    """The lanes ``read`` gives the message, or those of the torch message a cut one starts ("Expected all tensors
+    to be on the same": a device check's start) where they differ, said in a note."""
+    lanes = read(message)
+    if not (whole := completed(message)) or (other := read(whole)) == lanes:
+        return lanes
+    notes.append(f"the message is cut (\"{message.strip()}\"): its lanes are read as those of the torch message it "
+                 f"starts (one wording: \"{whole}\"); the signature keeps the report's words")
+    return other
 
 
 def _named_imports(report: BugReport, culprit: str) -> list[str]:

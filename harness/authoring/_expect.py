@@ -11,7 +11,13 @@ from harness.authoring._signature import MAX_SIGNATURE_SOURCE
 # CUDA initialised before a fork or a process start: a CPU run never initialises it.
 _CUDA_INIT = re.compile(r"CUDA (?:is|was|has been) already initiali[sz]ed|re-initiali[sz]e CUDA", re.IGNORECASE)
 _DEVICE_ERROR = re.compile(
-    r"same device|different device|at least two devices|device type|Input type \(.*\) and weight type"
+    r"same device|different device|at least two devices|device type"
+    # a conv's input and weight types on two devices (torch.FloatTensor, torch.cuda.FloatTensor); the same device
+    # with two dtypes (torch.cuda.HalfTensor, torch.cuda.FloatTensor) is a dtype mismatch, read below
+    r"|Input type \((?=[^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?![^)]*(?:cuda|mps))"
+    r"|Input type \((?![^)]*(?:cuda|mps))[^)]*\) and (?:weight|bias) type \((?=[^)]*(?:cuda|mps))"
+    # the weight's type cut off ("Input type (torch.cuda.FloatTensor) and weight type"): a device mix, unless Half
+    r"|Input type \((?![^)]*Half)[^)]*\) and (?:weight|bias) type\s*(?:\.\.\.|…)?\s*$"
     r"|\bon (?:the )?(?:cpu|cuda|gpu|meta)\b.*\b(?:cpu|cuda|gpu|meta)\b|\bdevices?\b.*\b(?:cpu|cuda:?\d*|gpu)\b"
     r"|\b(?:cpu|cuda:?\d*|gpu)\b.*\bdevices?\b|Cannot access accelerator device"
     r"|expected (?:CPU|CUDA) \(got (?:CPU|CUDA)\)|backend (?:CPU|CUDA) but got backend"
@@ -102,12 +108,12 @@ def cpu_flag(*texts: str) -> str:
 
 def _expectations(exception: str, message: str, source: str = "", ran_on: str = "",
                   eight_bit: bool = False, launch: str = "", *, cpu_flag: str = "",
-                  pinned: bool = False, under: str = "") -> tuple[dict[str, str], str]:
+                  pinned: bool = False, under: str = "", half: str = "") -> tuple[dict[str, str], str]:
     """Per-lane expectations from the message (and the innermost frame's source line; for a dtype message, where the
     report ran: ``ran_on``, and whether it ran bitsandbytes' 8-bit code: ``eight_bit``; for any other message,
     whether its command launched it over several GPUs: ``launch``; the command-line flag that asked for the CPU:
     ``cpu_flag``; whether a frame is the DataLoader's pin-memory thread: ``pinned``; the GPU-only framework the run
-    was under, said in a dtype reason: ``under``): a guess, said so."""
+    was under, said in a dtype reason: ``under``; what says the run used fp16: ``half``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
     if (host := gpu_host_lanes(message, pinned, asked)) is not None:
@@ -137,7 +143,7 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         gap = "unsupported: a guess — the run's 8-bit layers are bitsandbytes' CUDA kernels; {}"
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
-    return _by_run(message, ran_on.removesuffix("-arg"), launch, under)
+    return _by_run(message, ran_on.removesuffix("-arg"), launch, under, half)
 
 
 def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | None:
@@ -152,9 +158,9 @@ def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | Non
     return None
 
 
-def _by_run(message: str, ran_on: str, launch: str, under: str = "") -> tuple[dict[str, str], str]:
-    """Lanes for a message no rule above reads, from how the report ran: a dtype error on one device, a run launched
-    over several GPUs, else every lane reproduces."""
+def _by_run(message: str, ran_on: str, launch: str, under: str = "", half: str = "") -> tuple[dict[str, str], str]:
+    """Lanes for a message no rule above reads, from how the report ran: a dtype error on one device, a Half/Float
+    mismatch (``half``: what says the run used fp16), a run launched over several GPUs, else every lane reproduces."""
     if ran_on and _DTYPE.search(message):  # which kernels (and autocast) run depends on the device
         other = "cpu" if ran_on == "gpu" else "cuda"
         setup = f" under {under}" if under and ran_on == "gpu" else ""
@@ -163,6 +169,10 @@ def _by_run(message: str, ran_on: str, launch: str, under: str = "") -> tuple[di
         lanes = {"cpu": gap, "cuda": "reproduces", "cuda-sim": "reproduces"} if ran_on == "gpu" else \
             {"cpu": "reproduces", "cuda": gap, "cuda-sim": gap}
         return lanes, f"a dtype error seen on the {ran_on.upper()}"
+    if _HALF_FLOAT.search(message) and (_DTYPE.search(message) or "type" in message):
+        return {"cpu": _HALF_CPU.format(run=f"the report's run uses fp16 (`{half}`)" if half else
+                                        "fp16 math is a GPU run's (`--fp16`, autocast, a `.half()` model on a GPU)"),
+                "cuda": "reproduces", "cuda-sim": "reproduces"}, _HALF_GUESS
     if launch:
         how = (f"uses FSDP's hybrid sharding (`{launch}`: shards within a node, replicates across nodes over NCCL "
                "groups), which runs over GPUs" if "hybrid" in launch.lower() else
@@ -177,3 +187,19 @@ def _by_run(message: str, ran_on: str, launch: str, under: str = "") -> tuple[di
 _DTYPE_GUESS = ("a dtype mismatch, which the op raises on every device alike (not a device error; say so if the "
                "report's GPU run made it: autocast, a GPU-only kernel, an 8-bit load)")
 _DTYPE = re.compile(r"expected scalar type|same dtype|\bdtype\b|\b(?:Half|BFloat16)\b")
+# A Half/Float mismatch ("expected scalar type Half but found Float", "float != c10::Half"): fp16 is a GPU run's
+# precision (`--fp16`, AMP's autocast, a `.half()` model on a GPU); a CPU run of the same code computes in float32 or
+# takes other kernels, so the cpu lane is not claimed to reproduce. bf16 (which CPUs run) keeps every device alike.
+_HALF_FLOAT = re.compile(r"\bHalf(?:Tensor)?\b(?=.*\b[Ff]loat(?:Tensor)?\b)"
+                         r"|\b[Ff]loat(?:Tensor)?\b(?=.*\bHalf(?:Tensor)?\b)")
+_HALF_GUESS = "a Half/Float mismatch of an fp16 run, which runs on a GPU"
+_HALF_CPU = ("unsupported: a guess — {run}; a Half/Float mismatch comes from fp16 on a GPU, and a CPU run of the "
+             "same code computes in float32 or takes other kernels (say whether the cpu lane shows it)")
+# What says a run used fp16: its flags, autocast/AMP, a `.half()` model (the command, the title, inline code, frames).
+_HALF_RUN = re.compile(r"--(?:fp16|half|amp)\b|--mixed[_-]precision[= ]['\"]?fp16|\bprecision[= ]['\"]?16\b"
+                       r"|\bautocast|\bGradScaler\b|\bgrad_scaler\b|\bcuda[./]amp\b|\.half\(\)|\bfp16\b", re.IGNORECASE)
+
+
+def half_run(*texts: str) -> str:
+    """What in ``texts`` (the command, the title, inline code, frames' paths and lines) says the run used fp16."""
+    return next((match.group() for text in texts if (match := _HALF_RUN.search(text))), "")

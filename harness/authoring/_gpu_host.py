@@ -14,12 +14,19 @@ SIM_GAP = ("unsupported: a guess — device memory, CUDA kernels and NCCL are no
            "(cuda-sim computes on the CPU; see README.md)")
 Lanes = tuple[dict[str, str], str]
 
-# A CUDA checkpoint, a `.cuda()` or a CUDA query on a host without CUDA (a CPU-only machine or a CPU build of torch).
+# A CUDA checkpoint, a `.cuda()` or a CUDA query on a host without CUDA (a CPU-only machine or a CPU build of torch):
+# code that hard-codes CUDA, run where none is. torch 0.x words a legacy CUDA type on a CPU build as
+# "torch.cuda.FloatTensor is not enabled"; a CPU build's torch._C lacks `_cuda_setDevice` (torch.cuda.set_device). The
+# inverse of a placement bug: only the cpu lane shows it.
 _NO_CUDA_HOST = re.compile(r"torch\.cuda\.is_available\(\) is False|Torch not compiled with CUDA enabled"
-                           r"|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device is detected",
+                           r"|Found no NVIDIA driver|No CUDA GPUs are available|no CUDA-capable device is detected"
+                           r"|\btorch\.cuda\.\w*Tensor is not enabled|Cannot initialize CUDA without ATen_cuda library"
+                           r"|CUDA driver initialization failed, you might not have a CUDA gpu"
+                           r"|module 'torch\._C' has no attribute '_cuda_\w+'",
                            re.IGNORECASE)
-_NO_CUDA_GUESS = ("an error of a host without CUDA: the cpu lane shows it; with a GPU (real or simulated) the "
-                  "CUDA path works")
+_NO_CUDA_GUESS = ("an error of a host without CUDA (code that hard-codes CUDA, run where none is): only the cpu lane "
+                  "shows it; a GPU, real or simulated (cuda-sim places `.cuda()` and CUDA storages on its device), "
+                  "takes the CUDA path")
 # torch's DataLoader pins batches in a thread only when CUDA is available ("Caught RuntimeError in pin memory thread
 # for device 0", a frame of torch/utils/data/_utils/pin_memory.py).
 _PIN_MEMORY = re.compile(r"\bpin memory thread\b", re.IGNORECASE)
@@ -89,9 +96,7 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
     if _NO_CUDA_KERNEL.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": SIM_GAP}, _NO_CUDA_KERNEL_GUESS
     if _NO_CUDA_HOST.search(message):
-        return {"cpu": "reproduces", "cuda": "passes",
-                "cuda-sim": "unsupported: cuda-sim presents a CUDA device (torch.cuda.is_available() is True), so the "
-                            "path of a host without CUDA is not taken"}, _NO_CUDA_GUESS
+        return {"cpu": "reproduces", "cuda": "passes", "cuda-sim": "passes"}, _NO_CUDA_GUESS
     if pinned or _PIN_MEMORY.search(message):
         why = f"the report asked for the CPU ({asked}), yet its DataLoader pinned batches to the GPU; " if asked else ""
         return {"cpu": f"unsupported: {why}the error is raised in the DataLoader's pin-memory thread, which runs only "

@@ -73,7 +73,7 @@ LANE_PATHS = {
                         ("unsupported", "reproduces", "reproduces"), "several GPUs"),
     "not a device error": ("shapes differ", "", "AssertionError", "", ("reproduces",) * 3, "not a device error"),
     "host without CUDA": ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
-                          "", "RuntimeError", "", ("reproduces", "passes", "unsupported"), "without CUDA"),
+                          "", "RuntimeError", "", ("reproduces", "passes", "passes"), "without CUDA"),
     "pin-memory thread": ("Caught RuntimeError in pin memory thread for device 0.", "", "RuntimeError", "",
                           ("unsupported", "reproduces", "reproduces"), "pin-memory"),
     "NCCL given a CPU tensor": ("No backend type associated with device type cpu", "", "RuntimeError", "",

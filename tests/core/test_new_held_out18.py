@@ -90,7 +90,7 @@ HELD_OUT_18 = {
                         "is False. If you are running on a CPU-only machine, please use torch.load with "
                         "map_location=torch.device('cpu') to map your storages to the CPU.", "monai",
                         "monai: Attempting to deserialize",
-                        {"cpu": "reproduces", "cuda": "passes", "cuda-sim": "unsupported"}, True, "pin the monai release", 2),
+                        {"cpu": "reproduces", "cuda": "passes", "cuda-sim": "passes"}, True, "pin the monai release", 2),
 }
 
 
@@ -157,7 +157,8 @@ STATED_18: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "knowledge-tracing-collection-pytorch-1": {"P": lambda data: "torch==1.10.0" in _pinned(data)},
     "cgccp-2023-1": {"M": lambda data: "but found at least two devices" in data["signature"]},
     "finetuningllms-1": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda"]},
-    "monailabel-1015": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cuda-sim"]},
+    "monailabel-1015": {"L": lambda data: data["variants"]["buggy"]["expect"]["cuda-sim"] == "passes"  # reason: guess
+                        or ":" in data["variants"]["buggy"]["expect"]["cuda-sim"]},
 }
 GRADED18_FLOOR = 72  # of 80: 45 held out (main d14b247, this scorer; 45 by hand, strict; 49 lenient); 51 after fixenv + fixtitle2;
 # 66 with fixframe merged, 72 after fixlanes (NOT held out)
