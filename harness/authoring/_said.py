@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport
 from harness.authoring._owners import own_frames
+from harness.authoring._said_prose import said_marked
 from harness.authoring._shown import common_class_call, shown_api
 from harness.authoring._title_words import (
     _FILE_SUFFIXES,
@@ -30,22 +31,29 @@ __all__ = ["_title_code_name", "frameless_api", "message_api", "prose_api", "sai
 def said_api(report: BugReport, culprit: str, message: str) -> str:
     """With no frame of the blamed project: what the report says ran, first found of a code name in its title (after
     the script a frameless report's command runs), a name shaped like code there, an API its prose names, the run its
-    words name, the script its command runs; a frameless report's description (a file, a code name, a run word)."""
+    words name, the script its command runs; a frameless report's description (a file, a code name, a run word); a
+    file a reply's workaround changes over a mere run word. A script the reporter says works is none."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, culprit)}
-    subjects = [name for name in report.subjects
-                if str(canonicalize_name(name)) not in skip and name.lower() not in message.lower()]
+    worked = set(said_marked(report.shown_calls, "worked"))
+    subjects = [name for name in report.subjects if str(canonicalize_name(name)) not in skip
+                and name.lower() not in message.lower() and name.removesuffix(".py") not in worked]
     frames = report.traceback.frames  # with frames, a script the title names is their <module>: no API
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
-    return (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+    glued = [name for name in said_marked(report.shown_calls, "glued") if not (frames and name.endswith(".py"))]
+    said = (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
-            or prose_api(report, culprit, message) or _frameless_run(report, message, culprit)
+            or prose_api(report, culprit, message) or (glued[0] if glued else "")
+            or _frameless_run(report, message, culprit)
             or shown_api(report.shown_calls, culprit, report.modules, _SETUP_CALLS | {message.split("(")[0]})
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")
-            or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else ""))
+            or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else "")
+            or (next(iter(said_marked(report.shown_calls, "run")), "") if not frames else ""))
+    replied = said_marked(report.shown_calls, "reply") if not frames else []
+    return replied[0] if replied and (not said or said.lower() in _RUN_WORDS) else said
 
 
 def _script_name(script: str) -> str:
@@ -76,6 +84,8 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     name, an exception, a version nor a word of the message."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
     skip |= set(report.environment.pins)  # a package its listing names (`typing_extensions`) is no API
+    # a printed argument listing's key (`log_dir`) is no API either
+    skip |= {str(canonicalize_name(key)) for key in said_marked(report.shown_calls, "key")}
     for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
         root, _, rest = code.removesuffix("()").partition(".")
         others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
@@ -124,7 +134,8 @@ def frameless_api(report: BugReport, message: str, culprit: str = "") -> str:
     """For a report without frames whose title and prose name no API: a class-level call its code makes
     (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
-    named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip]
+    worked = said_marked(report.shown_calls, "worked")  # a script the reporter says ran fine
+    named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip and call not in worked]
     said = [call for call in named if "." in call or "_" in call]  # a function or a method, before a script's name
     named = named if not report.traceback.frames else said  # a script the frames show is no API (its <module>)
     classes = [call for call in report.class_calls if not common_class_call(call)]

@@ -11,10 +11,12 @@ Another library's and Python's own calls are left out here or in ``_said``.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import re
 
 from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._said_prose import said_marks, unmarked
 from harness.authoring._traceback import _strong_exception, _unmark
 
 __all__ = ["FAILING", "common_class_call", "common_method_call", "shown_api", "shown_calls", "shown_starts"]
@@ -54,7 +56,8 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL),
              *_command_classes(own)]
     kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
-    return tuple(dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))]))
+    shown = dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))])
+    return (*shown, *said_marks(own, replies))  # what the words say, marked, after the calls (``_said_prose``)
 
 
 def _code_lines(lines: list[str]) -> list[str]:
@@ -171,11 +174,8 @@ _FOREIGN_ROOTS = frozenset({"torch", "nn", "F", "np", "numpy", "os", "sys", "mat
                             "shutil", "pathlib", "Path", "subprocess", "datetime", "pickle", "copy", "itertools",
                             "functools", "collections", "argparse", "tqdm", "super", "print", "cuda", "dist", "mp",
                             "optim", "transforms", "torchvision", "yaml", "glob", "wandb", "st", "gc"})
-_BUILTINS = frozenset({"print", "len", "range", "list", "dict", "set", "tuple", "int", "float", "str", "bool", "open",
-                       "isinstance", "super", "zip", "enumerate", "map", "filter", "sorted", "sum", "min", "max", "abs",
-                       "round", "type", "getattr", "setattr", "hasattr", "input", "iter", "next", "exit", "quit",
-                       "exec", "eval", "format", "repr", "vars", "globals", "locals", "display", "any",
-                       "all"})
+# Python's builtins (``exit``/``quit`` are the site module's, ``display`` IPython's: a notebook's calls)
+_BUILTINS = frozenset({name for name in dir(builtins) if not name.startswith("_")} | {"exit", "quit", "display"})
 _COMMON_METHODS = frozenset({
     "to", "cuda", "cpu", "eval", "train", "backward", "step", "zero_grad", "item", "numpy", "detach", "size", "view",
     "reshape", "append", "extend", "format", "items", "keys", "values", "get", "update", "load_state_dict",
@@ -210,7 +210,7 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
     imports (``modules`` that are not ``culprit``) only when the project's own is not shown."""
     others = {module for module in modules if _norm(module) != _norm(culprit)}
     names = [(module, _written(call.removeprefix(FAILING)) or _failing(call))
-             for module, _, call in (c.rpartition(":") for c in calls)]
+             for module, _, call in (c.rpartition(":") for c in unmarked(calls))]
     names = [(module, name) for module, name in names if name and name.rpartition(".")[2] not in setup]
     own = [name for module, name in names if not module or _norm(module) == _norm(culprit)]
     own = [name for name in own if name.partition(".")[0] not in others]
@@ -227,7 +227,7 @@ def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
     """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
     (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""
     kept = [call.removeprefix(FAILING) if _written(call.removeprefix(FAILING)) else _failing(call)
-            for module, _, call in (c.rpartition(":") for c in calls) if module not in ("torch", "numpy")]
+            for module, _, call in (c.rpartition(":") for c in unmarked(calls)) if module not in ("torch", "numpy")]
     kept = [call for call in kept if call]
     return list(dict.fromkeys(kept))[:limit]
 

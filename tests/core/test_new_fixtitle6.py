@@ -1,0 +1,90 @@
+"""Title classes of graded30-31's misses (issue 21 §1), each on a made-up report of its shape: an API the prose names
+glued to CJK words or in a reply's workaround, the run a CJK sentence names, a printed argument listing's key taken
+as the API, and a script the reporter says works taken over the failing one (tests/fixtures/graded30..31/EXPECTED.md
+list the real reports)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from harness.authoring._shown import _BUILTINS
+from tests.core.test_new_graded14 import _draft
+
+_DTYPE = "RuntimeError: expected scalar type Half but found Float"
+_DEVICE = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!"
+
+
+def _title(report: str) -> str:
+    data: dict[str, Any] = _draft(report, released=lambda dist: True)[1]
+    return str(data["title"])
+
+
+def _report(repo: str, title: str, body: str) -> str:
+    return f"https://github.com/someone/{repo}/issues/4\n# {title}\n\n{body}\n"
+
+
+def test_a_script_name_glued_to_cjk_words_is_the_api() -> None:
+    """Class (dcnet-10 "好像在trainer.py文件里"): a script's file name written inside Chinese words with no space; Python's
+    \\w takes CJK letters for word characters, so the English-shaped readers miss it. A plain word glued the same way
+    ("在widget里面") names nothing."""
+    body = "你好\uff0c运行的时候报错了\uff0c问题好像在engine_loop.py里面\uff0c能帮忙看一下吗"
+    assert _title(_report("widgetnet", _DTYPE, body)).startswith("widgetnet engine_loop.py: "), body
+    plain = body.replace("engine_loop.py", "widget")
+    assert _title(_report("widgetnet", _DTYPE, plain)).startswith("widgetnet: expected scalar"), plain
+
+
+def test_a_dotted_call_glued_to_cjk_words_is_the_api() -> None:
+    """The same class for a call: "调用WidgetRunner.fit()时报错" (an error when calling ...) names ``WidgetRunner.fit``."""
+    body = "我在调用WidgetRunner.fit()时报错\uff0c单卡没有问题"
+    assert _title(_report("widgetnet", _DTYPE, body)).startswith("widgetnet WidgetRunner.fit: "), body
+
+
+def test_the_run_a_cjk_sentence_names_before_its_error() -> None:
+    """Class (chatglm-efficient-tuning-261 "评估阶段出现RuntimeError"): a Chinese title or description says which run
+    failed (evaluation, resuming training) right before the error; with no other name, that run is the API. The run
+    word nearest the error wins over an earlier one ("训练期间 ... 评估阶段出现")."""
+    title = f"多卡训练期间验证阶段出现{_DTYPE}"
+    assert _title(_report("widgettune", title, "参考之前的issue也没有解决")).startswith("widgettune validation: ")
+    resumed = f"中断后恢复训练报错{_DEVICE}"
+    assert _title(_report("widgettune", resumed, "请问怎么解决")).startswith("widgettune resuming training: ")
+
+
+def test_a_file_a_replys_workaround_changes_is_the_api_over_a_run_word() -> None:
+    """Class (higherhrnet-46): the reporter says only "during train"; a reply's workaround names the file to change
+    ("comment the code ... in the launch_dist.py"): that file says more than the run word."""
+    body = ("When i set USE_DIST = False, this mistake happens during train.\n\n"
+            "helper · comment · 2024-03-02\nyou can comment the code\n `elif args.gpu is not None:\n"
+            "     torch.cuda.set_device(args.gpu)`  in the launch_dist.py\n")
+    title = _title(_report("widgetpose", "RuntimeError: Invalid device string: '0'", body))
+    assert title.startswith("widgetpose launch_dist.py: "), title
+
+
+def test_a_printed_argument_listings_key_is_no_api() -> None:
+    """Class (gpt-neox-929 ``log_dir``): a stored description that is only a launcher's argument dump
+    (``name ........ value``, cut inside a key) names no API: its keys are settings, never the call that failed, even
+    when the stored header quotes them as code ("from `save_dir` to a cut `warmup_`")."""
+    dump = "\n".join(f"          {key} {'.' * (30 - len(key))} {value}{'.' * 12}updated" for key, value in
+                     (("save_dir", "ckpts"), ("save_interval", "100"), ("seq_length", "2048"), ("train_iters", "9")))
+    body = f"[turn 0 by someone, continued]\n{dump}\n          warmup_\n"
+    header = ("(issue by someone, closed; as the project's issue search stores it: the argument dump cut at both ends "
+              "(from `save_dir` to a cut `warmup_`))")
+    report = _report("widgetlm", "RuntimeError: stack expects each tensor to be equal size", body)
+    title = _title(report.replace("\n", f"\n{header}\n", 1))
+    assert title.startswith("widgetlm: stack expects"), title
+
+
+def test_a_script_the_reporter_says_works_is_not_the_api() -> None:
+    """Class (teaching-where-to-look-8): "i run prep_widget.py without any error, but when i run fit_widget.py on 4
+    gpus, i got an error": the failing run's script is the API, never the one that works. A report naming one script
+    that "runs fine" on one GPU but fails on two keeps it (the only name of the failing run)."""
+    body = ("thanks for your job, i run prep_widget.py without any error, but when i run fit_widget.py on 4 gpus, "
+            "i got an error as:\n![image](https://example.com/x.png)")
+    assert _title(_report("widgetkd", _DEVICE, body)).startswith("widgetkd fit_widget: ")
+    alone = "fit_widget.py runs fine on one GPU but on 4 gpus I get the error in the title."
+    assert _title(_report("widgetkd", _DEVICE, alone)).startswith("widgetkd fit_widget"), alone
+
+
+def test_builtins_are_derived_from_the_builtins_module() -> None:
+    """Debt: every public builtin is a builtin call the report's code makes, never an API."""
+    assert {name for name in dir(builtins) if not name.startswith("_")} <= _BUILTINS
