@@ -40,7 +40,8 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     frames = report.traceback.frames  # with frames, a script the title names is their <module>: no API
     in_title = [name for name in subjects if name in report.title and " " not in name
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
-    glued = [name for name in said_marked(report.shown_calls, "glued") if not (frames and name.endswith(".py"))]
+    glued = [name for name in said_marked(report.shown_calls, "glued")
+             if not (frames and name.endswith(".py")) and name not in message]
     said = (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]

@@ -62,7 +62,11 @@ def _glued(text: str, start: int, end: int) -> bool:
 def _glued_names(prose: list[str]) -> list[str]:
     """Scripts by their file's name, calls as a title writes them (``Class.method``, else the last name)."""
     return [_written(m["name"]) for line in prose if not line.isascii() for m in _GLUED.finditer(line)
-            if _glued(line, m.start(), m.end())]
+            if _glued(line, m.start(), m.end()) and m["name"].partition(".")[0] not in _FOREIGN_ROOTS]
+
+
+# Another library's calls ("用torch.cuda.synchronize()时"): that library's API, never the project's.
+_FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cv2", "math"})
 
 
 def _written(name: str) -> str:
@@ -96,6 +100,7 @@ _WORKED = re.compile(r"(?<![\w./-])(?P<name>[A-Za-z_][\w-]*)\.py\b(?P<gap>[^.,;!
                      r"(?:errors?|problems?|issues?)|works? (?:fine|well|perfectly|ok(?:ay)?)|(?:runs?|ran|running) "
                      r"(?:fine|well|ok(?:ay)?|smoothly|perfectly|successfully)|successfully|is (?:fine|ok(?:ay)?|"
                      r"working))\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|cannot|unable)\b|n't\b", re.I)
 _NOT_WORKED = re.compile(r"\b(?:but|when|while|not|never|however|cannot|fails?|failed)\b|n't\b", re.I)
 
 
@@ -103,7 +108,8 @@ def _worked_scripts(prose: list[str]) -> list[str]:
     """Scripts said to work, when the prose names another script too ("a.py runs fine but fails on two GPUs": the
     only script named is the failing run's)."""
     prose = [line for line in prose if ".py" in line]
-    worked = [m["name"] for line in prose for m in _WORKED.finditer(line) if not _NOT_WORKED.search(m["gap"])]
+    worked = [m["name"] for line in prose for m in _WORKED.finditer(line) if not _NOT_WORKED.search(m["gap"])
+              and not _NEGATED.search(re.split(r"[.,;!?]", line[:m.start()])[-1])]  # "I can't run a.py without ..."
     named = {m["name"].removesuffix(".py") for line in prose for m in _SCRIPT.finditer(line)} if worked else set()
     return worked if named - set(worked) else []
 
