@@ -53,8 +53,8 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     code = _code_lines(own)
     defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
     imported = _imports(code)
-    calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL),
-             *_command_classes(own)]
+    calls = [*_source_line_calls(own), *_box_cell_calls(own), *_calls(code, _STATEMENT_CALL),
+             *_calls(code, _ASSIGNED_CALL), *_command_classes(own)]
     kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
     shown = dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))])
     return (*shown, *said_marks(own, replies))  # what the words say, marked, after the calls (``_said_prose``)
@@ -88,6 +88,30 @@ def _source_line_calls(lines: list[str]) -> list[str]:
         match = _ASSIGNED_CALL.match(above) or _STATEMENT_CALL.match(above)
         if match:
             found.append(FAILING + match["call"])
+    return found
+
+
+# A rich-formatted box traceback's frame of a notebook cell ("│ in get_prediction:8 │": no file path, the reporter's
+# own code; older rich writes "in <module>" alone) and its marked failing line ("│ ❱  8 │   outputs = new_model(x) │").
+_BOX_CELL = re.compile(r"^[^/\\]*?[│|]\s*in\s+(?P<func>[\w<>]+)(?::\d+)?\s*[│|]?\s*$")
+_BOX_FAILING = re.compile(r"[│|]\s*❱\s*\d+\s+(?:[│|]\s*)*(?P<code>.+?)\s*[│|]?\s*$")
+
+
+def _box_cell_calls(lines: list[str]) -> list[str]:
+    """The calls of a box traceback's failing lines in notebook cells' frames, innermost last (a file's frame, a
+    library's, is the frame parser's)."""
+    found, cell = [], False
+    for line in lines:
+        if "│" not in line:
+            continue
+        if header := _BOX_CELL.match(line):
+            cell = True
+        elif re.search(r"[│|]\s*\S+\.py:\d+ in \w", line):
+            cell = False  # a file's frame
+        elif cell and header is None and (failing := _BOX_FAILING.search(line)):
+            code = failing["code"]
+            if match := _ASSIGNED_CALL.match(code) or _STATEMENT_CALL.match(code):
+                found.append(FAILING + match["call"])
     return found
 
 

@@ -87,6 +87,32 @@ def test_a_script_the_reporter_says_works_is_not_the_api() -> None:
     assert _title(_report("widgetkd", _DEVICE, negated)).startswith("widgetkd prep_widget"), negated
 
 
+_BOX = """╭──────────── Traceback (most recent call last) ────────────╮
+│ in <module>:1                                             │
+│                                                           │
+│ ❱ 1 score_widget('some text')                             │
+│                                                           │
+│ in score_widget:6                                         │
+│                                                           │
+│    5 │   batch = {k: v.to(device) for k, v in batch.items()} │
+│ ❱  6 │   outputs = widget_model(**batch)                   │
+│    7 │                                                     │
+│                                                           │
+│ /usr/lib/python3/site-packages/torch/nn/modules/module.py:1501 in _call_impl │
+│                                                           │
+│ ❱ 1501 │   │   return forward_call(*args, **kwargs)        │"""
+
+
+def test_a_box_tracebacks_cell_frames_give_their_failing_calls_to_the_skeleton() -> None:
+    """Class (transformers-text-classification-bert-blog-1, S): a rich box traceback cut inside the box, its frames
+    notebook cells ("in score_widget:6", no file): the skeleton starts from the cells' failing lines' calls
+    (``score_widget``, ``widget_model``), never a library frame's line (``forward_call``)."""
+    report = _report("widgetblog", "Expected all tensors to be on the same device, but found at least two devices, "
+                     "cpu and cuda:0!", _BOX)
+    repro = _draft(report, released=lambda dist: True)[0].repro_py
+    assert "#   score_widget, widget_model\n" in repro, repro  # the library frame's forward_call is not among them
+
+
 def test_builtins_are_derived_from_the_builtins_module() -> None:
     """Debt: every public builtin is a builtin call the report's code makes, never an API."""
     assert {name for name in dir(builtins) if not name.startswith("_")} <= _BUILTINS
