@@ -42,13 +42,15 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
                 and not (frames and name.endswith(".py")) and name.lower() not in _RUN_WORDS]
     glued = [name for name in said_marked(report.shown_calls, "glued")
              if not (frames and name.endswith(".py")) and name not in message]
+    setup = _SETUP_CALLS | {message.split("(")[0]}
     said = (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
             or prose_api(report, culprit, message) or (glued[0] if glued else "")
+            or shown_api(tuple(said_marked(report.shown_calls, "called")), culprit, report.modules, setup)
             or _frameless_run(report, message, culprit)
-            or shown_api(report.shown_calls, culprit, report.modules, _SETUP_CALLS | {message.split("(")[0]})
+            or shown_api(report.shown_calls, culprit, report.modules, setup)
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
             or (report.script if not own_frames(frames) else "")
             or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else "")

@@ -17,7 +17,7 @@ import re
 
 SAID = "~"
 
-_GLUED = re.compile(r"(?<![A-Za-z0-9_./\\-])(?P<name>[A-Za-z_][A-Za-z0-9_-]*\.py|"
+_GLUED = re.compile(r"(?<![A-Za-z0-9_./\\-])(?P<name>[A-Za-z_][A-Za-z0-9_-]*\.(?:py|sh)|"
                     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\(\))(?![A-Za-z0-9_])", re.ASCII)
 _NOT_PROSE = re.compile(r"^(?:Source: |\(issue |\(pull request )|://|^\s*File \"")
 
@@ -25,7 +25,8 @@ _NOT_PROSE = re.compile(r"^(?:Source: |\(issue |\(pull request )|://|^\s*File \"
 def said_marks(own: list[str], replies: list[str]) -> list[str]:
     """The marked entries of a report's lines: ``own`` (the issue's title and description), then its ``replies``."""
     prose = _prose_lines(own)
-    marks = [*(f"glued:{name}" for name in _glued_names(prose)), *(f"run:{run}" for run in _cjk_runs(prose)[:1]),
+    marks = [*(f"glued:{name}" for name in _glued_names(prose)),
+             *(f"called:{name}" for name in _prose_calls(prose)), *(f"run:{run}" for run in _cjk_runs(prose)[:1]),
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
              *(f"key:{key}" for key in _listing_keys([*own, *replies]))]
@@ -70,10 +71,25 @@ _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os"
 
 
 def _written(name: str) -> str:
-    if name.endswith(".py"):
+    if name.endswith((".py", ".sh")):
         return name
     parts = name.removesuffix("()").split(".")
     return f"{parts[-2]}.{parts[-1]}" if parts[-2][:1].isupper() and parts[-1][:1].islower() else parts[-1]
+
+
+# A call a non-English sentence writes outside inline code ("在调用 widget.fit() 时报错", "调用 fit_widget(x) 时"):
+# dotted, snake_case or camelCase (a word with a plural "(s)" is none); inline code and paths are other readers'. An
+# English sentence's plain-text call is none here: read there, it named worse APIs than the other readers on the
+# fixtures (a config's json.load(), a class's constructor over its method).
+_PROSE_CALL = re.compile(r"(?<![\w.])(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\([^()]{0,60}\)", re.ASCII)
+_NON_ASCII_LETTER = re.compile(r"[^\W\d_A-Za-z]")
+_NOT_PROSE_CALL = re.compile(r"`[^`]*`|\S*(?:/|\\|://)\S*")
+
+
+def _prose_calls(prose: list[str]) -> list[str]:
+    calls = [m["call"] for line in prose if "(" in line and not line.isascii() and _NON_ASCII_LETTER.search(line)
+             for m in _PROSE_CALL.finditer(_NOT_PROSE_CALL.sub(" ", line))]
+    return [call for call in calls if "." in call or "_" in call.strip("_") or re.search(r"[a-z][A-Z0-9]", call)]
 
 
 # The run a CJK (Chinese or Japanese) sentence names, nearest before its error: "评估阶段出现RuntimeError".

@@ -35,9 +35,14 @@ def test_a_script_name_glued_to_cjk_words_is_the_api() -> None:
 
 
 def test_a_dotted_call_glued_to_cjk_words_is_the_api() -> None:
-    """The same class for a call: "调用WidgetRunner.fit()时报错" (an error when calling ...) names ``WidgetRunner.fit``."""
+    """The same class for a call: "调用WidgetRunner.fit()时报错" (an error when calling ...) names ``WidgetRunner.fit``; a
+    call a Chinese sentence writes with spaces around it, and a shell script glued to the words, too."""
     body = "我在调用WidgetRunner.fit()时报错\uff0c单卡没有问题"
     assert _title(_report("widgetnet", _DTYPE, body)).startswith("widgetnet WidgetRunner.fit: "), body
+    spaced = "在调用 run_widget(data) 时报错"  # a call in a Chinese sentence, with spaces: no English reader reads it
+    assert _title(_report("widgetnet", _DTYPE, spaced)).startswith("widgetnet run_widget: "), spaced
+    shell = "执行bash start_widget.sh时出错"  # a shell script glued the same way
+    assert _title(_report("widgetnet", _DTYPE, shell)).startswith("widgetnet start_widget.sh: "), shell
 
 
 def test_the_run_a_cjk_sentence_names_before_its_error() -> None:
