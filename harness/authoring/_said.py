@@ -102,8 +102,15 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
-            return name
+            return _class_method(code.removesuffix("()")) or name
     return ""
+
+
+def _class_method(dotted: str) -> str:
+    """A class's method as a title writes it, with its class (``WidgetTrainer.train``); "" for any other name."""
+    parts = dotted.split(".")
+    owner = parts[-2] if len(parts) > 1 else ""
+    return f"{owner}.{parts[-1]}" if owner[:1].isupper() and parts[-1][:1].islower() else ""
 
 
 # Words an environment listing's fields are made of (sysinfo JSON's "pip_packages", "torch_env_info", "cuda_home"):

@@ -121,3 +121,11 @@ def test_a_box_tracebacks_cell_frames_give_their_failing_calls_to_the_skeleton()
 def test_builtins_are_derived_from_the_builtins_module() -> None:
     """Debt: every public builtin is a builtin call the report's code makes, never an API."""
     assert {name for name in dir(builtins) if not name.startswith("_")} <= _BUILTINS
+
+
+def test_an_inline_code_class_method_keeps_its_class() -> None:
+    """An inline-code ``Class.method`` call in the prose, in any language ("在`WidgetTrainer.train()`里报错"), is
+    written with its class as the title's other readers write one; a call on an object keeps the method alone."""
+    for body in ("Calling `WidgetTrainer.train()` fails with this error", "在`WidgetTrainer.train()`里报错"):
+        assert _title(_report("widgetnet", _DTYPE, body)).startswith("widgetnet WidgetTrainer.train: "), body
+    assert _title(_report("widgetnet", _DTYPE, "`trainer.train()` fails")).startswith("widgetnet train: ")
