@@ -138,7 +138,10 @@ _REPLY_FILE = re.compile(r"\bin (?:the )?(?:file )?`?(?:[\w.-]+/)*(?P<name>[A-Za
 
 
 def _reply_files(prose: list[str]) -> list[str]:
-    return [m["name"] for line in prose for m in _REPLY_FILE.finditer(line)]
+    return [m["name"] for line in prose for m in _REPLY_FILE.finditer(line) if m["name"] not in _NOT_RUN_FILES]
+
+
+_NOT_RUN_FILES = frozenset({"setup.py", "__init__.py", "conftest.py"})  # packaging and package files: no run
 
 
 # A printed argument or config listing's line: "  log_dir ........ logs" (two or more dots as a leader) or
