@@ -117,6 +117,8 @@ _WORKED = re.compile(r"(?<![\w./-])(?P<name>[A-Za-z_][\w-]*)\.py\b(?P<gap>[^.,;!
                      r"(?:fine|well|ok(?:ay)?|smoothly|perfectly|successfully)|successfully|is (?:fine|ok(?:ay)?|"
                      r"working))\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|cannot|unable)\b|n't\b", re.I)
+# A failure said after the success phrase, before any other script is named: the same run failed later.
+_FAILED_AFTER = re.compile(r"\b(?:crash\w*|fails?|failed|failing|errors?|exception|breaks?|hangs?)\b", re.I)
 _NOT_WORKED = re.compile(r"\b(?:but|when|while|not|never|however|cannot|fails?|failed)\b|n't\b", re.I)
 
 
@@ -125,7 +127,8 @@ def _worked_scripts(prose: list[str]) -> list[str]:
     only script named is the failing run's)."""
     prose = [line for line in prose if ".py" in line]
     worked = [m["name"] for line in prose for m in _WORKED.finditer(line) if not _NOT_WORKED.search(m["gap"])
-              and not _NEGATED.search(re.split(r"[.,;!?]", line[:m.start()])[-1])]  # "I can't run a.py without ..."
+              and not _NEGATED.search(re.split(r"[.,;!?]", line[:m.start()])[-1])  # "I can't run a.py without ..."
+              and not _FAILED_AFTER.search(_SCRIPT.split(line[m.end():], 1)[0])]  # "... loads, then crashes"
     named = {m["name"].removesuffix(".py") for line in prose for m in _SCRIPT.finditer(line)} if worked else set()
     return worked if named - set(worked) else []
 

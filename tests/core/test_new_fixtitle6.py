@@ -88,6 +88,8 @@ def test_a_script_the_reporter_says_works_is_not_the_api() -> None:
     assert _title(_report("widgetkd", _DEVICE, body)).startswith("widgetkd fit_widget: ")
     alone = "fit_widget.py runs fine on one GPU but on 4 gpus I get the error in the title."
     assert _title(_report("widgetkd", _DEVICE, alone)).startswith("widgetkd fit_widget"), alone
+    later = "prep_widget.py successfully loads the data and then crashes; fit_widget.py is next."
+    assert _title(_report("widgetkd", _DEVICE, later)).startswith("widgetkd prep_widget"), later
     negated = "I can't run prep_widget.py without errors, and fit_widget.py fails too."
     assert _title(_report("widgetkd", _DEVICE, negated)).startswith("widgetkd prep_widget"), negated
 
