@@ -16,7 +16,7 @@ import itertools
 import re
 
 from harness.authoring._prose import REPLY_HEADER
-from harness.authoring._said_prose import said_marks, unmarked
+from harness.authoring._said_prose import SAID, said_marks, unmarked
 from harness.authoring._traceback import _strong_exception, _unmark
 
 __all__ = ["FAILING", "common_class_call", "common_method_call", "shown_api", "shown_calls", "shown_starts"]
@@ -53,11 +53,13 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     code = _code_lines(own)
     defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
     imported = _imports(code)
-    calls = [*_source_line_calls(own), *_box_cell_calls(own), *_calls(code, _STATEMENT_CALL),
+    box = _box_cell_calls(own)
+    calls = [*_source_line_calls(own), *unmarked(tuple(box)), *_calls(code, _STATEMENT_CALL),
              *_calls(code, _ASSIGNED_CALL), *_command_classes(own)]
     kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
     shown = dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))])
-    return (*shown, *said_marks(own, replies))  # what the words say, marked, after the calls (``_said_prose``)
+    # what the words say (``_said_prose``) and a box cell's failing line, marked, after the calls
+    return (*shown, *(call for call in box if call.startswith(SAID)), *said_marks(own, replies))
 
 
 def _code_lines(lines: list[str]) -> list[str]:
@@ -100,7 +102,7 @@ _BOX_FAILING = re.compile(r"[│|]\s*❱\s*\d+\s+(?:[│|]\s*)*(?P<code>.+?)\s*[
 def _box_cell_calls(lines: list[str]) -> list[str]:
     """The calls of a box traceback's failing lines in notebook cells' frames, innermost last (a file's frame, a
     library's, is the frame parser's)."""
-    found, cell = [], False
+    found, cell, source = [], False, ""
     for line in lines:
         if "│" not in line:
             continue
@@ -112,7 +114,8 @@ def _box_cell_calls(lines: list[str]) -> list[str]:
             code = failing["code"]
             if match := _ASSIGNED_CALL.match(code) or _STATEMENT_CALL.match(code):
                 found.append(FAILING + match["call"])
-    return found
+                source = code
+    return [*found, f"{SAID}line:{source}"] if found else found  # the innermost cell's failing line, for the skeleton
 
 
 # A command's option naming the class it runs ("python -m pkg -t train -a LSTMRecDQN", "--model TimeMixer"): a

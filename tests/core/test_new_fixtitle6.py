@@ -113,11 +113,13 @@ _BOX = """╭──────────── Traceback (most recent call la
 def test_a_box_tracebacks_cell_frames_give_their_failing_calls_to_the_skeleton() -> None:
     """Class (transformers-text-classification-bert-blog-1, S): a rich box traceback cut inside the box, its frames
     notebook cells ("in score_widget:6", no file): the skeleton starts from the cells' failing lines' calls
-    (``score_widget``, ``widget_model``), never a library frame's line (``forward_call``)."""
+    (``score_widget``, ``widget_model``), never a library frame's line (``forward_call``), and quotes the innermost
+    cell's failing line."""
     report = _report("widgetblog", "Expected all tensors to be on the same device, but found at least two devices, "
                      "cpu and cuda:0!", _BOX)
     repro = _draft(report, released=lambda dist: True)[0].repro_py
     assert "#   score_widget, widget_model\n" in repro, repro  # the library frame's forward_call is not among them
+    assert "# Its notebook cell's line on the failing path:\n    #   outputs = widget_model(**batch)\n" in repro, repro
 
 
 def test_builtins_are_derived_from_the_builtins_module() -> None:
