@@ -11,10 +11,12 @@ Another library's and Python's own calls are left out here or in ``_said``.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import re
 
 from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._said_prose import SAID, said_marks, unmarked
 from harness.authoring._traceback import _strong_exception, _unmark
 
 __all__ = ["FAILING", "common_class_call", "common_method_call", "shown_api", "shown_calls", "shown_starts"]
@@ -51,10 +53,13 @@ def shown_calls(lines: list[str]) -> tuple[str, ...]:
     code = _code_lines(own)
     defined = {m["name"] or m["cls"] for line in code if (m := _DEFINED.match(line))}
     imported = _imports(code)
-    calls = [*_source_line_calls(own), *_calls(code, _STATEMENT_CALL), *_calls(code, _ASSIGNED_CALL),
-             *_command_classes(own)]
+    box = _box_cell_calls(own)
+    calls = [*_source_line_calls(own), *unmarked(tuple(box)), *_calls(code, _STATEMENT_CALL),
+             *_calls(code, _ASSIGNED_CALL), *_command_classes(own)]
     kept = [_resolved(call, imported) for call in calls if call.removeprefix(FAILING).partition(".")[0] not in defined]
-    return tuple(dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))]))
+    shown = dict.fromkeys([*kept, *_patched_methods(replies), *_shown_methods(_code_lines(replies))])
+    # what the words say (``_said_prose``) and a box cell's failing line, marked, after the calls
+    return (*shown, *(call for call in box if call.startswith(SAID)), *said_marks(own, replies))
 
 
 def _code_lines(lines: list[str]) -> list[str]:
@@ -86,6 +91,31 @@ def _source_line_calls(lines: list[str]) -> list[str]:
         if match:
             found.append(FAILING + match["call"])
     return found
+
+
+# A rich-formatted box traceback's frame of a notebook cell ("│ in get_prediction:8 │": no file path, the reporter's
+# own code; older rich writes "in <module>" alone) and its marked failing line ("│ ❱  8 │   outputs = new_model(x) │").
+_BOX_CELL = re.compile(r"^[^/\\]*?[│|]\s*in\s+(?P<func>[\w<>]+)(?::\d+)?\s*[│|]?\s*$")
+_BOX_FAILING = re.compile(r"[│|]\s*❱\s*\d+\s+(?:[│|]\s*)*(?P<code>.+?)\s*[│|]?\s*$")
+
+
+def _box_cell_calls(lines: list[str]) -> list[str]:
+    """The calls of a box traceback's failing lines in notebook cells' frames, innermost last (a file's frame, a
+    library's, is the frame parser's)."""
+    found, cell, source = [], False, ""
+    for line in lines:
+        if "│" not in line:
+            continue
+        if header := _BOX_CELL.match(line):
+            cell = True
+        elif re.search(r"[│|]\s*\S+\.py:\d+ in \w", line):
+            cell = False  # a file's frame
+        elif cell and header is None and (failing := _BOX_FAILING.search(line)):
+            code = failing["code"]
+            if match := _ASSIGNED_CALL.match(code) or _STATEMENT_CALL.match(code):
+                found.append(FAILING + match["call"])
+                source = code
+    return [*found, f"{SAID}line:{source}"] if found else found  # the innermost cell's failing line, for the skeleton
 
 
 # A command's option naming the class it runs ("python -m pkg -t train -a LSTMRecDQN", "--model TimeMixer"): a
@@ -171,11 +201,8 @@ _FOREIGN_ROOTS = frozenset({"torch", "nn", "F", "np", "numpy", "os", "sys", "mat
                             "shutil", "pathlib", "Path", "subprocess", "datetime", "pickle", "copy", "itertools",
                             "functools", "collections", "argparse", "tqdm", "super", "print", "cuda", "dist", "mp",
                             "optim", "transforms", "torchvision", "yaml", "glob", "wandb", "st", "gc"})
-_BUILTINS = frozenset({"print", "len", "range", "list", "dict", "set", "tuple", "int", "float", "str", "bool", "open",
-                       "isinstance", "super", "zip", "enumerate", "map", "filter", "sorted", "sum", "min", "max", "abs",
-                       "round", "type", "getattr", "setattr", "hasattr", "input", "iter", "next", "exit", "quit",
-                       "exec", "eval", "format", "repr", "vars", "globals", "locals", "display", "any",
-                       "all"})
+# Python's builtins (``exit``/``quit`` are the site module's, ``display`` IPython's: a notebook's calls)
+_BUILTINS = frozenset({name for name in dir(builtins) if not name.startswith("_")} | {"exit", "quit", "display"})
 _COMMON_METHODS = frozenset({
     "to", "cuda", "cpu", "eval", "train", "backward", "step", "zero_grad", "item", "numpy", "detach", "size", "view",
     "reshape", "append", "extend", "format", "items", "keys", "values", "get", "update", "load_state_dict",
@@ -210,7 +237,7 @@ def shown_api(calls: tuple[str, ...], culprit: str, modules: tuple[str, ...], se
     imports (``modules`` that are not ``culprit``) only when the project's own is not shown."""
     others = {module for module in modules if _norm(module) != _norm(culprit)}
     names = [(module, _written(call.removeprefix(FAILING)) or _failing(call))
-             for module, _, call in (c.rpartition(":") for c in calls)]
+             for module, _, call in (c.rpartition(":") for c in unmarked(calls))]
     names = [(module, name) for module, name in names if name and name.rpartition(".")[2] not in setup]
     own = [name for module, name in names if not module or _norm(module) == _norm(culprit)]
     own = [name for name in own if name.partition(".")[0] not in others]
@@ -227,7 +254,7 @@ def shown_starts(calls: tuple[str, ...], limit: int = 3) -> list[str]:
     """The report's own calls a skeleton shows as the repro's starting point, as the code writes them
     (``HookedTransformer.from_pretrained``): never torch's or numpy's, a builtin, or every object's method."""
     kept = [call.removeprefix(FAILING) if _written(call.removeprefix(FAILING)) else _failing(call)
-            for module, _, call in (c.rpartition(":") for c in calls) if module not in ("torch", "numpy")]
+            for module, _, call in (c.rpartition(":") for c in unmarked(calls)) if module not in ("torch", "numpy")]
     kept = [call for call in kept if call]
     return list(dict.fromkeys(kept))[:limit]
 

@@ -16,6 +16,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
+from harness.authoring._said_prose import said_marked
 from harness.authoring._shown import shown_starts
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_HEADER, SKELETON_IMPORT
 
@@ -164,6 +165,8 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
     if starts := shown_starts(shown):
         comments += ["    # The report's own code calls (start the repro there):",
                      *_wrapped(", ".join(starts), "    #   ")]
+    if failing := said_marked(shown, "line"):  # a box traceback's cell frame: no frame carries its source line
+        comments += ["    # Its notebook cell's line on the failing path:", *_wrapped(failing[-1], "    #   ")]
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
         comments += _wrapped(frame.source, "    #     ") if frame.source and not _MARKER.match(frame.source) else []

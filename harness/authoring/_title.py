@@ -9,9 +9,10 @@ from packaging.utils import canonicalize_name
 
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
-from harness.authoring._said import _STRONG_NAME, _leading_run, said_api, title_context, title_device
+from harness.authoring._said import said_api
 from harness.authoring._shown import _INSTANCE_WORDS, common_method_call
 from harness.authoring._signature import _FOLDERS
+from harness.authoring._title_words import _STRONG_NAME, _leading_run, title_context, title_device
 
 
 def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callable[[], bool] | None = None) -> str:

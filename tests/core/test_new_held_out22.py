@@ -65,7 +65,7 @@ HELD_OUT_22 = {
     # all reproduce, no tag (L and D right)
     "pytorch-connectomics-40": ("RuntimeError", DEVICE_STRING,
                                 "pytorch-connectomics",
-                                f"pytorch-connectomics: {DEVICE_STRING}", EVERYWHERE, False,
+                                f"pytorch-connectomics main.py: {DEVICE_STRING}", EVERYWHERE, False,
                                 f"pytorch-connectomics {reports.GIT}PytorchConnectomics/pytorch_connectomics@<commit>",
                                 0),
     # known misses: T (no API), S judgement (fixframe2: the body's message line read under the title's class: M, L
@@ -140,8 +140,9 @@ DEVICE_BOUND_22 = {name for name, row in HELD_OUT_22.items() if name not in {"br
 STATED_22: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "easyedit-40": {"L": lambda data: ":" in data["variants"]["buggy"]["expect"]["cpu"]},
 }
-GRADED22_FLOOR = 76  # of 80: 62 held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient; 67 after
-# fixframe2 and fixtitle3, 70 with fixenv2, 76 with fixlanes (NOT held out: measured after fixing on these reports)
+GRADED22_FLOOR = 77  # of 80: 62 held out, main 4ca186d, this scorer; 62 by hand, strict; 66 lenient; 67 after
+# fixframe2 and fixtitle3, 70 with fixenv2, 76 with fixlanes, 77 with fixtitle6 (pytorch-connectomics-40 T: the reply's
+# "in the file scripts/main.py") (NOT held out: measured after fixing on these reports)
 
 
 @pytest.fixture(autouse=True)

@@ -42,7 +42,7 @@ def _checkout(dist: str, repository: str) -> str:
 
 HELD_OUT_26: dict[str, tuple[Any, ...] | None] = {
     # S judgement (names no call: the launch with more processes than GPUs is not said)
-    "rag-retrieval-27": ("RuntimeError", ORDINAL, "rag-retrieval", f"rag-retrieval: {ORDINAL}", ORDINAL_LANES, True,
+    "rag-retrieval-27": ("RuntimeError", ORDINAL, "rag-retrieval", f"rag-retrieval training: {ORDINAL}", ORDINAL_LANES, True,
                          _checkout("rag-retrieval", "NovaSearch-Team/RAG-Retrieval"), 0),
     # S judgement (the file only)
     "revin-8": ("RuntimeError", CUDA0_CPU, "revin", f"revin RevIN.py: {CUDA0_CPU}", DEVICE, True,

@@ -50,28 +50,29 @@ HELD_OUT_30: dict[str, tuple[Any, ...]] = {
                    _checkout("bubogpt", "magic-research/bubogpt"), 0),
     "c-3-framework-58": ("KeyError", "'net'", "c-3-framework", "c-3-framework net.load_state_dict: KeyError 'net'",
                          EVERYWHERE, False, _checkout("c-3-framework", "gjy3035/C-3-Framework"), 0),
-    # known misses: T (no API: the title's LoRA training's evaluation stage, the prose's trainer), L right since fixlanes3
+    # T right since fixtitle6 (the title's evaluation stage, 评估阶段), L since fixlanes3
     "chatglm-efficient-tuning-261": ("RuntimeError", HALF, "chatglm-efficient-tuning",
-                                     f"chatglm-efficient-tuning: {HALF}", FP16_LANES, False,
+                                     f"chatglm-efficient-tuning evaluation: {HALF}", FP16_LANES, False,
                                      _checkout("chatglm-efficient-tuning", "hiyouga/ChatGLM-Efficient-Tuning"), 0),
     "chemprop-256": ("RuntimeError", ORDINAL, "chemprop", f"chemprop cross_validate: {ORDINAL}",
                      {"cpu": "passes", "cuda": "reproduces"}, True, "chemprop==X.Y.Z", 0),
     "cider-6": ("RuntimeError", INPUT, "cider", f"cider conv_model.py: {INPUT}", DEVICE, True,
                 _checkout("cider", "glam-imperial/cider"), 0),
-    # known miss: T (no API: the prose's trainer.py)
-    "dcnet-10": ("RuntimeError", INPUT, "dcnet", f"dcnet: {INPUT}", DEVICE, True, _checkout("dcnet", "hzhupku/DCNet"), 0),
+    # T was a miss (no API); fixtitle6: the prose's trainer.py glued to Chinese words
+    "dcnet-10": ("RuntimeError", INPUT, "dcnet", f"dcnet trainer.py: {INPUT}", DEVICE, True,
+                 _checkout("dcnet", "hzhupku/DCNet"), 0),
     "fast-nn-1": ("RuntimeError", MM, "fast-nn", f"fast-nn fredmd_cross: {MM}", DEVICE, True,
                   _checkout("fast-nn", "wmyw96/FAST-NN"), 0),
-    # known miss: T (the argument dump's key log_dir as the API)
-    "gpt-neox-929": ("RuntimeError", STACK, "gpt-neox", f"gpt-neox log_dir: {STACK}", EVERYWHERE, False,
+    # T was a miss (the argument dump's key log_dir as the API); fixtitle6: no API
+    "gpt-neox-929": ("RuntimeError", STACK, "gpt-neox", f"gpt-neox: {STACK}", EVERYWHERE, False,
                      _checkout("gpt-neox", "EleutherAI/gpt-neox"), 0),
     # L and D right since fixlanes3 (the cut message read as the device check it starts); P and F since fixenv5
     "gt4sd-core-144": ("RuntimeError", CUT, GT4SD, f"paccmann_chemistry sequential_data_preparation: {CUT}",
                        {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"},
                        True, f'"{GT4SD} @ {HUB}<owner>/<repo>@<commit>"', 2),
-    # known miss: T judgement ("training", not dist_train.py)
+    # T judgement was a miss ("training"); fixtitle6: the reply's dist_train.py
     "higherhrnet-46": ("RuntimeError", DEVICE_STRING, "higherhrnet-human-pose-estimation",
-                       f"higherhrnet-human-pose-estimation training: {DEVICE_STRING}", EVERYWHERE, False,
+                       f"higherhrnet-human-pose-estimation dist_train.py: {DEVICE_STRING}", EVERYWHERE, False,
                        _checkout("higherhrnet-human-pose-estimation", "HRNet/HigherHRNet-Human-Pose-Estimation"), 0),
 }
 
@@ -129,8 +130,9 @@ STATED_30: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
         "F": lambda data: re.search(PACCMANN, " ".join(data["variants"]["fix"]["requires"])) is not None,
     },
 }
-GRADED30_FLOOR = 76  # of 80: 70 held out, main 491a365, this scorer and by hand, strict; 71 lenient
-# NOT held out after: fixenv5 (chemprop P V, gt4sd-core P F), fixlanes3 (gt4sd-core L, chatglm-efficient-tuning L)
+GRADED30_FLOOR = 80  # of 80: 70 held out, main 491a365, this scorer and by hand, strict; 71 lenient
+# NOT held out after: fixenv5 (chemprop P V, gt4sd-core P F), fixlanes3 (gt4sd-core L, chatglm-efficient-tuning L),
+# fixtitle6 (chatglm-efficient-tuning, dcnet-10, gpt-neox-929, higherhrnet-46 T)
 
 
 def test_graded30_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:

@@ -69,9 +69,9 @@ HELD_OUT_31: dict[str, tuple[Any, ...]] = {
                                         f"semantic-segmentation restore_snapshot: {NO_LOAD}", EVERYWHERE, False,
                                         f"{HUB}NVIDIA/semantic-segmentation@333ffbcdfbf3247fc20e5a656e80b382d2904668",
                                         1),
-    # known misses: T and S (train_teacher, the script the report says works)
+    # T and S were misses (train_teacher, the script the report says works); fixtitle6: train_student
     "teaching-where-to-look-8": ("RuntimeError", CUDA2_CUDA1, "teaching-where-to-look",
-                                 f"teaching-where-to-look train_teacher: {CUDA2_CUDA1}", TWO_GPUS, True,
+                                 f"teaching-where-to-look train_student: {CUDA2_CUDA1}", TWO_GPUS, True,
                                  _checkout("teaching-where-to-look", "gist-ailab/teaching-where-to-look"), 0),
     # known misses (strict): E and M keep the load error but not the NameError that masks it
     "textual-inversion-62": ("UnpicklingError", LOAD_KEY, "textual-inversion",
@@ -145,8 +145,9 @@ STATED_31: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "textual-inversion-62": {"E": _keeps_the_masking_error, "M": _keeps_the_masking_error},
 }
 # of 80: 72 held out, main 491a365, this scorer and by hand, strict; 77 lenient; NOT held out after: fixenv5 (pyramidbox V),
-# fixframe5 (pykan E and M), fixlanes3 (pyramidbox L)
-GRADED31_FLOOR = 76
+# fixframe5 (pykan E and M), fixlanes3 (pyramidbox L),
+# fixtitle6 (teaching-where-to-look T)
+GRADED31_FLOOR = 77
 
 
 def test_graded31_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:

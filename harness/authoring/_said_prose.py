@@ -1,0 +1,169 @@
+"""What a report's words say ran that the English-shaped prose readers miss, carried to ``_said`` inside
+``BugReport.shown_calls`` as marked entries (``~kind:name``; ``_shown``'s readers of calls skip them):
+
+- ``glued``: a script (``trainer.py``) or a dotted call (``model.fit()``) written with no space inside non-ASCII words
+  ("好像在trainer.py文件里"): Python's ``\\w`` takes CJK letters for word characters, so a name glued to them is missed;
+- ``run``: the run a CJK title or description says failed ("评估阶段出现RuntimeError": evaluation), its word nearest
+  before the error;
+- ``worked``: a script the reporter says ran fine ("i run a.py without any error, but when i run b.py ..."): never the
+  failing run's name;
+- ``reply``: a file a reply's workaround says to change ("comment the code ... in the dist_train.py");
+- ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API.
+"""
+
+from __future__ import annotations
+
+import re
+
+SAID = "~"
+
+_GLUED = re.compile(r"(?<![A-Za-z0-9_./\\-])(?P<name>[A-Za-z_][A-Za-z0-9_-]*\.(?:py|sh)|"
+                    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\(\))(?![A-Za-z0-9_])", re.ASCII)
+_NOT_PROSE = re.compile(r"^(?:Source: |\(issue |\(pull request )|://|^\s*File \"")
+
+
+def said_marks(own: list[str], replies: list[str]) -> list[str]:
+    """The marked entries of a report's lines: ``own`` (the issue's title and description), then its ``replies``."""
+    prose = _prose_lines(own)
+    marks = [*(f"glued:{name}" for name in _glued_names(prose)),
+             *(f"called:{name}" for name in _prose_calls(prose)), *(f"run:{run}" for run in _cjk_runs(prose)[:1]),
+             *(f"worked:{name}" for name in _worked_scripts(prose)),
+             *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
+             *(f"key:{key}" for key in _listing_keys([*own, *replies]))]
+    return [SAID + mark for mark in dict.fromkeys(marks)]
+
+
+def said_marked(calls: tuple[str, ...], kind: str) -> list[str]:
+    """The names of ``kind`` the marked entries of ``calls`` carry, in order."""
+    return [call.partition(":")[2] for call in calls if call.startswith(f"{SAID}{kind}:")]
+
+
+def unmarked(calls: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(call for call in calls if not call.startswith(SAID))
+
+
+def _prose_lines(lines: list[str], indented: bool = False) -> list[str]:
+    """The lines of prose: no fenced or (unless ``indented``) indented code, no frame, link or stored header."""
+    fenced, prose = False, []
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced and (indented or not line[:1].isspace()) and not _NOT_PROSE.search(line):
+            prose.append(line)
+    return prose
+
+
+def _glued(text: str, start: int, end: int) -> bool:
+    """Whether a name runs into a non-ASCII letter on either side (a space or punctuation separates an English one)."""
+    around = (text[start - 1] if start else " ", text[end] if end < len(text) else " ")
+    return any(char.isalnum() and not char.isascii() for char in around)
+
+
+def _glued_names(prose: list[str]) -> list[str]:
+    """Scripts by their file's name, calls as a title writes them (``Class.method``, else the last name)."""
+    return [_written(m["name"]) for line in prose if not line.isascii() for m in _GLUED.finditer(line)
+            if _glued(line, m.start(), m.end()) and m["name"].partition(".")[0] not in _FOREIGN_ROOTS]
+
+
+# Another library's calls ("用torch.cuda.synchronize()时"): that library's API, never the project's.
+_FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cv2", "math"})
+
+
+def _written(name: str) -> str:
+    if name.endswith((".py", ".sh")):
+        return name
+    parts = name.removesuffix("()").split(".")
+    return f"{parts[-2]}.{parts[-1]}" if parts[-2][:1].isupper() and parts[-1][:1].islower() else parts[-1]
+
+
+# A call a non-English sentence writes outside inline code ("在调用 widget.fit() 时报错", "调用 fit_widget(x) 时"):
+# dotted, snake_case or camelCase (a word with a plural "(s)" is none); inline code and paths are other readers'. An
+# English sentence's plain-text call is none here: read there, it named worse APIs than the other readers on the
+# fixtures (a config's json.load(), a class's constructor over its method).
+_PROSE_CALL = re.compile(r"(?<![\w.])(?P<call>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\([^()]{0,60}\)", re.ASCII)
+_NON_ASCII_LETTER = re.compile(r"[^\W\d_A-Za-z]")
+_NOT_PROSE_CALL = re.compile(r"`[^`]*`|\S*(?:/|\\|://)\S*")
+
+
+def _prose_calls(prose: list[str]) -> list[str]:
+    calls = [m["call"] for line in prose if "(" in line and not line.isascii() and _NON_ASCII_LETTER.search(line)
+             for m in _PROSE_CALL.finditer(_NOT_PROSE_CALL.sub(" ", line))]
+    return [call for call in calls if "." in call or "_" in call.strip("_") or re.search(r"[a-z][A-Z0-9]", call)]
+
+
+# The run a CJK (Chinese or Japanese) sentence names, nearest before its error: "评估阶段出现RuntimeError".
+_CJK_RUNS = {"恢复训练": "resuming training", "继续训练": "resuming training", "训练": "training", "訓練": "training",
+             "学習": "training", "评估": "evaluation", "評估": "evaluation", "評価": "evaluation", "验证": "validation",
+             "推理": "inference", "推論": "inference", "微调": "fine-tuning", "测试": "testing", "预测": "prediction",
+             "生成": "generation"}
+_CJK_RUN = re.compile("|".join(_CJK_RUNS))  # longer words first: "恢复训练" (resume training) before "训练"
+_CJK_ERROR = re.compile(r"[A-Z]\w*(?:Error|Exception)\b|错误|報錯|报错|出错|エラー|異常|异常", re.ASCII)
+
+
+def _cjk_runs(prose: list[str]) -> list[str]:
+    found = []
+    for line in prose:
+        if not line.isascii() and (error := _CJK_ERROR.search(line)):
+            runs = _CJK_RUN.findall(line, 0, error.start())
+            found += [_CJK_RUNS[runs[-1]]] if runs else []
+    return found
+
+
+# A script the reporter says ran without failing: the name, then within its clause (no "but", "when", negation) a
+# phrase of success ("without any error", "works fine", "ran successfully").
+_WORKED = re.compile(r"(?<![\w./-])(?P<name>[A-Za-z_][\w-]*)\.py\b(?P<gap>[^.,;!?]{0,40}?)\b(?:without (?:any )?"
+                     r"(?:errors?|problems?|issues?)|works? (?:fine|well|perfectly|ok(?:ay)?)|(?:runs?|ran|running) "
+                     r"(?:fine|well|ok(?:ay)?|smoothly|perfectly|successfully)|successfully|is (?:fine|ok(?:ay)?|"
+                     r"working))\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|cannot|unable)\b|n't\b", re.I)
+# A failure said after the success phrase, before any other script is named: the same run failed later.
+_FAILED_AFTER = re.compile(r"\b(?:crash\w*|fails?|failed|failing|errors?|exception|breaks?|hangs?)\b", re.I)
+_NOT_WORKED = re.compile(r"\b(?:but|when|while|not|never|however|cannot|fails?|failed)\b|n't\b", re.I)
+
+
+def _worked_scripts(prose: list[str]) -> list[str]:
+    """Scripts said to work, when the prose names another script too ("a.py runs fine but fails on two GPUs": the
+    only script named is the failing run's)."""
+    prose = [line for line in prose if ".py" in line]
+    worked = [m["name"] for line in prose for m in _WORKED.finditer(line) if not _NOT_WORKED.search(m["gap"])
+              and not _NEGATED.search(re.split(r"[.,;!?]", line[:m.start()])[-1])  # "I can't run a.py without ..."
+              and not _FAILED_AFTER.search(_SCRIPT.split(line[m.end():], 1)[0])]  # "... loads, then crashes"
+    named = {m["name"].removesuffix(".py") for line in prose for m in _SCRIPT.finditer(line)} if worked else set()
+    return worked if named - set(worked) else []
+
+
+_SCRIPT = re.compile(r"(?<![\w./-])(?P<name>[A-Za-z_][\w-]*\.py)\b")
+
+
+# A file a reply names as where to change the code ("... in the dist_train.py", "in `utils/misc.py`").
+_REPLY_FILE = re.compile(r"\bin (?:the )?(?:file )?`?(?:[\w.-]+/)*(?P<name>[A-Za-z_][\w-]*\.py)\b")
+
+
+def _reply_files(prose: list[str]) -> list[str]:
+    return [m["name"] for line in prose for m in _REPLY_FILE.finditer(line) if m["name"] not in _NOT_RUN_FILES]
+
+
+_NOT_RUN_FILES = frozenset({"setup.py", "__init__.py", "conftest.py"})  # packaging and package files: no run
+
+
+# A printed argument or config listing's line: "  log_dir ........ logs" (two or more dots as a leader) or
+# "  lr: 0.0006" / "lr = 0.0006"; three such lines in a row make a listing (a cut key may end it alone: "output_").
+_LEADER = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*\.{2,}\s*\S")
+_KEY_VALUE = re.compile(r"^\s*(?P<key>[a-z_][a-z0-9_]*)\s*[:=]\s*(?:'[^']*'|\"[^\"]*\"|\[[^()]*\]|\{[^()]*\}|"
+                        r"[\w./+-]+)\s*,?\s*$")  # a value, never a call (``model = Net()`` is code)
+_CUT_KEY = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*$")
+
+
+def _listing_keys(lines: list[str]) -> list[str]:
+    keys: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        match = (_LEADER.match(line) or _KEY_VALUE.match(line)) if line.strip() else None
+        if match:
+            run.append(match["key"])
+            continue
+        if len(run) >= 3:
+            keys += [*run, *(m["key"] for m in [_CUT_KEY.match(line)] if m)]
+        run = []
+    return keys
