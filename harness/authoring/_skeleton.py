@@ -47,6 +47,15 @@ def _comment(text: str) -> str:
     return for_terminal(text, one_line=True)
 
 
+_SUMMARY = f"{MARK}: one paragraph: what breaks, why, what fixed it, and how the repro reaches it"
+
+
+def _chained(traceback: Traceback) -> str:
+    """The summary's word on a chain's final exception the report cuts (the case matches its cause)."""
+    return (f" (the run ended in {traceback.chained}, raised over this error: say which one the repro raises)"
+            if traceback.chained else "")
+
+
 def case_yaml(case: CaseText, traceback: Traceback) -> str:
     final = f"{traceback.exception}: {traceback.first_message_line}".rstrip(": ")
     exception_comment = ("" if traceback.exception == traceback.exception_class else
@@ -64,7 +73,9 @@ def case_yaml(case: CaseText, traceback: Traceback) -> str:
         f"# From report line {traceback.exception_line}: {_comment(final)[:300]}",
         f"signature: {_q(case.signature)}",
         f"exception: {_q(traceback.exception_class)}{exception_comment}",
-        f"summary: {_q(MARK + ': one paragraph: what breaks, why, what fixed it, and how the repro reaches it')}",
+        *([f"# Chained over it (the report cuts that line): {_comment(traceback.chained)[:300]}"]
+          if traceback.chained else []),
+        f"summary: {_q(_SUMMARY + _chained(traceback))}",
         "requires:  # shared by every variant; a variant's own pin of a package replaces it",
         *_requirement_lines(case.shared, "  "),
         f"tags: [{', '.join(case.tags)}]",
