@@ -136,17 +136,13 @@ STATED_34: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
 GRADED34_FLOOR = 64
 
 
-def test_graded34_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:
-    """D (scored by hand in the 9-field variant): 9 of 10 right when graded (horovod-398, whose error line was not
-    read, is not tagged)."""
-    assert all(("device-placement" in drafted(name)[1]["tags"]) is row[5] for name, row in HELD_OUT_34.items())
+@pytest.mark.usefixtures("drafted")  # `maintainer_fields` drafts each report itself, with the index's answers
+def test_graded34_keeps_at_least_its_measured_strict_score() -> None:
+    reports.assert_set_scores(GRADED34, MAINTAINER_34, HELD_OUT_34, STATED_34, GRADED34_FLOOR)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_34))
-def test_a_graded34_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
+def test_each_graded34_draft_is_as_graded_or_better(drafted: Drafter, name: str) -> None:
+    """Its row, D included: 9 of 10 tagged as EXPECTED.md asks when graded (horovod-398 untagged: its error line,
+    behind the `[1,2]<stderr>:` prefix, was not read)."""
     reports.assert_drafted(*drafted(name), HELD_OUT_34[name])
-
-
-def test_the_thirty_fourth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
-    """`drafted` puts the index's answers in place for `maintainer_fields`, which drafts each report itself."""
-    reports.assert_set_scores(GRADED34, MAINTAINER_34, HELD_OUT_34, STATED_34, GRADED34_FLOOR)
