@@ -184,21 +184,24 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         for line in newest_fix_pins(loaded.cases, index_environment(), python):
             console.print(Text(for_terminal(f"note: {line}", one_line=True)))
-    refused = [] if args.no_pin_check else _refused_pins(loaded.cases, _ui(console))
+    refused = [] if args.static else _refused_by_uv(loaded.cases, _ui(console))
     bad = {error.path for error in refused}
     valid = sum(case.source not in bad for case in loaded.cases)
     console.print(f"{valid} case file(s) valid, {len(loaded.cases) - valid + len(loaded.errors)} invalid")
     return ExitCode.BAD_INPUT if loaded.errors or refused else ExitCode.OK
 
 
-def _refused_pins(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
-    """Direct references named otherwise than the project their URL builds, or whose URL cannot be read."""
-    from harness.environments._direct_pins import direct_pins, read_pins, refusals
+def _refused_by_uv(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
+    """What uv says cannot install: direct references named otherwise than the project their URL builds, or whose URL
+    cannot be read; then the variants of filled-in drafts whose requires do not resolve."""
+    from harness.environments import _direct_pins, _draft_installs
 
-    pins = direct_pins(cases)
-    if not pins:
-        return []
-    refused = refusals(read_pins(pins, progress=ui.info))
+    pins = _direct_pins.direct_pins(cases)
+    refused = _direct_pins.refusals(_direct_pins.read_pins(pins, progress=ui.info)) if pins else []
+    bad = {error.path for error in refused}
+    drafts = [case for case in _draft_installs.drafted(cases) if case.source not in bad]
+    if drafts:
+        refused += _draft_installs.refusals(_draft_installs.unresolved(drafts, progress=ui.info))
     for error in refused:
         ui.error(f"case file error: {error}")
     return refused

@@ -71,10 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--check-index", action="store_true",
                           help="also ask the package index whether a fix variant pins its package's newest release "
                                "(the fix may be unreleased); bounded to 20 s")
-    validate.add_argument("--no-pin-check", action="store_true",
-                          help="do not read what each direct reference (name @ git+URL@COMMIT) builds: by default "
-                               "uv fetches each such URL, sealed, and a pin named otherwise than the project it "
-                               "builds, or whose URL cannot be read, is refused")
+    validate.add_argument("--static", action="store_true",
+                          help="check the files only: by default uv (sealed) also reads what each direct reference "
+                               "(name @ git+URL@COMMIT) builds, refusing a pin named otherwise or one it cannot read, "
+                               "and resolves each variant of a filled-in draft (its repro keeps new's header), "
+                               "refusing one that cannot install; both use the network")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
                         help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")

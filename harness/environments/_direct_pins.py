@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,25 +98,32 @@ def read_pins(pins: Iterable[DirectPin], reader: Reader | None = None,
 
 def sealed_reader(timeout_s: float = READ_TIMEOUT_S) -> Reader:
     """uv, sealed, with the package sources cells install from."""
+    def read(url: str) -> tuple[str | None, str]:
+        compiled, why = sealed_compile([url], ["--no-deps", "--no-annotate"], timeout_s, _local_repository(url))
+        return built_name(compiled) if compiled is not None else (None, why)
+    return read
+
+
+def sealed_compile(requirements: Sequence[str], options: Sequence[str], timeout_s: float,
+                   uses: Sequence[Path] = ()) -> tuple[str | None, str]:
+    """``uv pip compile`` of ``requirements``, sealed like an environment build's resolution step (its own uv cache
+    and scratch the only writable folders), with the package sources cells install from: its output, or None and
+    uv's reason."""
     uv = find_uv()
     env = {**os.environ, **uv_index_environment(), "UV_PYTHON_DOWNLOADS": "never"}
-
-    def read(url: str) -> tuple[str | None, str]:
-        with BuildSandbox(env_root=default_env_root(), private=(), env=env,
-                          uses=[Path(uv).resolve().parent, *_local_repository(url)]) as sandbox:
-            listed = sandbox.sources / "pin.in"
-            write_atomic(listed, f"{url}\n")
-            argv = [uv, "pip", "compile", "--no-deps", "--no-header", "--no-annotate", "--quiet",
-                    "--python", sys.executable, str(listed)]
-            own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache)}
-            result = HelperProcess(argv, env=own, timeout=timeout_s,
-                                   confinement=sandbox.seal(sandbox.own_cache, sandbox.sources)).result()
-        if result.timed_out:
-            return None, f"uv did not finish in {timeout_s:g}s"
-        if result.returncode != 0:
-            return None, _tail(result.error or result.stderr or result.stdout)
-        return built_name(result.stdout)
-    return read
+    with BuildSandbox(env_root=default_env_root(), private=(), env=env,
+                      uses=[Path(uv).resolve().parent, *uses]) as sandbox:
+        listed = sandbox.sources / "requirements.in"
+        write_atomic(listed, "".join(f"{line}\n" for line in requirements))
+        argv = [uv, "pip", "compile", "--quiet", "--no-header", *options, "--python", sys.executable, str(listed)]
+        own = {**env, "UV_CACHE_DIR": str(sandbox.own_cache)}
+        result = HelperProcess(argv, env=own, timeout=timeout_s,
+                               confinement=sandbox.seal(sandbox.own_cache, sandbox.sources)).result()
+    if result.timed_out:
+        return None, f"uv did not finish in {timeout_s:g}s"
+    if result.returncode != 0:
+        return None, tail(result.error or result.stderr or result.stdout)
+    return result.stdout, ""
 
 
 def _local_repository(url: str) -> list[Path]:
@@ -137,7 +144,7 @@ def built_name(compiled: str) -> tuple[str | None, str]:
             return str(canonicalize_name(Requirement(line).name)), ""
         except InvalidRequirement:
             break
-    return None, f"uv printed no requirement ({_tail(compiled) or 'nothing'})"
+    return None, f"uv printed no requirement ({tail(compiled) or 'nothing'})"
 
 
 def refusals(readings: Iterable[PinReading]) -> list[CaseFileError]:
@@ -145,7 +152,7 @@ def refusals(readings: Iterable[PinReading]) -> list[CaseFileError]:
     errors = []
     for reading in readings:
         pin = reading.pin
-        line = _line_of(pin.source, pin.url)
+        line = line_of(pin.source, pin.url)
         if reading.misnamed:
             errors.append(CaseFileError(
                 pin.source, f"variant {pin.variant!r} pins {pin.requirement}, but that URL builds the project "
@@ -158,12 +165,13 @@ def refusals(readings: Iterable[PinReading]) -> list[CaseFileError]:
                 pin.source, f"variant {pin.variant!r} pins {pin.requirement}, and what that URL builds could not be "
                             f"read ({reading.why}): validate does not sign off a pin it cannot read (its install "
                             "fails the same way)", line=line,
-                fix="check the URL and the commit (and the network), or pass --no-pin-check to skip this check "
+                fix="check the URL and the commit (and the network), or pass --static to skip this check "
                     "(the case's first build then checks the pin)"))
     return errors
 
 
-def _line_of(source: Path, url: str) -> int | None:
+def line_of(source: Path, url: str) -> int | None:
+    """The first line of ``source`` holding ``url`` (or any text)."""
     try:
         lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -171,6 +179,7 @@ def _line_of(source: Path, url: str) -> int | None:
     return next((number for number, line in enumerate(lines, 1) if url in line), None)
 
 
-def _tail(text: str) -> str:
+def tail(text: str) -> str:
+    """uv's last lines, joined: the reason a message quotes."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return " / ".join(lines[-_TAIL_LINES:])

@@ -806,8 +806,10 @@ def test_end_to_end_through_the_command_line(tmp_path):
     assert "repro.py line " in validate.stdout and "NotImplementedError" in validate.stdout
     again = harness("new", "flux-ids", "--cases-dir", str(cases))
     assert again.returncode == 2 and "already exists" in again.stdout
-    fill_in(cases / "flux-ids")
-    assert harness("validate", "--cases-dir", str(cases)).returncode == 0
+    fill_in(cases / "flux-ids")  # made-up releases (1.0.0, 1.0.1): the files pass, the pins do not install
+    assert harness("validate", "--static", "--cases-dir", str(cases)).returncode == 0
+    resolved = harness("validate", "--cases-dir", str(cases))
+    assert resolved.returncode == 2 and "variant 'buggy' cannot be installed" in resolved.stdout, resolved.stdout
 
 
 @pytest.mark.slow
