@@ -129,8 +129,8 @@ STATED_35: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "tecogan-7": {"M": lambda data: "2126" not in data["signature"], "L": lambda data: "shm" in data["case.yaml"]},
     "pytorch-seq2seq-93": {"P": lambda data: "0.1.4" in " ".join(data["variants"]["buggy"]["requires"])},
 }
-# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient
-GRADED35_FLOOR = 67
+# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient; 68 since fixlanes4 (not held out)
+GRADED35_FLOOR = 68
 
 
 def test_the_thirty_fifth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
