@@ -123,3 +123,42 @@ def test_dataloader_workers_out_of_shared_memory_give_every_lane_the_shm_reason(
 def test_other_dataloader_worker_deaths_are_not_read_as_shared_memory(message: str) -> None:
     lanes, _ = _draft(message, "data = next(iterator)")
     assert "/dev/shm" not in "".join(lanes.values())
+
+
+def _cli_report(innermost: str, message: str) -> str:
+    """A made-up report: a console script dispatched by click into a project's command, failing in ``innermost``."""
+    return f"""Source: https://github.com/someorg/voicetool/issues/12
+# train fails
+
+```
+Traceback (most recent call last):
+  File "/home/u/env/bin/vtool", line 8, in <module>
+    sys.exit(cli())
+  File "/home/u/env/lib/python3.10/site-packages/click/core.py", line 1130, in __call__
+    return self.main(*args, **kwargs)
+  File "/home/u/env/lib/python3.10/site-packages/click/core.py", line 760, in invoke
+    return __callback(*args, **kwargs)
+  File "/home/u/env/lib/python3.10/site-packages/voicetool/__main__.py", line 140, in train
+    load_checkpoint(path)
+{innermost}
+ValueError: {message}
+```
+"""
+
+
+def _pins(text: str) -> str:
+    draft = draft_case("made-up", parse_report(text))
+    data = yaml.safe_load(draft.case_yaml)
+    return " ".join([*data["requires"], *data["variants"]["buggy"]["requires"]])
+
+
+def test_a_cli_dispatcher_between_the_console_script_and_the_project_is_not_pinned() -> None:
+    pins = _pins(_cli_report('  File "/home/u/env/lib/python3.10/site-packages/voicetool/utils.py", line 9, in '
+                             "load_checkpoint\n    raise ValueError(path)", "bad checkpoint"))
+    assert "voicetool" in pins and "click" not in pins
+
+
+def test_a_cli_dispatcher_that_raises_is_still_pinned() -> None:
+    pins = _pins(_cli_report('  File "/home/u/env/lib/python3.10/site-packages/click/types.py", line 50, in '
+                             "convert\n    self.fail(value)", "invalid choice"))
+    assert "click" in pins
