@@ -240,6 +240,11 @@ def _upstream(url: str) -> dict[str, str]:
     return {"pr" if "/pull/" in url else "issue": url}
 
 
+# Command-line dispatchers: their frames sit between a console script and the project's command (`svc` -> click ->
+# the command's function); the repro calls that function, so their release does not decide the bug.
+_CLI_DISPATCHERS = frozenset({"click", "typer", "fire", "absl-py"})
+
+
 def _requirements(packages: list[str], culprit: str, environment: Environment, notes: list[str],
                   framed: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
@@ -261,6 +266,10 @@ def _requirements(packages: list[str], culprit: str, environment: Environment, n
                    "say why in the case", "")]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
+        if dist in _CLI_DISPATCHERS and dist != culprit and dist not in environment.pins:
+            notes.append(f"{dist}'s frames only dispatch the command line to the project's command: not pinned (the "
+                         "repro calls the command's function)")
+            continue
         pinned = _pin(dist, environment, notes, dist in framed, dist == culprit)
         (buggy if dist == culprit else shared).append(pinned)
     shared += [_pin(dist, environment, notes, False) for dist in _side_pins(environment, packages)]

@@ -51,6 +51,16 @@ _EXTENSION_CPU = ("unsupported: a guess — the failing call is a compiled exten
 # (the repro passes "cpu" as a str just as "cuda"), and it is a device-handling bug.
 _STR_DEVICE = re.compile(r"'str' object has no attribute '(?:type|index)'")
 _SIM_GAP = SIM_GAP
+# A CUDA kernel's own bounds or value check failing ("CUDA error: device-side assert triggered",
+# "...ClassNLLCriterion.cu:106: ... Assertion `t >= 0 && t < n_classes` failed"): an index, a class target or a loss
+# input out of range. The CPU kernel runs the same check and raises it with its own words ("Target 5 is out of
+# bounds", "index out of range in self", "all elements of input should be between 0 and 1"), so a CPU run is not free
+# of the bug: the lane needs a signature widened to those words.
+_DEVICE_ASSERT = re.compile(r"device-side assert(?:ion)? triggered|\.cuh?:\d+:.*\bAssertion\b.*\bfailed", re.IGNORECASE)
+_ASSERT_GUESS = "a CUDA kernel's bounds or value check (a device-side assert), which the CPU kernel words its own way"
+_ASSERT_LANE = ("unsupported: a guess — a device-side assert is a CUDA kernel's bounds or value check (an index, a "
+                "class target or a loss input out of range); {lane} raises the same check with the CPU kernel's own "
+                "message (widen the signature to it, then expect reproduces)")
 
 
 _TWO_GPUS = "a device error between two GPUs"
@@ -116,7 +126,7 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
     was under, said in a dtype reason: ``under``; what says the run used fp16: ``half``): a guess, said so."""
     message = message[:MAX_SIGNATURE_SOURCE * 4]  # the message's head decides; its patterns scan it more than once
     asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
-    if (host := gpu_host_lanes(message, pinned, asked)) is not None:
+    if (host := gpu_host_lanes(message, pinned, asked, source)) is not None:
         return host
     if len(set(_CUDA_INDEX.findall(message))) >= 2:
         gap = "unsupported: needs two GPUs (the message names {}); {}"
@@ -131,8 +141,8 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
     if asked and (_CUDA_NAMED.search(message) or _GPU_ONLY.search(message)):
         return {"cpu": _IGNORED_CPU.format(asked=asked), "cuda": "reproduces",
                 "cuda-sim": _SIM_GAP if _GPU_ONLY.search(message) else "reproduces"}, _IGNORED_CPU_GUESS
-    if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
-        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
+    if (runtime := _gpu_runtime(exception, message)) is not None:
+        return runtime
     if (kernel := _kernel_lanes(message, source)) is not None:
         return kernel
     if _STR_DEVICE.search(message):
@@ -144,6 +154,16 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
     return _by_run(message, ran_on.removesuffix("-arg"), launch, under, half)
+
+
+def _gpu_runtime(exception: str, message: str) -> tuple[dict[str, str], str] | None:
+    """Lanes of a CUDA runtime error (a device-side assert first: the CPU runs the same check), else None."""
+    if _DEVICE_ASSERT.search(message):
+        return {"cpu": _ASSERT_LANE.format(lane="the cpu lane"), "cuda": "reproduces",
+                "cuda-sim": _ASSERT_LANE.format(lane="cuda-sim (torch's CPU kernels)")}, _ASSERT_GUESS
+    if _GPU_ONLY.search(message) or exception in ("OutOfMemoryError", "CudaError"):
+        return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": _SIM_GAP}, _GPU_RUNTIME_GUESS
+    return None
 
 
 def _kernel_lanes(message: str, source: str) -> tuple[dict[str, str], str] | None:

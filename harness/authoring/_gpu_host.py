@@ -60,6 +60,30 @@ _NO_CUDA_KERNEL_GUESS = ("an operator the installed build has no CUDA kernel for
 _BAD_DEVICE_STRING = re.compile(r"device type at start of device string|Invalid device string"
                                 r"|Device string must not be empty", re.IGNORECASE)
 _BAD_DEVICE_GUESS = "a device string torch cannot parse: every host rejects it alike (not a placement error)"
+# A CUDA device string whose index is not a number ('cuda:None', 'cuda:', 'cuda:local_rank'): the code formats an index
+# variable it never set (a rank a launcher would give). Every host rejects it alike, yet the bug is the run's device
+# handling, unlike a word taken for a device ('train', '0').
+_UNSET_CUDA_INDEX = re.compile(r"device string: '(?:cuda|gpu):(?!\d+')[^']*'", re.IGNORECASE)
+_UNSET_INDEX_GUESS = ("a CUDA device string built from an index variable never set (a rank a launcher would give): "
+                      "every host rejects it alike, a device-handling bug")
+# A negative device index handed to `.cuda(i)` / torch.device("cuda", i): a CPU tensor's get_device() (or a helper
+# like get_device_of) is -1, so code that derives the GPU index from a tensor fails only where that tensor is on the
+# CPU; on a GPU, real or simulated, the index is valid. A rank's default of -1 (`args.local_rank`) fails everywhere.
+_NEGATIVE_INDEX = re.compile(r"Device index must not be negative|device index must be non-?negative", re.IGNORECASE)
+_RANK_SOURCE = re.compile(r"\b\w*rank\b", re.IGNORECASE)
+_NEGATIVE_INDEX_GUESS = ("a device index taken from a CPU tensor (get_device() is -1 on the CPU) handed to `.cuda()`: "
+                         "only the cpu lane shows it; on a GPU, real or simulated, the tensor's index is valid")
+_RANK_INDEX_GUESS = ("a device index of -1 from a rank variable's default (a run without a launcher): every host "
+                     "rejects it alike")
+# DataLoader workers that die of a Bus error or run out of shared memory: the host's /dev/shm is too small for the
+# batches the workers pass (a container's 64 MB default). A cell's /dev/shm is bounded (1 GiB, or half
+# --memory-limit), so whether a lane shows it depends on that bound and on num_workers, not on the device.
+_SHM = re.compile(r"out of shared memory|insufficient shared memory|\(shm\)|killed by signal: Bus error"
+                  r"|Unexpected bus error", re.IGNORECASE)
+_SHM_LANE = ("unsupported: a guess — the DataLoader's workers ran out of shared memory (/dev/shm) on the report's "
+             "host (a container's small /dev/shm); a cell's /dev/shm is 1 GiB (or half --memory-limit), so the repro "
+             "shows it only with /dev/shm limited and num_workers > 0 (say so, then expect reproduces)")
+SHM_GUESS = "an environment-bound data-loading failure: DataLoader workers out of shared memory (/dev/shm)"
 # Apple's MPS backend (an Apple GPU): an op it lacks, its memory, a tensor left off it ("Placeholder storage has not
 # been allocated on MPS device!"). No lane has an Apple GPU; the CPU path runs the op.
 _MPS = re.compile(r"\bMPS (?:backend|device|does not support|doesn't support)|\bon MPS\b|\bfor MPS\b|\bMPSGraph\b"
@@ -80,14 +104,16 @@ _OTHER_ACCELERATOR = re.compile(r"\b(?P<device>xpu|npu|hpu|xla):\d+\b|\bwrapper_
                                 re.IGNORECASE)
 _ACCELERATOR_GUESS = "a device error on another vendor's accelerator, which no lane has"
 GPU_HOST_GUESSES = (_NO_CUDA_GUESS, _PIN_GUESS, _NCCL_GUESS, _INDEX_GUESS, _RUNTIME_INDEX_GUESS, _GENERATOR_GUESS,
-                    _MPS_PLACED_GUESS, _CUDNN_GUESS, _ACCELERATOR_GUESS)
+                    _MPS_PLACED_GUESS, _CUDNN_GUESS, _ACCELERATOR_GUESS, _UNSET_INDEX_GUESS, _NEGATIVE_INDEX_GUESS,
+                    _RANK_INDEX_GUESS)
+_ALL_REPRODUCE = {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}
 
 
-def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
+def gpu_host_lanes(message: str, pinned: bool, asked: str, source: str = "") -> Lanes | None:
     """The lanes of a message whose cause is the host (``pinned``: a frame is the pin-memory thread's; ``asked``: the
-    report asked for the CPU, as its flag or argument says), else None."""
+    report asked for the CPU, as its flag or argument says; ``source``: the innermost frame's line), else None."""
     if _BAD_DEVICE_STRING.search(message):
-        return {"cpu": "reproduces", "cuda": "reproduces", "cuda-sim": "reproduces"}, _BAD_DEVICE_GUESS
+        return dict(_ALL_REPRODUCE), _UNSET_INDEX_GUESS if _UNSET_CUDA_INDEX.search(message) else _BAD_DEVICE_GUESS
     if _MPS.search(message):
         gap = "unsupported: the message is about Apple's MPS backend (an Apple GPU); {}"
         return {"cpu": "passes", "cuda": gap.format("this lane runs CUDA"),
@@ -116,7 +142,22 @@ def gpu_host_lanes(message: str, pinned: bool, asked: str) -> Lanes | None:
             _INDEX_GUESS
     if _GENERATOR.search(message):
         return {"cpu": "passes", "cuda": "reproduces", "cuda-sim": "reproduces"}, _GENERATOR_GUESS
-    return _cudnn_check(message) or _other_accelerator(message) or _kernel_dtype(message)
+    return _negative_index(message, source) or _shm(message) or _cudnn_check(message) or _other_accelerator(message) \
+        or _kernel_dtype(message)
+
+
+def _negative_index(message: str, source: str) -> Lanes | None:
+    if not _NEGATIVE_INDEX.search(message):
+        return None
+    if _RANK_SOURCE.search(source):
+        return dict(_ALL_REPRODUCE), _RANK_INDEX_GUESS
+    return {"cpu": "reproduces", "cuda": "passes", "cuda-sim": "passes"}, _NEGATIVE_INDEX_GUESS
+
+
+def _shm(message: str) -> Lanes | None:
+    if not _SHM.search(message):
+        return None
+    return {"cpu": _SHM_LANE, "cuda": _SHM_LANE, "cuda-sim": _SHM_LANE}, SHM_GUESS
 
 
 def _other_accelerator(message: str) -> Lanes | None:

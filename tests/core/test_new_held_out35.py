@@ -40,6 +40,7 @@ PATH_AR = "The path ar"  # as stored: cut mid-word
 CUDA_NONE = "Invalid device string: 'cuda:None'"
 WORKER = "Caught RuntimeError in DataLoader worker process 0."
 INITIAL_LR = "__init__() got an unexpected keyword argument 'initial_lr'"
+SHM_DRAFTED = {"cpu": "unsupported", "cuda": "unsupported", "cuda-sim": "unsupported"}  # each with the /dev/shm reason
 
 HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     "kaist-yolov3-5": ("RuntimeError", CUDA0_CPU, "pytorch-yolo-v3-kaist", f"pytorch-yolo-v3-kaist: {CUDA0_CPU}", DEVICE,
@@ -52,8 +53,7 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     # known misses: P and F (PyPI's seq2seq is another project; the egg's 0.1.4 not read)
     "pytorch-seq2seq-93": ("TypeError", INITIAL_LR, "seq2seq", f"seq2seq train: {INITIAL_LR}", EVERYWHERE, False,
                            "pin the seq2seq release the report ran", 2),
-    # known miss (9-field): D, no device-placement tag
-    "rtfm-15": ("RuntimeError", CUDA_NONE, "rtfm", f"rtfm train: {CUDA_NONE}", EVERYWHERE, False,
+    "rtfm-15": ("RuntimeError", CUDA_NONE, "rtfm", f"rtfm train: {CUDA_NONE}", EVERYWHERE, True,
                 f"rtfm @ {HUB}mlfoundations/rtfm@9884a6be456db74941d48babc1293a2eefb4df6b", 2),
     # known miss (strict): P, the stated torch 1.3.0 left to fill in
     "san-1": ("RuntimeError", WORKER, "san", f"san __init__.py fit: {WORKER[:-1]}", EVERYWHERE, False,
@@ -62,9 +62,9 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     "scaledyolov4-256": ("RuntimeError", CUDA0_CPU, "scaledyolov4", f"scaledyolov4 datasets.py: {CUDA0_CPU}", DEVICE,
                          True, f"scaledyolov4 @ {HUB}WongKinYiu/ScaledYOLOv4@0c13b23d8cfcbfcd42f7f6731084c4037475a4be",
                          0),
-    # known misses (strict): T (no API: test.sh), M (the pid in the signature), L (no shm reason); S
+    # known misses (strict): T (no API: test.sh), M (the pid in the signature); S
     "tecogan-7": ("RuntimeError", BUS, "tecogan-pytorch", "tecogan-pytorch: DataLoader worker (pid 2126) is killed",
-                  EVERYWHERE, False, _checkout("tecogan-pytorch", "skycrapers/TecoGAN-PyTorch"), 1),
+                  SHM_DRAFTED, False, _checkout("tecogan-pytorch", "skycrapers/TecoGAN-PyTorch"), 1),
     # known misses: T and S (Lightning's Trainer.fit, not torchio's _parse_path)
     "torchio-1189": ("TypeError", PATH_AR, "torchio", f"torchio Trainer.fit: {PATH_AR}", EVERYWHERE, False,
                      "pin the torchio release the report ran", 0),
@@ -129,8 +129,8 @@ STATED_35: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "tecogan-7": {"M": lambda data: "2126" not in data["signature"], "L": lambda data: "shm" in data["case.yaml"]},
     "pytorch-seq2seq-93": {"P": lambda data: "0.1.4" in " ".join(data["variants"]["buggy"]["requires"])},
 }
-# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient
-GRADED35_FLOOR = 67
+# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient; 68 since fixlanes4 (not held out)
+GRADED35_FLOOR = 68
 
 
 def test_the_thirty_fifth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
@@ -141,5 +141,6 @@ def test_the_thirty_fifth_held_out_set_scores_at_least_its_measured_fields(draft
 @pytest.mark.parametrize("name", sorted(HELD_OUT_35))
 def test_a_graded35_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
     """Each row, its device-placement tag included (D, scored by hand in the 9-field variant: 9 of 10 right when
-    graded; rtfm-15's `cuda:None` device string, device-bound by the expectation, drafted untagged)."""
+    graded; rtfm-15's `cuda:None` device string, device-bound by the expectation, then drafted untagged; 10 since
+    fixlanes4)."""
     reports.assert_drafted(*drafted(name), HELD_OUT_35[name])
