@@ -47,6 +47,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
+            or (next(iter(said_marked(report.shown_calls, "marked")), "") if not frames else "")
             or prose_api(report, culprit, message) or (glued[0] if glued else "")
             or shown_api(tuple(said_marked(report.shown_calls, "called")), culprit, report.modules, setup)
             or _frameless_run(report, message, culprit)

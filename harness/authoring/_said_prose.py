@@ -8,11 +8,14 @@
 - ``worked``: a script the reporter says ran fine ("i run a.py without any error, but when i run b.py ..."): never the
   failing run's name;
 - ``reply``: a file a reply's workaround says to change ("comment the code ... in the dist_train.py");
-- ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API.
+- ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API;
+- ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
+  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 
 SAID = "~"
@@ -29,7 +32,8 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"called:{name}" for name in _prose_calls(prose)), *(f"run:{run}" for run in _cjk_runs(prose)[:1]),
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
-             *(f"key:{key}" for key in _listing_keys([*own, *replies]))]
+             *(f"key:{key}" for key in _listing_keys([*own, *replies])),
+             *(f"marked:{call}" for call in _marked_calls(own)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -167,3 +171,39 @@ def _listing_keys(lines: list[str]) -> list[str]:
             keys += [*run, *(m["key"] for m in [_CUT_KEY.match(line)] if m)]
         run = []
     return keys
+
+
+# A code line's comment that marks it as the failing one: an arrow, or only words of "error here" ("#here", "# <--",
+# "# error occurs here", "# this line fails"); a comment with other words is the code's own ("# here we load data").
+_MARK_COMMENT = re.compile(r"\s#\s*(?P<text>[^#]{0,40}?)\s*$")
+_MARK_ARROW = re.compile(r"^(?:<-+|<=+|\u2190)")
+_MARK_WORDS = frozenset({"here", "error", "errors", "exception", "occurs", "occurred", "happens", "fails", "failed",
+                         "crash", "crashes", "crashed", "raises", "raised", "is", "this", "line", "the", "bug",
+                         "problem", "issue", "breaks", "!", "!!", "!!!"})
+_OTHER_ROOTS = frozenset({"torch", "np", "numpy", "F", "nn", "os", "sys", "pd", "tf", "jax", "math", "json", "time"})
+_MARKED_CODE = re.compile(r"^(?:[\w.,\[\] ]+?\s*=(?!=)\s*)?(?P<call>[A-Za-z_][\w.]*\(.*\)[\w.()]*)$")
+
+
+def _marked_calls(lines: list[str]) -> list[str]:
+    """The calls (as written, an assignment's right side) of code lines a short comment marks as failing."""
+    found, fenced = [], False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        comment = _MARK_COMMENT.search(line) if fenced or line[:1].isspace() else None
+        if comment is None:
+            continue
+        text = comment["text"].lower()
+        words = _MARK_ARROW.sub("", text).split()
+        if not (_MARK_ARROW.match(text) or (words and len(words) <= 4 and set(words) <= _MARK_WORDS)):
+            continue
+        code = _MARKED_CODE.match(line[: comment.start()].strip())
+        single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
+        if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
+            continue  # another library's or Python's call names no API of the project
+        if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
+            found.append(single["name"])
+        elif code and len(code["call"]) <= 40:  # a chain (``next(self.dl).cuda()``): as written
+            found.append(code["call"])
+    return found
