@@ -140,7 +140,7 @@ STATED_32: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "dive-into-dl-pytorch-31": {"P": lambda data: any(re.match(r"torch==1\.2\.0\b", pin) for pin in _pins(data))},
 }
 # of 80: 73 held out, main ab612f7, this scorer and by hand, strict; 77 lenient
-GRADED32_FLOOR = 73
+GRADED32_FLOOR = 76  # 73 held out (main ab612f7); 76 since fixtitle7 (3 titles), NOT held out
 
 
 @pytest.mark.parametrize(("name", "row"), sorted(HELD_OUT_32.items()), ids=sorted(HELD_OUT_32))
