@@ -9,6 +9,7 @@
   failing run's name;
 - ``reply``: a file a reply's workaround says to change ("comment the code ... in the dist_train.py");
 - ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API;
+- ``folder``: a name the prose says is a folder ("in the logs_slurm folder", "directory `outputs_run`"): never an API;
 - ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
   next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
 """
@@ -33,7 +34,8 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
              *(f"key:{key}" for key in _listing_keys([*own, *replies])),
-             *(f"marked:{call}" for call in _marked_calls(own)[:1])]
+             *(f"marked:{call}" for call in _marked_calls(own)[:1]),
+             *(f"folder:{name}" for name in _folder_names(prose))]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -207,3 +209,13 @@ def _marked_calls(lines: list[str]) -> list[str]:
         elif code and len(code["call"]) <= 40:  # a chain (``next(self.dl).cuda()``): as written
             found.append(code["call"])
     return found
+
+
+# A name the prose calls a folder: "the X folder/directory/dir", "folder/directory X".
+_FOLDER = re.compile(r"(?<![\w.-])`?(?P<before>[\w.-]{2,60})`?\s+(?:folder|directory|dir)\b|"
+                     r"\b(?:folder|directory|dir)\s+`?(?P<after>[\w.-]{2,60})`?", re.I)
+
+
+def _folder_names(prose: list[str]) -> list[str]:
+    names = (m["before"] or m["after"] for line in prose for m in _FOLDER.finditer(line))
+    return [name for name in names if "_" in name or "." in name or "-" in name]  # a name, not "the"/"output"

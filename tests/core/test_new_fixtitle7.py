@@ -73,3 +73,21 @@ def test_a_names_own_trailing_underscore_is_kept() -> None:
     assert _unmarked("in call to _th_set_") == "in call to _th_set_"
     assert _unmarked("widget weights _missing_") == "widget weights _missing"  # an emphasis's closing underscore
     assert _unmarked("__widget weights missing__") == "widget weights missing"
+
+
+def test_a_folder_the_prose_names_is_no_api() -> None:
+    """Class (itwinai-208): "the error is in the file job.err in the logs_slurm folder" gave the folder as the API; a
+    name the prose calls a folder or directory is none, the script it names is (train.py)."""
+    body = ("The multi-node run crashes. The error is shown in job.err in the run_logs_x folder.\n"
+            f"The message is: `{_DEVICE}`\n\nExpected: the train.py file should run.\n")
+    assert _title(_report("widgetdist", "Strategy crashing on two nodes", body)).startswith(
+        "widgetdist train.py: Expected all"), body
+
+
+def test_a_config_file_passed_to_the_commands_script_is_not_the_script() -> None:
+    """Class (mmsegmentation-2359): ``python tools/train.py my_config.py --work-dir out``: the config passed to the
+    script is its argument; the command's first ``.py`` file, with its folder, is what ran."""
+    body = ("1. What command did you run?\n\n   ```none\n   python tools/train.py my_config.py --work-dir out\n   ```\n\n"
+            "Custom dataset, already registered.\n")
+    error = "RuntimeError: Input type (torch.cuda.ByteTensor) and weight type (torch.cuda.FloatTensor) should be the same"
+    assert _title(_report("widgetseg", error, body)).startswith("widgetseg tools/train.py: Input type"), body
