@@ -43,7 +43,8 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     glued = [name for name in said_marked(report.shown_calls, "glued")
              if not (frames and name.endswith(".py")) and name not in message]
     setup = _SETUP_CALLS | {message.split("(")[0]}
-    said = (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+    said = ((_quoted_place(report) if not frames else "")
+            or _script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
@@ -58,6 +59,16 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
             or (next(iter(said_marked(report.shown_calls, "run")), "") if not frames else ""))
     replied = said_marked(report.shown_calls, "reply") if not frames else []
     return replied[0] if replied and (not said or said.lower() in _RUN_WORDS) else said
+
+
+def _quoted_place(report: BugReport) -> str:
+    """The failing place a frameless report's prose quotes: a frame's file and function, or the file of a line its
+    link points to in the report's own repository (a link into another repository names no file of the project)."""
+    place = next(iter(said_marked(report.shown_calls, "where")), "")
+    repo, linked, file = place.rpartition(":")
+    if not linked:
+        return place
+    return file if report.url.lower().rstrip("/").count(f"github.com/{repo.lower()}/") else ""
 
 
 def _script_name(script: str) -> str:

@@ -10,6 +10,8 @@
 - ``reply``: a file a reply's workaround says to change ("comment the code ... in the dist_train.py");
 - ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API;
 - ``folder``: a name the prose says is a folder ("in the logs_slurm folder", "directory `outputs_run`"): never an API;
+- ``where``: the failing place the prose quotes: a frame's tail (``torchio/data/image.py", line 471, in _parse_path``:
+  ``image.py _parse_path``), or a link to a file's line (``github.com/o/r/blob/<ref>/test.py#L200``: ``o/r:test.py``);
 - ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
   next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
 """
@@ -35,7 +37,8 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
              *(f"key:{key}" for key in _listing_keys([*own, *replies])),
              *(f"marked:{call}" for call in _marked_calls(own)[:1]),
-             *(f"folder:{name}" for name in _folder_names(prose))]
+             *(f"folder:{name}" for name in _folder_names(prose)),
+             *(f"where:{place}" for place in _quoted_places(own)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -219,3 +222,25 @@ _FOLDER = re.compile(r"(?<![\w.-])`?(?P<before>[\w.-]{2,60})`?\s+(?:folder|direc
 def _folder_names(prose: list[str]) -> list[str]:
     names = (m["before"] or m["after"] for line in prose for m in _FOLDER.finditer(line))
     return [name for name in names if "_" in name or "." in name or "-" in name]  # a name, not "the"/"output"
+
+
+# A frame's tail quoted in prose (no ``File "`` before it: the frame parser reads whole frame lines), and a link to a
+# line of a repository's file.
+_FRAME_TAIL = re.compile(r"(?<!File \")(?<![\w./\\-])(?P<path>[\w./\\-]*?(?P<file>[\w-]+\.py))\"?,\s*"
+                         r"line\s+\d+,\s*in\s+(?P<func>[A-Za-z_]\w*)")
+_LINE_LINK = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/blob/[^/\s]+/(?:[^\s#)]*/)?(?P<file>[\w-]+\.py)#L\d+")
+
+# The words before a link that say the error is at that line ("I get an error in this line https://..."); a link
+# alone is often where the reporter reads the code or proposes the fix.
+_FAILS_AT_LINE = re.compile(r"\b(?:errors?|fails?|failed|failing|crash\w*|raises?|exception)\b[^.!?]{0,40}\b"
+                            r"(?:at|in|on) (?:this|that|the|the following) line\s*:?\s*(?:\(|<|\[)?"
+                            r"(?:https?://)?(?:www\.)?$", re.I)
+
+
+def _quoted_places(own: list[str]) -> list[str]:
+    """Where the description says it fails: a quoted frame's ``file function``, else a linked line's ``repo:file``."""
+    text = [line for line in own if not line.lstrip().startswith(("File \"", "Source: "))]
+    frames = [f"{m['file']} {m['func']}" for line in text for m in _FRAME_TAIL.finditer(line)]
+    links = [f"{m['repo']}:{m['file']}" for line in text for m in _LINE_LINK.finditer(line)
+             if _FAILS_AT_LINE.search(line[: m.start()])]
+    return [*frames, *links]

@@ -91,3 +91,23 @@ def test_a_config_file_passed_to_the_commands_script_is_not_the_script() -> None
             "Custom dataset, already registered.\n")
     error = "RuntimeError: Input type (torch.cuda.ByteTensor) and weight type (torch.cuda.FloatTensor) should be the same"
     assert _title(_report("widgetseg", error, body)).startswith("widgetseg tools/train.py: Input type"), body
+
+
+def test_the_failing_place_the_prose_quotes_beats_other_names() -> None:
+    """Class (torchio-1189, scaledyolov4-256): a frameless report quotes where it fails: a frame's tail ("related to
+    widgetio/data/image.py", line 471, in _parse_path") or a link to its repository's line after "an error in this
+    line". That place is the API, over a class the code shows or a file the prose names as a condition; a link without
+    such words (often the fix's place) or into another repository is none."""
+    code = "```python\nds = wio.WidgetDataset(items)\ntrainer.fit(net, loader)\n```\n"
+    tail = 'The issue seems to be related to widgetio/data/image.py", line 471, in _parse_path\nTypeError: The path ar\n'
+    assert _title(_report("widgetio", "Issue with Lightning", code + tail)).startswith(
+        "widgetio image.py _parse_path: The path ar"), tail
+    link = "https://github.com/someone/widgetyolo/blob/0c13b23d8cfcbfcd42f7f6731084c4037475a4be/test.py#L200"
+    body = (f"when I run the test script I sometimes get an error in this line {link}\nsaying:\n\n"
+            f"pi = (cls == pred[:, 5]).nonzero(as_tuple=False).view(-1)\n{_DEVICE}\n\n"
+            "It works when I set img_formats = ['.jpg'] in datasets.py.\n")
+    assert _title(_report("widgetyolo", "two devices", body)).startswith("widgetyolo test.py: Expected all"), body
+    other = body.replace("someone/widgetyolo", "another/upstream")
+    assert not _title(_report("widgetyolo", "two devices", other)).startswith("widgetyolo test.py"), other
+    seen = body.replace("get an error in this line", "read the code at")
+    assert not _title(_report("widgetyolo", "two devices", seen)).startswith("widgetyolo test.py"), seen
