@@ -1,25 +1,15 @@
 """Title classes of graded32-35's misses (issue 21 §1), each on a made-up report of its shape: the report's only own
 frame is a module's forward, the entry point's function under a console script's loop, where a run happened taken as
-what ran, the code line a comment marks as failing, and a name's own trailing underscore (tests/fixtures/graded32..35/
-EXPECTED.md list the real reports)."""
+what ran, the code line a comment marks as failing, a name's own trailing underscore, a folder the prose names, a
+config passed to the command's script, and the failing place the prose quotes (tests/fixtures/graded32..35/EXPECTED.md
+list the real reports)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.authoring._title import _unmarked
-from tests.core.test_new_graded14 import _draft
+from tests.core.test_new_fixtitle6 import _report, _title
 
 _DEVICE = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
-
-
-def _title(report: str) -> str:
-    data: dict[str, Any] = _draft(report, released=lambda dist: True)[1]
-    return str(data["title"])
-
-
-def _report(repo: str, title: str, body: str) -> str:
-    return f"https://github.com/someone/{repo}/issues/4\n# {title}\n\n{body}\n"
 
 
 def test_the_only_own_frame_a_modules_forward_names_its_file() -> None:
