@@ -212,7 +212,8 @@ def _title_code_name(title: str, message: str) -> str:
 # A call or a dotted name in an issue title's words ("model.fit() raises ...", "Bug in lib.models.Informer forward",
 # "WidgetModel.predict returns ..."): a class's method keeps its class, else the last part names it. Other libraries'
 # names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
-_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)",
+_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\([\w ,=.'\"]{0,40}\))?"
+                         r"(?![\w/@-]|\.\w)",
                          re.ASCII)
 _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
                             "huggingface", "www", "e", "i", "self", "cls", "args", "cfg", "config", "opt", "opts",

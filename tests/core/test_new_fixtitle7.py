@@ -101,3 +101,11 @@ def test_the_failing_place_the_prose_quotes_beats_other_names() -> None:
     assert not _title(_report("widgetyolo", "two devices", other)).startswith("widgetyolo test.py"), other
     seen = body.replace("get an error in this line", "read the code at")
     assert not _title(_report("widgetyolo", "two devices", seen)).startswith("widgetyolo test.py"), seen
+
+
+def test_a_call_with_its_argument_in_the_issue_title_names_the_api() -> None:
+    """Class (chroma-34): a title quoting the failing statement with an argument ('problem about "protein =
+    widget.design(protein)"') names the call as one written with empty parentheses would."""
+    title = 'problem about "protein = widgetchem.design(protein)"'
+    body = f"When I run this command from the tutorial:\n\n{_DEVICE}\n"
+    assert _title(_report("widgetchem", title, body)).startswith("widgetchem design: Expected all"), title

@@ -50,7 +50,8 @@ TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 
 HELD_OUT_34: dict[str, tuple[Any, ...]] = {
     # known miss: T (no API: the prose's chroma.design) and S
-    "chroma-34": ("RuntimeError", CUDA0_CPU, "chroma", f"chroma: {TWO_AT}", DEVICE, True,
+    # T right since fixtitle7 ("design", the title's call with its argument; no API when graded), NOT held out
+    "chroma-34": ("RuntimeError", CUDA0_CPU, "chroma", f"chroma design: {TWO_AT}", DEVICE, True,
                   _checkout("chroma", "generatebio/chroma"), 0),
     "comfyui-ipadapter-flux-14": ("RuntimeError", MM, "comfyui-ipadapter-flux", f"comfyui-ipadapter-flux: {TWO_AT}",
                                   DEVICE, True,
@@ -133,7 +134,7 @@ STATED_34: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "itwinai-208": {"F": lambda data: "#209" in _requires(data, "fix")},
 }
 # of 80: 64 held out, main ab612f7, this scorer and by hand, strict; 68 lenient
-GRADED34_FLOOR = 66  # 66 since fixtitle7 (itwinai-208, mmsegmentation-2359 T), NOT held out
+GRADED34_FLOOR = 67  # 67 since fixtitle7 (chroma-34, itwinai-208, mmsegmentation-2359 T), NOT held out
 
 
 @pytest.mark.usefixtures("drafted")  # `maintainer_fields` drafts each report itself, with the index's answers
