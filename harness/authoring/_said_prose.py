@@ -203,7 +203,7 @@ def _marked_calls(lines: list[str]) -> list[str]:
         words = _MARK_ARROW.sub("", text).split()
         if not (_MARK_ARROW.match(text) or (words and len(words) <= 4 and set(words) <= _MARK_WORDS)):
             continue
-        code = _MARKED_CODE.match(line[: comment.start()].strip())
+        code = _MARKED_CODE.match(line[: comment.start()].strip()) if comment.start() < 200 else None
         single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
         if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
             continue  # another library's or Python's call names no API of the project
@@ -226,8 +226,7 @@ def _folder_names(prose: list[str]) -> list[str]:
 
 # A frame's tail quoted in prose (no ``File "`` before it: the frame parser reads whole frame lines), and a link to a
 # line of a repository's file.
-_FRAME_TAIL = re.compile(r"(?<!File \")(?<![\w./\\-])(?P<path>[\w./\\-]*?(?P<file>[\w-]+\.py))\"?,\s*"
-                         r"line\s+\d+,\s*in\s+(?P<func>[A-Za-z_]\w*)")
+_FRAME_TAIL = re.compile(r"(?<!File \")(?<![\w-])(?P<file>[\w-]+\.py)\"?,\s*line\s+\d+,\s*in\s+(?P<func>[A-Za-z_]\w*)")
 _LINE_LINK = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/blob/[^/\s]+/(?:[^\s#)]*/)?(?P<file>[\w-]+\.py)#L\d+")
 
 # The words before a link that say the error is at that line ("I get an error in this line https://..."); a link
