@@ -43,20 +43,32 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     glued = [name for name in said_marked(report.shown_calls, "glued")
              if not (frames and name.endswith(".py")) and name not in message]
     setup = _SETUP_CALLS | {message.split("(")[0]}
-    said = (_script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+    said = ((_quoted_place(report) if not frames else "")
+            or _script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
+            or (next(iter(said_marked(report.shown_calls, "marked")), "") if not frames else "")
             or prose_api(report, culprit, message) or (glued[0] if glued else "")
             or shown_api(tuple(said_marked(report.shown_calls, "called")), culprit, report.modules, setup)
             or _frameless_run(report, message, culprit)
             or shown_api(report.shown_calls, culprit, report.modules, setup)
             or (run_clause(report.title) or _title_subject(report.title) if not frames else "")
-            or (report.script if not own_frames(frames) else "")
+            or (_command_script(report) if not own_frames(frames) else "")
             or (subjects[0] if subjects and not frames else "") or (_title_tag(report.title) if not frames else "")
             or (next(iter(said_marked(report.shown_calls, "run")), "") if not frames else ""))
     replied = said_marked(report.shown_calls, "reply") if not frames else []
     return replied[0] if replied and (not said or said.lower() in _RUN_WORDS) else said
+
+
+def _quoted_place(report: BugReport) -> str:
+    """The failing place a frameless report's prose quotes: a frame's file and function, or the file of a line its
+    link points to in the report's own repository (a link into another repository names no file of the project)."""
+    place = next(iter(said_marked(report.shown_calls, "where")), "")
+    repo, linked, file = place.rpartition(":")
+    if not linked:
+        return place
+    return file if report.url.lower().rstrip("/").count(f"github.com/{repo.lower()}/") else ""
 
 
 def _script_name(script: str) -> str:
@@ -64,10 +76,20 @@ def _script_name(script: str) -> str:
     return re.split(r"[/\\]", script)[-1] if re.match(r"(?:[/~\\]|[A-Za-z]:)", script) else script
 
 
+_COMMAND_FILE = re.compile(r"(?<![\w./\\-])(?P<file>[\w./\\-]+\.py)\b")
+
+
+def _command_script(report: BugReport) -> str:
+    """The script the report ran: a command's first ``.py`` file (``python tools/train.py configs/x.py``: the config
+    file after it is the script's argument), else the script the prose reader found."""
+    files = [m["file"].removeprefix("./") for m in _COMMAND_FILE.finditer(report.command)]
+    return files[0] if report.script in files[1:] else report.script
+
+
 def _script_run(report: BugReport, named: str | None) -> str:
     """A frameless report's run: the script its command or launcher summary names, before the API ``named`` when one
     is given ("" when it is empty); ``named`` alone for a report with frames or no script."""
-    script = _script_name(report.script) if not report.traceback.frames else ""
+    script = _script_name(_command_script(report)) if not report.traceback.frames else ""
     if named is None:
         return script
     return " ".join(part for part in (script, named) if part) if named else ""
@@ -75,10 +97,11 @@ def _script_run(report: BugReport, named: str | None) -> str:
 
 def _frameless_run(report: BugReport, message: str, culprit: str) -> str:
     """The run a frameless report's text names; its script wins over a vaguer word ("training" for train.py), a word
-    that is the script's own name is kept."""
+    that is the script's own name is kept, unless the script's folder says which ("tools/train.py")."""
     api, script = frameless_api(report, message, culprit), _script_run(report, None)
     api = "" if api in _SETUP_CALLS and script else api  # "main" for main.py: the script says more
-    return api if api and (not script or api == script.rpartition("/")[2].removesuffix(".py")) else script or api
+    folder, _, file = script.rpartition("/")
+    return api if api and (not script or (api == file.removesuffix(".py") and not folder)) else script or api
 
 
 def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
@@ -89,6 +112,7 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
     skip |= set(report.environment.pins)  # a package its listing names (`typing_extensions`) is no API
     # a printed argument listing's key (`log_dir`) is no API either
     skip |= {str(canonicalize_name(key)) for key in said_marked(report.shown_calls, "key")}
+    skip |= {str(canonicalize_name(name)) for name in said_marked(report.shown_calls, "folder")}  # a folder's name
     for code in (*report.code_names, *(f"{name}()" for name in report.called_names)):
         root, _, rest = code.removesuffix("()").partition(".")
         others = (m for m in report.modules if str(canonicalize_name(m)) != culprit)
@@ -144,7 +168,8 @@ def frameless_api(report: BugReport, message: str, culprit: str = "") -> str:
     """For a report without frames whose title and prose name no API: a class-level call its code makes
     (``TFTModel.load_from_checkpoint``), else an operator its message names (``'torchvision::roi_align'``)."""
     skip = {str(canonicalize_name(m)) for m in (*report.modules, *report.paths, culprit)}
-    worked = said_marked(report.shown_calls, "worked")  # a script the reporter says ran fine
+    # a script the reporter says ran fine, a folder the prose names
+    worked = [*said_marked(report.shown_calls, "worked"), *said_marked(report.shown_calls, "folder")]
     named = [call for call in report.named_calls if str(canonicalize_name(call)) not in skip and call not in worked]
     said = [call for call in named if "." in call or "_" in call]  # a function or a method, before a script's name
     named = named if not report.traceback.frames else said  # a script the frames show is no API (its <module>)

@@ -8,11 +8,17 @@
 - ``worked``: a script the reporter says ran fine ("i run a.py without any error, but when i run b.py ..."): never the
   failing run's name;
 - ``reply``: a file a reply's workaround says to change ("comment the code ... in the dist_train.py");
-- ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API.
+- ``key``: a key of a printed argument or config listing (``log_dir ........ logs``, ``lr: 0.1`` lines): never an API;
+- ``folder``: a name the prose says is a folder ("in the logs_slurm folder", "directory `outputs_run`"): never an API;
+- ``where``: the failing place the prose quotes: a frame's tail (``torchio/data/image.py", line 471, in _parse_path``:
+  ``image.py _parse_path``), or a link to a file's line (``github.com/o/r/blob/<ref>/test.py#L200``: ``o/r:test.py``);
+- ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
+  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 
 SAID = "~"
@@ -29,7 +35,10 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"called:{name}" for name in _prose_calls(prose)), *(f"run:{run}" for run in _cjk_runs(prose)[:1]),
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
-             *(f"key:{key}" for key in _listing_keys([*own, *replies]))]
+             *(f"key:{key}" for key in _listing_keys([*own, *replies])),
+             *(f"marked:{call}" for call in _marked_calls(own)[:1]),
+             *(f"folder:{name}" for name in _folder_names(prose)),
+             *(f"where:{place}" for place in _quoted_places(own)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -167,3 +176,70 @@ def _listing_keys(lines: list[str]) -> list[str]:
             keys += [*run, *(m["key"] for m in [_CUT_KEY.match(line)] if m)]
         run = []
     return keys
+
+
+# A code line's comment that marks it as the failing one: an arrow, or only words of "error here" ("#here", "# <--",
+# "# error occurs here", "# this line fails"); a comment with other words is the code's own ("# here we load data").
+_MARK_COMMENT = re.compile(r"\s#\s*(?P<text>[^#]{0,40}?)\s*$")
+_MARK_ARROW = re.compile(r"^(?:<-+|<=+|\u2190)")
+_MARK_WORDS = frozenset({"here", "error", "errors", "exception", "occurs", "occurred", "happens", "fails", "failed",
+                         "crash", "crashes", "crashed", "raises", "raised", "is", "this", "line", "the", "bug",
+                         "problem", "issue", "breaks", "!", "!!", "!!!"})
+_OTHER_ROOTS = frozenset({"torch", "np", "numpy", "F", "nn", "os", "sys", "pd", "tf", "jax", "math", "json", "time"})
+_MARKED_CODE = re.compile(r"^(?:[\w.,\[\] ]+?\s*=(?!=)\s*)?(?P<call>[A-Za-z_][\w.]*\(.*\)[\w.()]*)$")
+
+
+def _marked_calls(lines: list[str]) -> list[str]:
+    """The calls (as written, an assignment's right side) of code lines a short comment marks as failing."""
+    found, fenced = [], False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        comment = _MARK_COMMENT.search(line) if fenced or line[:1].isspace() else None
+        if comment is None:
+            continue
+        text = comment["text"].lower()
+        words = _MARK_ARROW.sub("", text).split()
+        if not (_MARK_ARROW.match(text) or (words and len(words) <= 4 and set(words) <= _MARK_WORDS)):
+            continue
+        code = _MARKED_CODE.match(line[: comment.start()].strip()) if comment.start() < 200 else None
+        single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
+        if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
+            continue  # another library's or Python's call names no API of the project
+        if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
+            found.append(single["name"])
+        elif code and len(code["call"]) <= 40:  # a chain (``next(self.dl).cuda()``): as written
+            found.append(code["call"])
+    return found
+
+
+# A name the prose calls a folder: "the X folder/directory/dir", "folder/directory X".
+_FOLDER = re.compile(r"(?<![\w.-])`?(?P<before>[\w.-]{2,60})`?\s+(?:folder|directory|dir)\b|"
+                     r"\b(?:folder|directory|dir)\s+`?(?P<after>[\w.-]{2,60})`?", re.I)
+
+
+def _folder_names(prose: list[str]) -> list[str]:
+    names = (m["before"] or m["after"] for line in prose for m in _FOLDER.finditer(line))
+    return [name for name in names if "_" in name or "." in name or "-" in name]  # a name, not "the"/"output"
+
+
+# A frame's tail quoted in prose (no ``File "`` before it: the frame parser reads whole frame lines), and a link to a
+# line of a repository's file.
+_FRAME_TAIL = re.compile(r"(?<!File \")(?<![\w-])(?P<file>[\w-]+\.py)\"?,\s*line\s+\d+,\s*in\s+(?P<func>[A-Za-z_]\w*)")
+_LINE_LINK = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/blob/[^/\s]+/(?:[^\s#)]*/)?(?P<file>[\w-]+\.py)#L\d+")
+
+# The words before a link that say the error is at that line ("I get an error in this line https://..."); a link
+# alone is often where the reporter reads the code or proposes the fix.
+_FAILS_AT_LINE = re.compile(r"\b(?:errors?|fails?|failed|failing|crash\w*|raises?|exception)\b[^.!?]{0,40}\b"
+                            r"(?:at|in|on) (?:this|that|the|the following) line\s*:?\s*(?:\(|<|\[)?"
+                            r"(?:https?://)?(?:www\.)?$", re.I)
+
+
+def _quoted_places(own: list[str]) -> list[str]:
+    """Where the description says it fails: a quoted frame's ``file function``, else a linked line's ``repo:file``."""
+    text = [line for line in own if not line.lstrip().startswith(("File \"", "Source: "))]
+    frames = [f"{m['file']} {m['func']}" for line in text for m in _FRAME_TAIL.finditer(line)]
+    links = [f"{m['repo']}:{m['file']}" for line in text for m in _LINE_LINK.finditer(line)
+             if _FAILS_AT_LINE.search(line[: m.start()])]
+    return [*frames, *links]

@@ -43,6 +43,8 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     top = frame if own else None if frame else next(reversed(own_frames(frames)), None)
     if not function and top is not None and _script(top):
         function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
+    elif not function and top is not None and top.function in _PLUMBING and _script_file(top).endswith(".py"):
+        function = f"{_script_file(top)} {top.function}"  # the report's own module's forward: its file says which
     if frame is not None and own:
         function = _qualified(function, frame, report)
     elif frame is None and (shown := next((f for f in reversed(frames) if _leading_name(f.function) == function),
@@ -285,9 +287,12 @@ def _api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str] | None,
                        if frame_owner(f, report.environment) == owner] if frame in frames else [frame]
     named = [_leading_name(f.function) for f in chain if f.function and not f.function.startswith(("__", "<"))]
     unwrapped = [name for name in named if not _wrapper(name) and name.rpartition(".")[2] not in LAUNCHERS]
-    if named and named[0].rpartition(".")[2] in LAUNCHERS:
-        return _console_command(frames)  # the culprit's frames only launch the run: the command the user typed
     found = next((name for name in unwrapped if name not in _PLUMBING), unwrapped[0] if unwrapped else "")
+    if named and named[0].rpartition(".")[2] in LAUNCHERS:
+        # the culprit's innermost frames only run a loop or launch: the console command's own entry function that
+        # called them (``dptb`` -> main -> ``train`` -> trainer ``run``), else the command the user typed
+        command = _console_command(frames)
+        return found if command and found and found != "main" and not found.startswith("_") else command
     if found == "main" and (entry := _line_call(chain[0].source)):
         return entry  # a script's entry function names nothing: the call its failing line makes does
     if not named and (call := _SOURCE_CALL.search(chain[0].source)) and call["name"][:1].isupper() \
@@ -341,7 +346,7 @@ def _title_from(title: str, exception: str) -> str:
 
 # What a title does not keep from a message: addresses and object ids that differ per run, and the markdown
 # (bold, code) that wrapped an exception named in prose.
-_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*_`]{1,3}$")
+_TITLE_JUNK = re.compile(rf"{_FOLDERS}(?=\S)|\s*\bat 0x[0-9a-fA-F]+\b|\b0x[0-9a-fA-F]{6,}\b|[*`]{1,3}$")
 _LONG_TITLE = 120
 
 
@@ -349,7 +354,7 @@ def _title_message(exception: str, message: str) -> str:
     """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
     'best_loss') says its exception too."""
     text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
-    text = text.strip("_") if text.startswith("__") and text.endswith("__") else text.rstrip("_")  # bold, not dunder
+    text = _unmarked(text)
     if not text:
         return exception.rpartition(".")[2]
     if len(text) <= 40 and re.fullmatch(r"['\"]?[\w.\-/]+['\"]?", text):
@@ -359,6 +364,15 @@ def _title_message(exception: str, message: str) -> str:
         cause = _SENTENCE_END.split(text.rstrip(" .!?"))[-1]  # a context sentence's cause is the message's last one
         return f"{first[:-1]} ... {cause}" if _CONTEXT.match(first) and cause not in first else first
     return text
+
+
+def _unmarked(text: str) -> str:
+    """A message without the underscores of markdown emphasis (``__bold__``, ``word_``), keeping a name's own trailing
+    underscore (torch's ``_th_set_``: a last word with an inner underscore)."""
+    if text.startswith("__") and text.endswith("__"):
+        return text.strip("_")
+    last = text.rsplit(None, 1)[-1].strip("'\"") if text.strip() else ""
+    return text if re.fullmatch(r"_*[A-Za-z]\w*_\w*[A-Za-z0-9]_+", last) else text.rstrip("_")
 
 
 # A message's first sentence that only says where it failed ("Error while processing rearrange-reduction pattern

@@ -73,6 +73,9 @@ _RUN_CLAUSE = re.compile(r"\b(?:when|while)\s+(?:I\s+(?:am\s+|was\s+|'m\s+)?)?(?
                          r"(?P<what>[\w./-]+(?: [\w./-]+){0,3})\s*$", re.I)
 
 
+_PLACE = re.compile(r"(?:on|in|with|under|inside|from|at|via|through|without|across)\b", re.I)
+
+
 # A title opening with the run that failed: "Training fails : ...", "Inference crashed with ...".
 _LEADING_RUN = re.compile(r"^\s*(?P<run>training|fine-?tuning|inference|evaluation|validation|resuming)\s+(?:fails?|"
                           r"failed|crash(?:es|ed)?|breaks?|errors?|raises?)\b", re.I)
@@ -153,6 +156,8 @@ def run_clause(title: str) -> str:
     if match is None:
         return ""
     verb = match["verb"].lower()
+    if verb in ("running", "using") and _PLACE.match(match["what"]):
+        return ""  # where it ran ("when running on CPU"), not what ran
     return match["what"] if verb in ("running", "using") else f"{match['what']} {verb}"
 
 
@@ -207,7 +212,8 @@ def _title_code_name(title: str, message: str) -> str:
 # A call or a dotted name in an issue title's words ("model.fit() raises ...", "Bug in lib.models.Informer forward",
 # "WidgetModel.predict returns ..."): a class's method keeps its class, else the last part names it. Other libraries'
 # names (torch.cuda), files (config.yaml), versions and hosts (huggingface.co) are none.
-_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\(\))?(?![\w/@-]|\.\w)",
+_TITLE_CALL = re.compile(r"(?<![\w.:/@-])(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?P<call>\([\w ,=.'\"]{0,40}\))?"
+                         r"(?![\w/@-]|\.\w)",
                          re.ASCII)
 _FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "nn", "F", "tf", "jax", "os", "sys", "pd", "cuda", "github",
                             "huggingface", "www", "e", "i", "self", "cls", "args", "cfg", "config", "opt", "opts",

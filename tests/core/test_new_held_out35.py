@@ -47,8 +47,8 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
                        True, _checkout("pytorch-yolo-v3-kaist", "jas-nat/PyTorch-YOLO-V3-KAIST"), 0),
     # known miss (strict): P, the stated torch 1.5.1 left to fill in
     "nni-3090": ("RuntimeError", OLD_DEVICE, "nni", f"nni fix_mask: {OLD_DEVICE}", DEVICE, True, "nni==1.9", 3),
-    # known misses: T and S (Net.get; the message's final "_" dropped), B, P and F (pysyft, not PyPI's syft)
-    "pysyft-7397": ("RuntimeError", SET_, "pysyft", f"pysyft Net.get: {SET_[:-1]}", DEVICE, True,
+    # known misses: T and S (Net.get; the message's final "_" kept since fixtitle7), B, P and F (pysyft, not PyPI's syft)
+    "pysyft-7397": ("RuntimeError", SET_, "pysyft", f"pysyft Net.get: {SET_}", DEVICE, True,
                     "pin the pysyft release the report ran", 0),
     # known misses: P and F (PyPI's seq2seq is another project; the egg's 0.1.4 not read)
     "pytorch-seq2seq-93": ("TypeError", INITIAL_LR, "seq2seq", f"seq2seq train: {INITIAL_LR}", EVERYWHERE, False,
@@ -58,15 +58,17 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     # known miss (strict): P, the stated torch 1.3.0 left to fill in
     "san-1": ("RuntimeError", WORKER, "san", f"san __init__.py fit: {WORKER[:-1]}", EVERYWHERE, False,
               _checkout("san", "SkBlaz/san"), 2),
-    # known misses: T and S (datasets.py, named in the prose as a workaround, not test.py's `test`)
-    "scaledyolov4-256": ("RuntimeError", CUDA0_CPU, "scaledyolov4", f"scaledyolov4 datasets.py: {CUDA0_CPU}", DEVICE,
+    # known miss: S (datasets.py, named in the prose as a workaround, not test.py's `test`); T right since fixtitle7
+    # (test.py, the linked failing line's file), NOT held out
+    "scaledyolov4-256": ("RuntimeError", CUDA0_CPU, "scaledyolov4", f"scaledyolov4 test.py: {CUDA0_CPU}", DEVICE,
                          True, f"scaledyolov4 @ {HUB}WongKinYiu/ScaledYOLOv4@0c13b23d8cfcbfcd42f7f6731084c4037475a4be",
                          0),
     # known misses (strict): T (no API: test.sh), M (the pid in the signature); S
     "tecogan-7": ("RuntimeError", BUS, "tecogan-pytorch", "tecogan-pytorch: DataLoader worker (pid 2126) is killed",
                   SHM_DRAFTED, False, _checkout("tecogan-pytorch", "skycrapers/TecoGAN-PyTorch"), 1),
-    # known misses: T and S (Lightning's Trainer.fit, not torchio's _parse_path)
-    "torchio-1189": ("TypeError", PATH_AR, "torchio", f"torchio Trainer.fit: {PATH_AR}", EVERYWHERE, False,
+    # known miss: S (Lightning's Trainer.fit, not torchio's _parse_path); T right since fixtitle7 (the quoted frame's
+    # image.py _parse_path), NOT held out
+    "torchio-1189": ("TypeError", PATH_AR, "torchio", f"torchio image.py _parse_path: {PATH_AR}", EVERYWHERE, False,
                      "pin the torchio release the report ran", 0),
     "traphic-1": ("RuntimeError", CUDA0_CPU, "trajectory-prediction-traphic",
                   f"trajectory-prediction-traphic: {CUDA0_CPU}", DEVICE, True,
@@ -129,8 +131,8 @@ STATED_35: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "tecogan-7": {"M": lambda data: "2126" not in data["signature"], "L": lambda data: "shm" in data["case.yaml"]},
     "pytorch-seq2seq-93": {"P": lambda data: "0.1.4" in " ".join(data["variants"]["buggy"]["requires"])},
 }
-# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient; 68 since fixlanes4 (not held out)
-GRADED35_FLOOR = 68
+# of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient; NOT held out since: fixlanes4, fixtitle7
+GRADED35_FLOOR = 70
 
 
 def test_the_thirty_fifth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
