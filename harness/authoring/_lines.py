@@ -19,7 +19,48 @@ def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
     paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+    lines = [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+    return strip_run_prefixes(lines)
+
+
+# A launcher's or logger's tag before a line: bracket groups ("[1,2]<stderr>:", "[2024-01-02 10:11:12,345] [ERROR]"),
+# a parenthesised worker ("(RayTrainWorker pid=1)"), a rank or stream word ("0:", "rank3:", "stderr:").
+_TAG_PREFIX = re.compile(r"(?:\[[^\[\]]{1,60}\](?:<\w{1,10}>)?:?\s?){1,4}|\([\w .=,:-]{1,80}\)\s"
+                         r"|(?:[A-Za-z_]{0,12}\d{1,5}|stderr|stdout)(?:<\w{1,10}>)?:")
+_TRACEBACK_LINE = re.compile(r'\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+)')
+_MIN_RUN = 3
+
+
+def strip_run_prefixes(lines: list[str]) -> list[str]:
+    """Lines whose every neighbour carries the same tag shape (its digits aside: ranks and times change) lose it
+    where the run holds a traceback line once stripped: a tag on one line is the line's own text. The space after
+    the tag goes with it only where every tagged line has one (mpirun writes "[1,2]<stderr>:  File ...")."""
+    shapes = [_shape(line) for line in lines]
+    out = list(lines)
+    start = 0
+    while start < len(lines):
+        end = start + 1
+        while shapes[start] and end < len(lines) and shapes[end] == shapes[start]:
+            end += 1
+        if shapes[start] and end - start >= _MIN_RUN:
+            _strip_run(out, start, end)
+        start = end
+    return out
+
+
+def _shape(line: str) -> str:
+    match = _TAG_PREFIX.match(line)
+    return re.sub(r"\d+", "0", match.group().rstrip()) if match else ""
+
+
+def _strip_run(out: list[str], start: int, end: int) -> None:
+    cuts = [len(_TAG_PREFIX.match(out[index]).group().rstrip()) for index in range(start, end)]  # type: ignore[union-attr]
+    rests = [out[index][cut:] for index, cut in zip(range(start, end), cuts)]
+    if not any(_TRACEBACK_LINE.match(rest) for rest in rests):
+        return
+    spaced = all(rest.startswith(" ") for rest in rests if rest)
+    for index, rest in zip(range(start, end), rests):
+        out[index] = rest[1:] if spaced and rest else rest
 
 
 def _straight_quotes(line: str) -> str:
