@@ -55,11 +55,11 @@ def _shape(line: str) -> str:
 
 def _strip_run(out: list[str], start: int, end: int) -> None:
     cuts = [len(_TAG_PREFIX.match(out[index]).group().rstrip()) for index in range(start, end)]  # type: ignore[union-attr]
-    rests = [out[index][cut:] for index, cut in zip(range(start, end), cuts)]
+    rests = [out[index][cut:] for index, cut in zip(range(start, end), cuts, strict=True)]
     if not any(_TRACEBACK_LINE.match(rest) for rest in rests):
         return
     spaced = all(rest.startswith(" ") for rest in rests if rest)
-    for index, rest in zip(range(start, end), rests):
+    for index, rest in zip(range(start, end), rests, strict=True):
         out[index] = rest[1:] if spaced and rest else rest
 
 

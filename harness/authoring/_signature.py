@@ -19,8 +19,8 @@ _VARIES = re.compile(
     r"|(?P<matmul>\b\d+x\d+\b)"
     r"|(?P<memory>\b\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)\b)"
     r"|(?P<paren>\(\d+\))"
-    r"|(?P<field>\{\})"
-    r"|(?P<temp>\x00?\btmp[\w-]{6,})")  # a temporary file's or folder's random name  # a template's field (a message read from its raise statement's format string)
+    r"|(?P<field>\{\})"  # a template's field (a message read from its raise statement's format string)
+    r"|(?P<temp>\x00?\btmp[\w-]{6,})")  # a temporary file's or folder's random name
 _GENERAL = {"gpu": r"GPU \d+", "address": r"0x[0-9a-fA-F]+", "size": r"torch\.Size\(\[[\d, ]*\]\)",
             "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)",
             "field": r".+?", "host": r"[\w.]+(?::\d+)?", "temp": r"\S*"}
