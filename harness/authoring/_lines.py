@@ -24,9 +24,10 @@ def clean_lines(text: str) -> list[str]:
 
 
 # A launcher's or logger's tag before a line: bracket groups ("[1,2]<stderr>:", "[2024-01-02 10:11:12,345] [ERROR]"),
-# a parenthesised worker ("(RayTrainWorker pid=1)"), a rank or stream word ("0:", "rank3:", "stderr:").
+# a parenthesised worker ("(RayTrainWorker pid=1)"), a rank, host or stream word ("0:", "rank3:", "node-01:",
+# "stderr:"), a compose service ("trainer-1  | ").
 _TAG_PREFIX = re.compile(r"(?:\[[^\[\]]{1,60}\](?:<\w{1,10}>)?:?\s?){1,4}|\([\w .=,:-]{1,80}\)\s"
-                         r"|(?:[A-Za-z_]{0,12}\d{1,5}|stderr|stdout)(?:<\w{1,10}>)?:")
+                         r"|(?:\d{1,5}|[A-Za-z_][\w.-]{0,40})(?:<\w{1,10}>)?:(?!//)|[\w.-]{1,40} +\|")
 _TRACEBACK_LINE = re.compile(r'\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+)')
 _MIN_RUN = 3
 

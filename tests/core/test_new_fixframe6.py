@@ -19,7 +19,8 @@ BODY = ['Traceback (most recent call last):', '  File "train.py", line 12, in <m
 
 
 @pytest.mark.parametrize("tag", ["[1,2]<stderr>:", "[rank3]: ", "[default0]:", "0: ", "rank3: ",
-                                 "[2024-01-02 10:11:12,345] [ERROR] ", "(RayTrainWorker pid=123) ", "stderr: "])
+                                 "[2024-01-02 10:11:12,345] [ERROR] ", "(RayTrainWorker pid=123) ", "stderr: ",
+                                 "gpu-node-01: ", "trainer-1  | "])
 def test_a_tag_on_every_line_of_a_traceback_cut_at_its_start_is_stripped(tag: str) -> None:
     report = parse_report("# fit fails\n\nLog:\n```\n" + "\n".join(tag + line for line in BODY[1:]) + "\n```\n")
     assert (report.traceback.exception, report.traceback.message) == ("ValueError", BODY[-1].partition(": ")[2])
@@ -37,6 +38,8 @@ def test_ranks_and_times_that_change_from_line_to_line_are_one_tag() -> None:
     ["[1/3] Building model", "[2/3] Loading data", "[3/3] Training"],  # steps, no traceback among them
     ["0: cpu", "1: cuda", "2: mps"],
     ["Python: 3.10", "torch: 2.1", "OS: Linux"],
+    ["RuntimeError: a", "RuntimeError: b", "RuntimeError: c"],
+    ["ERROR: no file", "ERROR: no file", "ERROR: no file"],
     ["[rank0]: Traceback (most recent call last):", '  File "a.py", line 1, in <module>'],  # a tag on one line
 ])
 def test_lines_without_a_tagged_traceback_are_kept(lines: list[str]) -> None:

@@ -132,7 +132,8 @@ STATED_34: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "itwinai-208": {"F": lambda data: "#209" in _requires(data, "fix")},
 }
 # of 80: 64 held out, main ab612f7, this scorer and by hand, strict; 68 lenient
-GRADED34_FLOOR = 64
+# 68 after fixframe6 (NOT held out: this set was used to find the classes)
+GRADED34_FLOOR = 68
 
 
 @pytest.mark.usefixtures("drafted")  # `maintainer_fields` drafts each report itself, with the index's answers

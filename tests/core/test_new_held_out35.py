@@ -62,7 +62,8 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     "scaledyolov4-256": ("RuntimeError", CUDA0_CPU, "scaledyolov4", f"scaledyolov4 datasets.py: {CUDA0_CPU}", DEVICE,
                          True, f"scaledyolov4 @ {HUB}WongKinYiu/ScaledYOLOv4@0c13b23d8cfcbfcd42f7f6731084c4037475a4be",
                          0),
-    # known misses (strict): T (no API: test.sh), M (the pid in the signature), L (no shm reason); S
+    # known misses (strict): T (no API: test.sh), L (no shm reason); S; M (the pid in the signature) right since
+    # fixframe6
     "tecogan-7": ("RuntimeError", BUS, "tecogan-pytorch", "tecogan-pytorch: DataLoader worker (pid 2126) is killed",
                   EVERYWHERE, False, _checkout("tecogan-pytorch", "skycrapers/TecoGAN-PyTorch"), 1),
     # known misses: T and S (Lightning's Trainer.fit, not torchio's _parse_path)
@@ -130,7 +131,8 @@ STATED_35: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "pytorch-seq2seq-93": {"P": lambda data: "0.1.4" in " ".join(data["variants"]["buggy"]["requires"])},
 }
 # of 80: 67 held out, main ab612f7, this scorer and by hand, strict; 74 lenient
-GRADED35_FLOOR = 67
+# 68 after fixframe6 (NOT held out: this set was used to find the classes)
+GRADED35_FLOOR = 68
 
 
 def test_the_thirty_fifth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
