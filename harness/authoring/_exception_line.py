@@ -327,8 +327,9 @@ def _quoted_end(lines: list[str], exception: str, message: str) -> str:
     """A sentence's message cut where the report quotes the same exception elsewhere (the title's
     ``"RuntimeError: Format is invalid"`` ends "Format is invalid when training csmsc/tts1")."""
     for opener, closer in _CLOSERS.items():
-        end = re.escape(closer)
-        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"([^{end}]{{3,500}}){end}")
+        end = re.escape(closer)  # a word's apostrophe ("optimizer's") inside the span does not close it
+        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"((?:[^{end}]|{_INNER_APOSTROPHE.pattern}){{3,500}})"
+                            f"{end}")
         for line in lines:
             for match in quoted.finditer(line):
                 if message.startswith(found := match[1].strip()) and len(found) < len(message):

@@ -83,6 +83,12 @@ def test_an_apostrophe_in_a_word_is_no_closing_quote(line: str, message: str) ->
     assert report.traceback.message == message
 
 
+def test_a_quoted_message_elsewhere_is_not_cut_at_a_words_apostrophe() -> None:
+    report = parse_report("# 'ValueError: the model's head isn't registered' on load\n\nI get ValueError: the model's "
+                          "head isn't registered when I load the checkpoint\n")
+    assert report.traceback.message == "the model's head isn't registered"
+
+
 @pytest.mark.parametrize(("message", "other_run"), [
     ("DataLoader worker (pid 2126) is killed by signal: Bus error.",
      "DataLoader worker (pid 77) is killed by signal: Bus error."),
