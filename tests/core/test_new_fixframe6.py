@@ -29,6 +29,13 @@ def test_a_tag_on_every_line_of_a_traceback_cut_at_its_start_is_stripped(tag: st
     assert report.traceback.frames[0].source == "trainer.fit(model)"
 
 
+def test_the_stripped_tag_is_named_in_the_notes() -> None:
+    report = parse_report("# fit fails\n\n```\n" + "\n".join("[1,2]<stderr>:" + line for line in BODY[1:]) + "\n```\n")
+    assert any("launcher's tag" in note and note.endswith("[1,2]<stderr>:") for note in report.notes)
+    plain = parse_report("# fit fails\n\n```\n" + "\n".join(BODY) + "\n```\n")
+    assert not any("launcher's tag" in note for note in plain.notes)
+
+
 def test_ranks_and_times_that_change_from_line_to_line_are_one_tag() -> None:
     lines = [f"[rank{n % 2}]:{line}" for n, line in enumerate(BODY)]
     assert strip_run_prefixes(lines) == BODY
