@@ -29,7 +29,7 @@ from harness.authoring._exception_line import (
     _typed_fields,
     library_words,
 )
-from harness.authoring._lines import MAX_LINE, _colours, clean_lines, unwrap_console
+from harness.authoring._lines import MAX_LINE, _colours, clean_lines, clean_lines_tagged, unwrap_console
 from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
 from harness.authoring._prose import (
     _called_names,
@@ -96,13 +96,17 @@ def parse_report(text: str) -> BugReport:
     (``[rank1]: ValueError: ...``, a final line pasted alone) gives that line without frames, said in ``missing``."""
     if not text.strip():
         raise UsageError("the report is empty: paste the issue's text, at least the error the bug printed")
-    lines = unwrap_console(clean_lines(text))
+    cleaned, tags = clean_lines_tagged(text)
+    lines = unwrap_console(cleaned)
+    tagged = ("the traceback's lines carry a launcher's tag, read without it (a rank or worker of a multi-process "
+              f"run): {'  '.join(tags[:4])}",) if tags else ()
     chains = _chains(lines)
     url = _issue_url(lines)
     title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
-        return replace(found, modules=_modules(lines), title=title, cited=_cited(lines, url), paths=_path_tops(lines),
+        return replace(found, notes=found.notes + tagged, modules=_modules(lines), title=title,
+                       cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
                        named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
@@ -129,7 +133,7 @@ def parse_report(text: str) -> BugReport:
         traceback = replace(traceback, frames=traceback.frames[::-1], final_frames=traceback.final_frames[::-1])
         notes.append("the frames come from an editor's or debugger's dump (\"Exception has occurred:\", no "
                      "Traceback header, the script's top level last), innermost first: read in Python's order")
-    return BugReport(traceback, parse_environment(lines), tuple(notes), url, modules=modules, title=title,
+    return BugReport(traceback, parse_environment(lines), (*notes, *tagged), url, modules=modules, title=title,
                      missing=missing,
                      cited=cited, paths=_path_tops(lines), code_names=_code_names(lines),
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),

@@ -100,7 +100,7 @@ def _inline_exception(lines: list[str]) -> tuple[int, str, str, str] | None:
                 before = lines[index][:match.start()]
                 emphasis = re.search(r"(?<![*_\w])[*_]{1,3}$", before)  # **RuntimeError: ...**
                 closer = emphasis.group()[::-1] if emphasis else _CLOSERS.get(before[-1:]) or _open_quote(before)
-                message = match["msg"].partition(closer)[0] if closer else _quoted_end(
+                message = match["msg"][:_closing(match["msg"], closer)] if closer else _quoted_end(
                     lines, match["type"], _sentence_message(match["msg"]))
                 return index, match["type"], library_words(message, match["msg"]), \
                     "a sentence that names it (check where the message ends)"
@@ -327,13 +327,24 @@ def _quoted_end(lines: list[str], exception: str, message: str) -> str:
     """A sentence's message cut where the report quotes the same exception elsewhere (the title's
     ``"RuntimeError: Format is invalid"`` ends "Format is invalid when training csmsc/tts1")."""
     for opener, closer in _CLOSERS.items():
-        end = re.escape(closer)
-        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"([^{end}]{{3,500}}){end}")
+        end = re.escape(closer)  # a word's apostrophe ("optimizer's") inside the span does not close it
+        quoted = re.compile(re.escape(f"{opener}{exception}: ") + f"((?:[^{end}]|{_INNER_APOSTROPHE.pattern}){{3,500}})"
+                            f"{end}")
         for line in lines:
             for match in quoted.finditer(line):
                 if message.startswith(found := match[1].strip()) and len(found) < len(message):
                     return found
     return message
+
+
+# An apostrophe between letters ("doesn't", "optimizer's") is a word's, never a closing quote.
+_INNER_APOSTROPHE = re.compile(r"(?<=[^\W\d_])['\u2019](?=[^\W\d_])")
+
+
+def _closing(text: str, closer: str) -> int:
+    """Where the quote ``closer`` closes ``text`` (its end if it never does), apostrophes in words skipped."""
+    at = _INNER_APOSTROPHE.sub("\0", text).find(closer)
+    return at if at >= 0 else len(text)
 
 
 def _sentence_message(text: str) -> str:
@@ -344,8 +355,9 @@ def _sentence_message(text: str) -> str:
     text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
     # a sentence ends at "!" or "?" (torch's "...cpu! (when checking ...)" goes on) and at CJK full stops
     text = re.split(r"(?<=[!?])\s+(?=[^\s(])|[\u3002\uff01\uff1f]", text, maxsplit=1)[0]
-    quote = max(text.rfind("'"), text.rfind('"'))
-    if quote > 0 and text.count(text[quote]) >= 2:
+    bare = _INNER_APOSTROPHE.sub("\0", text)
+    quote = max(bare.rfind("'"), bare.rfind('"'))
+    if quote > 0 and bare.count(bare[quote]) >= 2:
         return text[:quote + 1]
     text = re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
     return _unclosed_end(_TAGS.sub("", _CIRCUMSTANCE.sub("", _HAPPENED.sub("", text))))

@@ -18,8 +18,63 @@ _LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:
 def clean_lines(text: str) -> list[str]:
     """The report's lines without colours, launcher prefixes, line-end variants or the HTML of a raw markdown
     paste (``<pre>AttributeError: &apos;x&apos; ...</pre>``), one per report line."""
+    return clean_lines_tagged(text)[0]
+
+
+def clean_lines_tagged(text: str) -> tuple[list[str], tuple[str, ...]]:
+    """``clean_lines`` and the launcher tags stripped from runs of lines (``[1,2]<stderr>:``), each once."""
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+    lines = [_LINE_PREFIX.sub("", _unhtml(_straight_quotes(line[:MAX_LINE]))).rstrip() for line in text.split("\n")]
+    return _stripped(lines)
+
+
+# A launcher's or logger's tag before a line: bracket groups ("[1,2]<stderr>:", "[2024-01-02 10:11:12,345] [ERROR]"),
+# a parenthesised worker ("(RayTrainWorker pid=1)"), a rank, host or stream word ("0:", "rank3:", "node-01:",
+# "stderr:"), a compose service ("trainer-1  | ").
+_TAG_PREFIX = re.compile(r"(?:\[[^\[\]]{1,60}\](?:<\w{1,10}>)?:?\s?){1,4}|\([\w .=,:-]{1,80}\)\s"
+                         r"|(?:\d{1,5}|[A-Za-z_][\w.-]{0,40})(?:<\w{1,10}>)?:(?!//)|[\w.-]{1,40} +\|")
+_TRACEBACK_LINE = re.compile(r'\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+)')
+_MIN_RUN = 3
+
+
+def strip_run_prefixes(lines: list[str]) -> list[str]:
+    """Lines whose every neighbour carries the same tag shape (its digits aside: ranks and times change) lose it
+    where the run holds a traceback line once stripped: a tag on one line is the line's own text. The space after
+    the tag goes with it only where every tagged line has one (mpirun writes "[1,2]<stderr>:  File ...")."""
+    return _stripped(lines)[0]
+
+
+def _stripped(lines: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    shapes = [_shape(line) for line in lines]
+    out = list(lines)
+    tags: dict[str, None] = {}
+    start = 0
+    while start < len(lines):
+        end = start + 1
+        while shapes[start] and end < len(lines) and shapes[end] == shapes[start]:
+            end += 1
+        if shapes[start] and end - start >= _MIN_RUN and (tag := _strip_run(out, start, end)):
+            tags[tag] = None
+        start = end
+    return out, tuple(tags)
+
+
+def _shape(line: str) -> str:
+    match = _TAG_PREFIX.match(line)
+    return re.sub(r"\d+", "0", match.group().rstrip()) if match else ""
+
+
+def _strip_run(out: list[str], start: int, end: int) -> str:
+    """Strips the run's tags when it holds a traceback line; the first line's tag, or "" when kept."""
+    cuts = [len(_TAG_PREFIX.match(out[index]).group().rstrip()) for index in range(start, end)]  # type: ignore[union-attr]
+    rests = [out[index][cut:] for index, cut in zip(range(start, end), cuts, strict=True)]
+    if not any(_TRACEBACK_LINE.match(rest) for rest in rests):
+        return ""
+    tag = out[start][:cuts[0]]
+    spaced = all(rest.startswith(" ") for rest in rests if rest)
+    for index, rest in zip(range(start, end), rests, strict=True):
+        out[index] = rest[1:] if spaced and rest else rest
+    return tag
 
 
 def _straight_quotes(line: str) -> str:

@@ -11,16 +11,19 @@ _FOLDERS = r"(?<![\w.:/])(?:/|~/|[A-Za-z]:\\)[^\s:'\"]*[/\\]"
 _VARIES = re.compile(
     r"(?P<device>\b(?:cuda|xpu|npu|hpu|mps|meta|privateuseone):\d+)"
     r"|(?P<gpu>\bGPU \d+)"
+    r"|(?P<pid>\b(?:pid|PID|port|Port)(?:\(s\))?(?::? |=)\d+(?:, ?\d+)*)"
+    r"|(?P<host>(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?(?![\w.])|\blocalhost:\d+)"
     r"|(?P<address>\b0x[0-9a-fA-F]{4,})"
     r"|(?P<size>torch\.Size\(\[[\d, ]*\]\))"
     r"|(?P<ints>\[\d+(?:, ?\d+)+\]|\(\d+(?:, ?\d+)+,?\))"
     r"|(?P<matmul>\b\d+x\d+\b)"
     r"|(?P<memory>\b\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)\b)"
     r"|(?P<paren>\(\d+\))"
-    r"|(?P<field>\{\})")  # a template's field (a message read from its raise statement's format string)
+    r"|(?P<field>\{\})"  # a template's field (a message read from its raise statement's format string)
+    r"|(?P<temp>\x00?\btmp[\w-]{6,})")  # a temporary file's or folder's random name
 _GENERAL = {"gpu": r"GPU \d+", "address": r"0x[0-9a-fA-F]+", "size": r"torch\.Size\(\[[\d, ]*\]\)",
             "matmul": r"\d+x\d+", "memory": r"\d+(?:\.\d+)? ?(?:[KMGTP]i?B|bytes)", "paren": r"\(\d+\)",
-            "field": r".+?"}
+            "field": r".+?", "host": r"[\w.]+(?::\d+)?", "temp": r"\S*"}
 MAX_SIGNATURE_SOURCE = 200
 MAX_SIGNATURE = 1000
 
@@ -107,6 +110,9 @@ def _generalised(message: str) -> str:
         kind = match.lastgroup or ""
         if kind == "device":
             pieces.append(re.escape(match.group().partition(":")[0]) + r":\d+")
+        elif kind == "pid":  # a process id, port or rank: the word kept, its numbers any
+            word = re.match(r"[A-Za-z]+(?:\(s\))?(?::? |=)", match.group())
+            pieces.append(_escape(word.group() if word else "") + r"\d+(?:, ?\d+)*")
         elif kind == "ints":
             pieces.append(r"\[[\d, ]*\]" if match.group().startswith("[") else r"\([\d, ]*\)")
         else:

@@ -118,7 +118,7 @@ def _chains(lines: list[str]) -> list[list[_Part]]:
     headers = [i for i, line in enumerate(lines) if _HEADER.search(line)]
     # A paste often starts below the first traceback's header: its frames before the first header count too.
     first = next((i for i, line in enumerate(lines[: headers[0] if headers else len(lines)])
-                  if _MAYBE_FRAME.search(line) and _frame_of(line, i) is not None), None)
+                  if _MAYBE_FRAME.search(line) and _starts_frames(line, i)), None)
     headers = headers if first is None else [first, *headers]
     parts = [_parse_part(lines, start, headers[n + 1] if n + 1 < len(headers) else len(lines))
              for n, start in enumerate(headers)]
@@ -132,6 +132,12 @@ def _chains(lines: list[str]) -> list[list[_Part]]:
         else:
             chains.append([part])
     return chains
+
+
+def _starts_frames(line: str, index: int) -> bool:
+    """A frame line, also a rich box's frame row ("│ D:\\app\\run.py:66 in main │") pasted without the box's top."""
+    boxed, text = _unbox(line)
+    return _frame_of(text, index, "" if boxed else None) is not None
 
 
 def _parse_part(lines: list[str], start: int, stop: int) -> _Part:
@@ -319,6 +325,7 @@ def _unmark(text: str) -> str:
 # A log record printed after the exception (glog's "[W1210 12:30:57.09 ProcessGroupNCCL.cpp:1250] ...", torch
 # elastic's "E1126 23:28:11.64 402381 ...", a timestamped "[2024-11-26 23:28:07,821] ..."): not its message.
 _LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)")
+_GRAPH_NODE = re.compile(r"^\s*\[\[\{*node ")  # TensorFlow's op context after its message: "\t [[{{node x}} = ...]]"
 
 
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
@@ -332,7 +339,8 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
     while end < min(stop, index + 40):
         text = _without(prefix, lines[end])
         if not text.strip() or text.strip().startswith(("```", "╭", "│")) or _CHAIN.search(text) \
-                or _HEADER.search(text) or _LOG_RECORD.match(text) or _frame_of(text, end) is not None:
+                or _HEADER.search(text) or _LOG_RECORD.match(text) or _GRAPH_NODE.match(text) \
+                or _frame_of(text, end) is not None:
             break
         message.append(text)
         end += 1
