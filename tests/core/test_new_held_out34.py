@@ -61,9 +61,9 @@ HELD_OUT_34: dict[str, tuple[Any, ...]] = {
     # known misses: T, B, P, F, S (`dc`, the module alias of `import deepchem as dc`, taken for the distribution)
     "deepchem-2393": ("AttributeError", NO_TORCH_MODEL, "dc", "dc TorchModel: ", EVERYWHERE, False,
                       "dc @ git+https://github.com/<owner>/<repo>@<commit>", 0),
-    # known miss: P (fairscale-0.4.0-py3.6.egg's version not read; a commit pin for a released project)
+    # P right since fixenv6 (fairscale-0.4.0-py3.6.egg's release read), NOT held out
     "fairscale-782": ("AssertionError", BUCKET, "fairscale", "fairscale _add_param_as_view: Different devices", DEVICE,
-                      True, _checkout("fairscale", "facebookresearch/fairscale"), 2),
+                      True, "fairscale==0.4.0", 2),
     # known misses: T (no API: the reply's inference_image.py), P (the reply's fix commit pinned as the buggy one), F
     "hellomeme-13": ("RuntimeError", ADDMM, "hellomeme", f"hellomeme: {TWO_AT}", DEVICE, True,
                      f"hellomeme @ {HUB}HelloVision/HelloMeme@{HELLOMEME_FIX}", 0),

@@ -1,0 +1,54 @@
+"""Fix round (fixenv6): the release an installed egg's or dist-info's folder on a frame path names, a module alias
+(``import X as y``) never taken for the distribution, and a commit a reply says fixes the bug never pinned as the run's.
+Made-up reports of each shape (none is a fixture's text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
+from harness.authoring._envlist import parse_environment
+
+_EGG = """Source: https://github.com/acme/widgetnet/issues/7
+# crash when resuming
+
+```
+Traceback (most recent call last):
+  File "train.py", line 20, in <module>
+    trainer.fit(model)
+  File "/home/me/conda/envs/w/lib/python3.7/site-packages/widget_net-1.3.2-py3.7.egg/widget_net/trainer.py", line 51, in fit
+    self.step(batch)
+  File "/home/me/conda/envs/w/lib/python3.7/site-packages/widget_net-1.3.2-py3.7.egg/widget_net/trainer.py", line 80, in step
+    loss = self.model(batch.cuda())
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+```
+"""
+
+
+def _drafted(text: str, urls: Any = lambda name: None) -> tuple[str, dict[str, Any]]:
+    draft = draft_case("made-up", parse_report(text), "made-up.txt", released=lambda name: True, project_urls=urls)
+    return draft.culprit, yaml.safe_load(draft.case_yaml)
+
+
+def test_an_egg_folder_on_a_frame_path_pins_the_release_it_names() -> None:
+    culprit, data = _drafted(_EGG)
+    assert culprit == "widget-net"
+    assert "widget-net==1.3.2" in data["variants"]["buggy"]["requires"]
+    # the index's project that links no repository is taken as the one the egg installed (not a commit pin)
+    assert "widget-net==1.3.2" in _drafted(_EGG, lambda name: ())[1]["variants"]["buggy"]["requires"]
+
+
+def test_a_dist_info_folder_names_a_release_and_a_listing_wins_over_a_path() -> None:
+    line = '  File "C:\\\\py\\\\Lib\\\\site-packages\\\\foo_bar-2.0.1.dist-info\\\\entry.py", line 3, in main'
+    assert parse_environment([line]).pins["foo-bar"].version == "2.0.1"
+    egg = '  File "/x/site-packages/foo_bar-2.0.1-py3.8.egg/foo_bar/a.py", line 3, in f'
+    assert parse_environment(["foo-bar==2.0.3", egg]).pins["foo-bar"].version == "2.0.3"
+
+
+def test_an_egg_built_from_a_checkout_or_a_plain_site_packages_folder_names_no_release() -> None:
+    built = '  File "/usr/lib/python3.6/dist-packages/TTSx-0.0.3+6d6dca0-py3.6.egg/TTSx/layers.py", line 9, in f'
+    assert "ttsx" not in parse_environment([built]).pins
+    assert parse_environment(['  File "/x/site-packages/widget_net/a.py", line 3, in f']).pins == {}
