@@ -53,8 +53,48 @@ def _modules(lines: list[str]) -> tuple[str, ...]:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
                   if pattern is not _DOTTED or _dotted_module(m)]
+    aliases = _aliases(lines, set(found))
     # "pytorch.utils.data" in a sentence is torch's: no module is named pytorch (PyPI's "pytorch" installs nothing)
-    return tuple("torch" if m == "pytorch" else m for m in found if m not in _NOT_MODULES)
+    return tuple("torch" if m == "pytorch" else aliases.get(m, m) for m in found if m not in _NOT_MODULES)
+
+
+# `import deepchem as dc`, `import torch.nn.functional as F`: the alias stands for the module before "as".
+_IMPORT_AS = re.compile(r"^\s*(?:>>>\s*)?import\s+(?P<module>[A-Za-z_]\w{0,60})(?:\.\w{1,60}){0,6}\s+as\s+"
+                        r"(?P<alias>[A-Za-z_]\w{0,60})\s*(?:#.*)?$")
+# Where a module is written out in full: an import of its submodule, or a message quoting it (AttributeError's
+# "module 'deepchem.models' has no attribute 'TorchModel'").
+_QUALIFIED = re.compile(r"^\s*(?:>>>\s*)?(?:from|import)\s+(?P<module>[A-Za-z_]\w{0,60})\.(?P<sub>[A-Za-z_]\w{0,60})"
+                        r"|\bmodule '(?P<quoted>[A-Za-z_]\w{0,60})\.(?P<quoted_sub>[A-Za-z_]\w{0,60})")
+
+
+def _aliases(lines: list[str], found: set[str]) -> dict[str, str]:
+    """The module each alias the text uses stands for: what `import X as y` says, else, for a name the text never
+    imports, the module written out in full with the same submodule (``dc.models.TorchModel`` beside "module
+    'deepchem.models'") whose name it abbreviates (its letters in order, from the same first letter)."""
+    aliases: dict[str, str] = {}
+    qualified: set[tuple[str, str]] = set()
+    imported: set[str] = set()
+    for line in lines:
+        if "import" in line and (named := _IMPORT.match(line)):
+            imported.add(named["module"])
+        if "import" in line and " as " in line and (alias := _IMPORT_AS.match(line)) \
+                and alias["alias"] != alias["module"]:
+            aliases[alias["alias"]] = alias["module"]
+        qualified |= {(m["module"] or m["quoted"], m["sub"] or m["quoted_sub"]) for m in _QUALIFIED.finditer(line)}
+    text = "\n".join(lines)
+    for name in sorted(found - imported - set(aliases)):
+        full = {module for module, sub in qualified if module != name and _abbreviates(name, module)
+                and re.search(rf"(?<![\w.]){re.escape(name)}\.{re.escape(sub)}\b", text)}
+        if len(full) == 1:
+            aliases[name] = full.pop()
+    return aliases
+
+
+def _abbreviates(alias: str, module: str) -> bool:
+    """Whether ``alias`` is a shorter spelling of ``module``: dc of deepchem, np of numpy, pl of pytorch_lightning."""
+    rest = iter(module[1:].lower())
+    return len(alias) < len(module) and alias[:1].lower() == module[:1].lower() \
+        and all(letter in rest for letter in alias[1:].lower())
 
 
 def _path_tops(lines: list[str]) -> tuple[str, ...]:

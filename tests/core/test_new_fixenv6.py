@@ -11,6 +11,7 @@ import yaml
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
 from harness.authoring._envlist import parse_environment
+from harness.authoring._prose_modules import _modules
 
 _EGG = """Source: https://github.com/acme/widgetnet/issues/7
 # crash when resuming
@@ -52,3 +53,35 @@ def test_an_egg_built_from_a_checkout_or_a_plain_site_packages_folder_names_no_r
     built = '  File "/usr/lib/python3.6/dist-packages/TTSx-0.0.3+6d6dca0-py3.6.egg/TTSx/layers.py", line 9, in f'
     assert "ttsx" not in parse_environment([built]).pins
     assert parse_environment(['  File "/x/site-packages/widget_net/a.py", line 3, in f']).pins == {}
+
+
+def test_an_import_as_alias_stands_for_its_module() -> None:
+    lines = ["```python", "import widgetnet as wn", "import torch.nn as tnn", "```",
+             "Calling wn.layers.Block(3) fails, and so does tnn.layers.relu."]
+    assert _modules(lines) == ("widgetnet", "torch", "widgetnet", "torch")
+
+
+_ALIASED = """Source: https://github.com/acme/widgetnet/issues/9
+# tutorial 3 fails
+
+Running the tutorial:
+
+----> 4 model = wn.models.GraphModel(net, wn.models.losses.L1())
+
+AttributeError: module 'widgetnet.models' has no attribute 'GraphModel'
+
+* widgetnet version: 1.2.0
+"""
+
+
+def test_an_alias_the_message_writes_out_in_full_is_read_as_that_module() -> None:
+    assert parse_report(_ALIASED).modules == ("widgetnet", "widgetnet")
+    culprit, data = _drafted(_ALIASED)
+    assert culprit == "widgetnet" and data["variants"]["buggy"]["requires"] == ["widgetnet==1.2.0"]
+
+
+def test_a_name_that_abbreviates_no_written_out_module_stays() -> None:
+    # timm is no shorter spelling of transformers: both stay, though both write out a `models` submodule
+    assert _modules(["see timm.models.layers.x here", "from transformers.models import y"]) == ("timm", "transformers")
+    # an imported module is never another's alias, even when its letters fit (`import nx` is a module of its own)
+    assert _modules(["import nx", "see nx.graphs.path.y here", "module 'networkx.graphs' is odd"]) == ("nx", "nx")

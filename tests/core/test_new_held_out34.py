@@ -58,9 +58,10 @@ HELD_OUT_34: dict[str, tuple[Any, ...]] = {
     "comfyui-segment-anything-64": ("RuntimeError", NO_COMMA, "comfyui-segment-anything",
                                     "comfyui-segment-anything sam_segment: Expected all", DEVICE, True,
                                     _checkout("comfyui-segment-anything", "storyicon/comfyui_segment_anything"), 3),
-    # known misses: T, B, P, F, S (`dc`, the module alias of `import deepchem as dc`, taken for the distribution)
-    "deepchem-2393": ("AttributeError", NO_TORCH_MODEL, "dc", "dc TorchModel: ", EVERYWHERE, False,
-                      "dc @ git+https://github.com/<owner>/<repo>@<commit>", 0),
+    # known misses: P (torch 1.6.0 left a FILL-IN), F; T and B right since fixenv6 (the alias dc read as deepchem, the
+    # module the message writes out), NOT held out
+    "deepchem-2393": ("AttributeError", NO_TORCH_MODEL, "deepchem", "deepchem TorchModel: ", EVERYWHERE, False,
+                      "deepchem==2.4.0", 0),
     # P right since fixenv6 (fairscale-0.4.0-py3.6.egg's release read), NOT held out
     "fairscale-782": ("AssertionError", BUCKET, "fairscale", "fairscale _add_param_as_view: Different devices", DEVICE,
                       True, "fairscale==0.4.0", 2),
