@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._prose import PUSHED, REPLY_HEADER
 
 # A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
 WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
@@ -21,10 +21,14 @@ _BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|t
 
 
 def stated_commit(lines: list[str]) -> tuple[str, str]:
-    for line in lines:
+    replied = False
+    for index, line in enumerate(lines):
+        replied = replied or bool(REPLY_HEADER.match(line.strip()))
         if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or WORKING.search(line):
             continue
-        stated = _COMMIT.search(line) or _BLOB.search(line)
+        # a reply's link to the code its writer just added there is the fix (_prose), not the code that ran
+        pushed = replied and PUSHED.search(" ".join(lines[max(0, index - 3): index + 1]))
+        stated = _COMMIT.search(line) or (None if pushed else _BLOB.search(line))
         if stated and _DIGIT.search(stated["sha"]):
             return (stated.groupdict().get("repo") or "", stated["sha"])
     built = next((m for line in lines if ".egg" in line for m in _EGG_COMMIT.finditer(line)), None)

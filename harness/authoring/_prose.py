@@ -124,6 +124,10 @@ _PIP_PIN = re.compile(r"\b(?:pip3? install\s+(?:-U\s+)?|(?:can|could|should|plea
 _REPLY_SHA_LINK = re.compile(r"https?://(?:github\.com|githubtocolab\.com|colab\.research\.google\.com/github)/"
                              r"(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree|commit)/(?P<sha>[0-9a-f]{7,40})\b")
 _SHOULD_WORK = re.compile(r"\bshould (?:now )?work\b|\bworks now\b|\bnow works\b", re.IGNORECASE)
+# A reply saying its writer put new code in the repository ("For now, I've temporarily added a device parameter",
+# "we pushed a patch"): the commit its link names holds that change, the fix (not a line the reporter changed
+# locally: "I modified this code ... then it can resume" links the code as it was).
+PUSHED = re.compile(r"\b(?:I|we)(?:['\u2019]ve| have)?\s+(?:\w+\s+)?(?:added|pushed|committed|merged)\b", re.IGNORECASE)
 
 
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
@@ -142,7 +146,8 @@ def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:
                 found.append(f"commit:{match['sha']}")
         found += [f"commit:{match['sha']}" for match in _REPLY_SHA_LINK.finditer(line) if replied and own_repo
                   and match["repo"].lower() == own_repo and (_SAYS_FIXED.search(context.replace(match.group(), " "))
-                                                              or _SHOULD_WORK.search(context))]
+                                                              or _SHOULD_WORK.search(context)
+                                                              or PUSHED.search(context))]
         for match in _PIP_PIN.finditer(line) if "==" in line else ():  # "pip install x==1", "you can use x==1"
             if _SAYS_FIXED.search(context):
                 found.append(match["pin"])

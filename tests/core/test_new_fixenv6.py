@@ -85,3 +85,29 @@ def test_a_name_that_abbreviates_no_written_out_module_stays() -> None:
     assert _modules(["see timm.models.layers.x here", "from transformers.models import y"]) == ("timm", "transformers")
     # an imported module is never another's alias, even when its letters fit (`import nx` is a module of its own)
     assert _modules(["import nx", "see nx.graphs.path.y here", "module 'networkx.graphs' is odd"]) == ("nx", "nx")
+
+
+_ADDED = """Source: https://github.com/acme/widgetnet/issues/21
+# error on the second run
+
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!
+
+maintainer · comment · 2024-02-03
+Seen it too, no root cause yet. For now we've added a device argument to the loader:
+
+https://github.com/acme/widgetnet/blob/1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d/loader.py#L40
+"""
+
+
+def test_a_replys_link_to_code_its_writer_added_is_the_fix_not_the_run() -> None:
+    report = parse_report(_ADDED)
+    assert report.environment.commit == ("", "")
+    assert report.fixes == ("commit:1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",)
+
+
+def test_a_replys_link_to_the_line_to_change_stays_the_code_that_ran() -> None:
+    change = _ADDED.replace("For now we've added a device argument to the loader:", "Please change this line:")
+    assert parse_report(change).environment.commit[1] == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+    local = _ADDED.replace("For now we've added a device argument to the loader:",
+                           "I modified this code, then it runs:")
+    assert parse_report(local).environment.commit[1] == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"

@@ -65,9 +65,10 @@ HELD_OUT_34: dict[str, tuple[Any, ...]] = {
     # P right since fixenv6 (fairscale-0.4.0-py3.6.egg's release read), NOT held out
     "fairscale-782": ("AssertionError", BUCKET, "fairscale", "fairscale _add_param_as_view: Different devices", DEVICE,
                       True, "fairscale==0.4.0", 2),
-    # known misses: T (no API: the reply's inference_image.py), P (the reply's fix commit pinned as the buggy one), F
+    # known miss: T (no API: the reply's inference_image.py); P and F right since fixenv6 (the reply's commit, where
+    # its writer added code, is the fix, not the run's), NOT held out
     "hellomeme-13": ("RuntimeError", ADDMM, "hellomeme", f"hellomeme: {TWO_AT}", DEVICE, True,
-                     f"hellomeme @ {HUB}HelloVision/HelloMeme@{HELLOMEME_FIX}", 0),
+                     "pin the commit the report ran", 0),
     # known misses: T, E, M, P, L, D, S (the `[1,2]<stderr>:` prefix hides the chain's FailedPreconditionError line)
     "horovod-398": (MARK, None, "horovod", "horovod: FILL-IN", EVERYWHERE, False,
                     _checkout("horovod", "horovod/horovod"), 1),
