@@ -73,4 +73,4 @@ def installed_folders(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     """The releases the frame paths' egg / dist-info folders name: what the run had installed."""
     for index, line in enumerate(lines):
         for match in _INSTALLED_FOLDER.finditer(line) if "-packages" in line else ():
-            yield str(canonicalize_name(match["name"])), Pin(match["ver"], "env listing", index + 1)
+            yield str(canonicalize_name(match["name"])), Pin(match["ver"], "an installed egg's folder", index + 1)
