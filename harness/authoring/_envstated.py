@@ -74,3 +74,16 @@ def installed_folders(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     for index, line in enumerate(lines):
         for match in _INSTALLED_FOLDER.finditer(line) if "-packages" in line else ():
             yield str(canonicalize_name(match["name"])), Pin(match["ver"], "an installed egg's folder", index + 1)
+
+
+# A bare torch build at a listing line's start, no name before it: SD.Next's listing ends with "2.0.1+cu118 Autocast
+# half" (torch's version, then the precision). Only torch's wheels carry a +cuNNN / +rocmX / +cpu local version.
+_BARE_TORCH = re.compile(r"^\s*(?P<ver>\d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm\d[\d.]*|cpu))"
+                         r"(?:\s+[A-Za-z][\w-]{0,20}){0,3}\s*$")
+
+
+def bare_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """torch's release from a listing line that gives its build alone, in the report's own text."""
+    own = itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines)
+    yield from (("torch", Pin(match["ver"], "env listing", index + 1)) for index, line in enumerate(own)
+                if "+" in line and (match := _BARE_TORCH.match(line)))

@@ -111,3 +111,20 @@ def test_a_replys_link_to_the_line_to_change_stays_the_code_that_ran() -> None:
     local = _ADDED.replace("For now we've added a device argument to the loader:",
                            "I modified this code, then it runs:")
     assert parse_report(local).environment.commit[1] == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+
+
+_APP_LISTING = ["### Version Platform Description", "", "app: WidgetUI", "updated: 2024-01-02", "hash: 9f3e2a17",
+                "url: https://github.com/acme/widgetui/tree/master", "python: 3.10.6", "", "2.1.2+cu121 Autocast  half"]
+
+
+def test_an_apps_version_listing_gives_its_hash_and_its_bare_torch_build() -> None:
+    environment = parse_environment(_APP_LISTING)
+    assert environment.commit == ("", "9f3e2a17")
+    assert environment.pins["torch"].version == "2.1.2+cu121"
+
+
+def test_a_checkpoints_hash_or_a_version_without_a_torch_build_is_not_read() -> None:
+    other = parse_environment(["Model hash: 31e35c80fc", "hash: sha256:abc123def", "2.1.2 Autocast half",
+                               "0.15.2+cu118 is what torchvision reports? no"])
+    assert other.commit == ("", "") and "torch" not in other.pins
+    assert parse_environment(["torch==2.0.0", "2.1.2+cu121 Autocast half"]).pins["torch"].version == "2.0.0"

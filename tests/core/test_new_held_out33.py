@@ -56,10 +56,10 @@ HELD_OUT_33: dict[str, tuple[Any, ...]] = {
     # S judgement (main.py, not the reply's StatePack3D.update_rotate)
     "rcql-4": ("RuntimeError", MASKED, "rcql", f"rcql main.py: {MASKED}", DEVICE, True, _checkout("rcql",
                                                                                                "dongdongbh/RCQL"), 0),
-    # known misses: T and S (the rich box's txt2img frames read as no frame), P and V (the listing's hash 083ab521 and
-    # "2.0.1+cu118 Autocast half" not read)
+    # known misses: T and S (the rich box's txt2img frames read as no frame), P (torch 2.0.1 not pinned); the listing's
+    # hash 083ab521 and "2.0.1+cu118 Autocast half" read since fixenv6, NOT held out
     "sdnext-2196": ("RuntimeError", INDEX, "sdnext", f"sdnext: {CPU_CUDA0}", DEVICE, True,
-                    _checkout("sdnext", "vladmandic/sdnext"), 0),
+                    f"sdnext @ {HUB}vladmandic/sdnext@083ab521", 0),
     # known miss: P (torch==2.13.0, where a torch before 1.13 is needed; a click placeholder)
     "so-vits-svc-fork-792": ("TypeError", WEIGHTS_ONLY, "so-vits-svc-fork", f"so_vits_svc_fork load_checkpoint: "
                              f"{WEIGHTS_ONLY}", EVERYWHERE, False, "pin the so-vits-svc-fork release the report ran", 4),
