@@ -129,8 +129,8 @@ STATED_33: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "pysot-92": {"P": lambda data: re.search(r"\bpysot @ git\+", _pinned(data)) is None},
     "ranksortloss-16": {"P": lambda data: "mmcv-full" in _pinned(data)},
 }
-# of 80: 69 held out, main ab612f7, this scorer and by hand, strict; 71 lenient (ssgc-7 T, pysot-92 P)
-GRADED33_FLOOR = 69
+# of 80: 69 held out, main ab612f7, this scorer and by hand, strict; 71 lenient (ssgc-7 T, pysot-92 P); 70 after fixenv6 (NOT held out)
+GRADED33_FLOOR = 70
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_33))

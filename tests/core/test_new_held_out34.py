@@ -134,8 +134,8 @@ STATED_34: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "horovod-398": {"P": lambda data: "tensorflow" in _requires(data, "buggy")},
     "itwinai-208": {"F": lambda data: "#209" in _requires(data, "fix")},
 }
-# of 80: 64 held out, main ab612f7, this scorer and by hand, strict; 68 lenient
-GRADED34_FLOOR = 64
+# of 80: 64 held out, main ab612f7, this scorer and by hand, strict; 68 lenient; 70 after fixenv6 (NOT held out)
+GRADED34_FLOOR = 70
 
 
 @pytest.mark.usefixtures("drafted")  # `maintainer_fields` drafts each report itself, with the index's answers
