@@ -126,8 +126,9 @@ _REPLY_SHA_LINK = re.compile(r"https?://(?:github\.com|githubtocolab\.com|colab\
 _SHOULD_WORK = re.compile(r"\bshould (?:now )?work\b|\bworks now\b|\bnow works\b", re.IGNORECASE)
 # A reply saying its writer put new code in the repository ("For now, I've temporarily added a device parameter",
 # "we pushed a patch"): the commit its link names holds that change, the fix (not a line the reporter changed
-# locally: "I modified this code ... then it can resume" links the code as it was).
-PUSHED = re.compile(r"\b(?:I|we)(?:['\u2019]ve| have)?\s+(?:\w+\s+)?(?:added|pushed|committed|merged)\b", re.IGNORECASE)
+# locally: "I modified this code ... then it can resume", "I added a print here" link the code as it was).
+PUSHED = re.compile(r"\b(?:I|we)(?:['\u2019]ve| have)?\s+(?:\w+\s+)?(?:pushed|committed|merged|added\s+(?:\w+\s+){0,3}?"
+                    r"(?:parameter|argument|check|fix|patch|option|flag|guard|workaround)s?\b)", re.IGNORECASE)
 
 
 def _named_fixes(lines: list[str], url: str) -> tuple[str, ...]:

@@ -111,6 +111,8 @@ def test_a_replys_link_to_the_line_to_change_stays_the_code_that_ran() -> None:
     local = _ADDED.replace("For now we've added a device argument to the loader:",
                            "I modified this code, then it runs:")
     assert parse_report(local).environment.commit[1] == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
+    debug = _ADDED.replace("For now we've added a device argument to the loader:", "I added a print right here:")
+    assert parse_report(debug).environment.commit[1] == "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
 
 
 _APP_LISTING = ["### Version Platform Description", "", "app: WidgetUI", "updated: 2024-01-02", "hash: 9f3e2a17",
