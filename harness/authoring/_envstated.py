@@ -2,8 +2,8 @@
 ...``, ``conda install pytorch=1.7.1 ...``), the Python of a prose list of versions ("my setting: python 2.7, opencv
 3, pytorch 0.4") and of the setup's ``conda create ... python=3.8``, and the release an installed egg's or dist-
 info's folder in a frame path names (``site-packages/fairscale-0.4.0-py3.6.egg/fairscale/...``). Each is read only
-when no listing states it (``_envlist`` decides), and only in the report's own text: a reply's install command is a
-workaround to try, not what ran."""
+when no listing states it (``_envlist`` decides); the install command and the Python only in the report's own text (a
+reply's install command is a workaround to try, not what ran), an egg's folder wherever a frame shows it."""
 
 from __future__ import annotations
 
