@@ -69,11 +69,14 @@ _INSTALLED_FOLDER = re.compile(r"-packages[/\\]+(?P<name>[A-Za-z][\w.]{0,60}?)-(
                                r"(?:(?:a|b|rc|\.post|\.dev)\d+)?)(?:-py\d[\d.]*\.egg|\.dist-info)[/\\]")
 
 
+EGG_FOLDER = "an installed egg's folder"  # the source of a pin read there (_index checks the index's project anyway)
+
+
 def installed_folders(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     """The releases the frame paths' egg / dist-info folders name: what the run had installed."""
     for index, line in enumerate(lines):
         for match in _INSTALLED_FOLDER.finditer(line) if "-packages" in line else ():
-            yield str(canonicalize_name(match["name"])), Pin(match["ver"], "an installed egg's folder", index + 1)
+            yield str(canonicalize_name(match["name"])), Pin(match["ver"], EGG_FOLDER, index + 1)
 
 
 # A bare torch build at a listing line's start, no name before it: SD.Next's listing ends with "2.0.1+cu118 Autocast

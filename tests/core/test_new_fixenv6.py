@@ -130,3 +130,13 @@ def test_a_checkpoints_hash_or_a_version_without_a_torch_build_is_not_read() -> 
                                "0.15.2+cu118 is what torchvision reports? no"])
     assert other.commit == ("", "") and "torch" not in other.pins
     assert parse_environment(["torch==2.0.0", "2.1.2+cu121 Autocast half"]).pins["torch"].version == "2.0.0"
+
+
+def test_an_eggs_release_whose_name_the_index_gives_another_project_is_pinned_as_a_commit() -> None:
+    built = _EGG.replace("acme/widgetnet", "acme/pytorch-widget-net")
+    requires = _drafted(built, lambda name: ("https://github.com/other/widget-net-tf",))[1]["variants"]["buggy"]["requires"]
+    assert requires[0].startswith("FILL-IN") and "git+https://github.com/acme/pytorch-widget-net@<commit>" in requires[0]
+    assert "the commit of its 1.3.2 state" in requires[0]
+    # the index's project links the repository, or nowhere: the egg's release is the index's
+    for urls in (("https://github.com/acme/pytorch-widget-net",), ()):
+        assert _drafted(built, lambda name, urls=urls: urls)[1]["variants"]["buggy"]["requires"] == ["widget-net==1.3.2"]
