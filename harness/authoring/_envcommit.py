@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._prose import PUSHED, REPLY_HEADER
 
 # A sentence about a release that worked ("works fine on version 0.0.26"): not the release that failed.
 WORKING = re.compile(r"\b(?:works?|worked|working|fine|fixed|fixes|solved|resolved|downgrad\w*"
@@ -17,14 +17,22 @@ _DIGIT = re.compile(r"\d")
 # 1a2b3c4", or a blob/tree link at a sha (code the report quotes as it ran). A line saying a commit fixed it is a
 # reply's fix (_prose), not the run's.
 _COMMIT = re.compile(r'(?<![\w/])"?[Cc]ommit(?:\s+hash)?"?\s*[:=]?\s*"?(?P<sha>[0-9a-f]{7,40})\b')
+# An app's version listing: SD.Next's "Version Platform Description" has "app: SD.next", "updated: ...", "hash:
+# 083ab521" (the checkout's commit), each key alone on its line ("Model hash: 31e35c80fc", a checkpoint's, is none).
+_HASH_KEY = re.compile(r"^\s*(?:[-*]\s+)?(?:(?i:git)\s+)?(?i:hash)\s*:\s*(?P<sha>[0-9a-f]{7,40})\s*$")
 _BLOB = re.compile(r"github\.com/(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})/(?:blob|tree)/(?P<sha>[0-9a-f]{7,40})/")
 
 
 def stated_commit(lines: list[str]) -> tuple[str, str]:
-    for line in lines:
-        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line) or WORKING.search(line):
+    replied = False
+    for index, line in enumerate(lines):
+        replied = replied or bool(REPLY_HEADER.match(line.strip()))
+        if ("ommit" not in line and "/blob/" not in line and "/tree/" not in line and "ash" not in line) \
+                or WORKING.search(line):
             continue
-        stated = _COMMIT.search(line) or _BLOB.search(line)
+        # a reply's link to the code its writer just added there is the fix (_prose), not the code that ran
+        pushed = replied and PUSHED.search(" ".join(lines[max(0, index - 3): index + 1]))
+        stated = _COMMIT.search(line) or _HASH_KEY.match(line) or (None if pushed else _BLOB.search(line))
         if stated and _DIGIT.search(stated["sha"]):
             return (stated.groupdict().get("repo") or "", stated["sha"])
     built = next((m for line in lines if ".egg" in line for m in _EGG_COMMIT.finditer(line)), None)

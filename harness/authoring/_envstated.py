@@ -1,14 +1,17 @@
 """Releases a report states outside a listing: the install command its setup ran (``pip3 install torch==1.11.0+cu113
-...``, ``conda install pytorch=1.7.1 ...``), the Python of a prose list of versions ("my setting: python 2.7,
-opencv 3, pytorch 0.4") and of the setup's ``conda create ... python=3.8``. Each is read only when no listing states
-it (``_envlist`` decides), and only in the report's own text: a reply's install command is a workaround to try, not
-what ran."""
+...``, ``conda install pytorch=1.7.1 ...``), the Python of a prose list of versions ("my setting: python 2.7, opencv
+3, pytorch 0.4") and of the setup's ``conda create ... python=3.8``, and the release an installed egg's or dist-
+info's folder in a frame path names (``site-packages/fairscale-0.4.0-py3.6.egg/fairscale/...``). Each is read only
+when no listing states it (``_envlist`` decides); the install command and the Python only in the report's own text (a
+reply's install command is a workaround to try, not what ran), an egg's folder wherever a frame shows it."""
 
 from __future__ import annotations
 
 import itertools
 import re
 from collections.abc import Iterator
+
+from packaging.utils import canonicalize_name
 
 from harness.authoring._envtypes import Pin
 from harness.authoring._prose import REPLY_HEADER
@@ -57,3 +60,33 @@ def prose_pythons(lines: list[str]) -> Iterator[tuple[str, Pin]]:
             yield "python", Pin(created["ver"], "env listing", index + 1)
         elif _TORCH_RELEASE.search(line) and (stated := _PROSE_PYTHON.search(line)):
             yield "python", Pin(stated["ver"], "env listing", index + 1)
+
+
+# An installed release's folder on a frame's path: setuptools' egg ("seq2seq-0.1.4-py3.6.egg/", "pytorch_ignite-0.1.2
+# -py3.6.egg/") or a wheel's metadata ("fairscale-0.4.0.dist-info/"). An egg built from a checkout whose version has a
+# local part ("TTS-0.0.3+6d6dca0-py3.6.egg") states a commit instead (_envcommit), not a release.
+_INSTALLED_FOLDER = re.compile(r"-packages[/\\]+(?P<name>[A-Za-z][\w.]{0,60}?)-(?P<ver>\d+(?:\.\d+){1,3}"
+                               r"(?:(?:a|b|rc|\.post|\.dev)\d+)?)(?:-py\d[\d.]*\.egg|\.dist-info)[/\\]")
+
+
+EGG_FOLDER = "an installed egg's folder"  # the source of a pin read there (_index checks the index's project anyway)
+
+
+def installed_folders(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """The releases the frame paths' egg / dist-info folders name: what the run had installed."""
+    for index, line in enumerate(lines):
+        for match in _INSTALLED_FOLDER.finditer(line) if "-packages" in line else ():
+            yield str(canonicalize_name(match["name"])), Pin(match["ver"], EGG_FOLDER, index + 1)
+
+
+# A bare torch build at a listing line's start, no name before it: SD.Next's listing ends with "2.0.1+cu118 Autocast
+# half" (torch's version, then the precision). Only torch's wheels carry a +cuNNN / +rocmX / +cpu local version.
+_BARE_TORCH = re.compile(r"^\s*(?P<ver>\d+\.\d+\.\d+\+(?:cu\d{2,3}|rocm\d[\d.]*|cpu))"
+                         r"(?:\s+[A-Za-z][\w-]{0,20}){0,3}\s*$")
+
+
+def bare_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
+    """torch's release from a listing line that gives its build alone, in the report's own text."""
+    own = itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines)
+    yield from (("torch", Pin(match["ver"], "env listing", index + 1)) for index, line in enumerate(own)
+                if "+" in line and (match := _BARE_TORCH.match(line)))

@@ -11,7 +11,7 @@ _RELEASE = r"\d+(?:\.\d+)++(?:(?:a|b|rc|\.?post|\.?dev)\d*+)*+(?:\+[\w.]*+)?"
 @dataclass(frozen=True)
 class Pin:
     version: str  # as listed: 2.0.1+cu118, 0.32.0.dev0, or "" for a source install
-    source: str  # "pip freeze", "pip list / conda list", "env listing"
+    source: str  # "pip freeze", "pip list / conda list", "env listing", "an installed egg's folder"
     report_line: int
     origin: str = ""  # a source install's URL (git+https://...)
 

@@ -12,6 +12,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from harness.authoring._bugreport import BugReport
+from harness.authoring._envstated import EGG_FOLDER
 from harness.authoring._owners import _checkout_frame, names_checkout, renamed_index_pins
 from harness.cases._placeholders import MARK
 
@@ -207,6 +208,9 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
             return renamed  # the repository's package is on the index under another name
         return (*_unreleased(culprit, report, buggy, notes, owner), culprit)
+    if project_urls and (egg := _egg_release(report, culprit)) and (built := _egg_built(report, culprit, buggy, egg,
+                                                                                      project_urls(culprit), notes)):
+        return (*built, culprit)
     # a pull request's checkout is its author's branch: the bug is in the released code the PR changes; a release the
     # prose states ("the latest release (0.8.0)") is the code the checkout held
     if culprit not in report.environment.pins and _own_repository(report.url, culprit) and "/pull/" not in report.url \
@@ -216,6 +220,31 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if (stated := _stated_version(culprit, buggy)) and versions is not None:
         return (*_release_on_index(culprit, stated, versions(culprit), report.url, buggy, fix, notes), culprit)
     return buggy, fix, culprit
+
+
+def _egg_release(report: BugReport, culprit: str) -> str:
+    pin = report.environment.pins.get(culprit)
+    return pin.version if pin and pin.source == EGG_FOLDER else ""
+
+
+def _egg_built(report: BugReport, culprit: str, buggy: list[tuple[str, str]], egg: str,
+               urls: tuple[str, ...] | None, notes: list[str],
+               ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
+    """An egg's release of the report's repository (``seq2seq-0.1.4-py3.6.egg`` for IBM/pytorch-seq2seq) whose name
+    the index gives another project: a build of the repository's code (``python setup.py install``), so its pins are
+    commits, the buggy one at that release's state. An index project that links nowhere is taken as the egg's."""
+    repo = re.match(r"https?://github\.com/(?P<repo>[\w.-]+/(?P<name>[\w.-]+))", report.url)
+    name = canonicalize_name(repo["name"]) if repo else ""
+    if not repo or not (name == culprit or name.endswith(f"-{culprit}") or name.startswith(f"{culprit}-")) or not urls:
+        return None
+    owner = _other_owner(culprit, repo["repo"], urls, notes)
+    if not owner:
+        return None
+    marked = [(f"{MARK}: {culprit} {egg}", why) if dist == f"{culprit}=={egg}" else (dist, why) for dist, why in buggy]
+    pin, fixed = _unreleased(culprit, report, marked, notes, owner)
+    return [(f"{dist} (the run's egg names release {egg}: the commit of its {egg} state)"
+             if dist.startswith(MARK) and "pin the commit the report ran" in dist else dist, why)
+            for dist, why in pin], fixed
 
 
 def _reply_fix(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],

@@ -50,9 +50,9 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
     # known misses: T and S (Net.get; the message's final "_" kept since fixtitle7), B, P and F (pysyft, not PyPI's syft)
     "pysyft-7397": ("RuntimeError", SET_, "pysyft", f"pysyft Net.get: {SET_}", DEVICE, True,
                     "pin the pysyft release the report ran", 0),
-    # known misses: P and F (PyPI's seq2seq is another project; the egg's 0.1.4 not read)
+    # known miss: F (PyPI's seq2seq is another project); P right since fixenv6 (the egg's 0.1.4 read), NOT held out
     "pytorch-seq2seq-93": ("TypeError", INITIAL_LR, "seq2seq", f"seq2seq train: {INITIAL_LR}", EVERYWHERE, False,
-                           "pin the seq2seq release the report ran", 2),
+                           "seq2seq==0.1.4", 2),
     "rtfm-15": ("RuntimeError", CUDA_NONE, "rtfm", f"rtfm train: {CUDA_NONE}", EVERYWHERE, True,
                 f"rtfm @ {HUB}mlfoundations/rtfm@9884a6be456db74941d48babc1293a2eefb4df6b", 2),
     # known miss (strict): P, the stated torch 1.3.0 left to fill in
