@@ -10,7 +10,6 @@ validate.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
