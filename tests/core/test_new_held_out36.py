@@ -18,23 +18,6 @@ from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, SELECT, _title
 from tests.core.test_new_held_out26 import Drafter, _checkout
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
 
-GRADED36 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded36"
-# The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
-# no project for the seven checkouts; PyPI's detr links nothing, detr-python is no project, python-detr (0.1.7, 2023)
-# links facebookresearch/detr.
-NOT_RELEASED_36 = {"blur2blur", "deephyperx", "deeplearningshogi", "h2o-llmstudio", "llama3-1-finetuning", "loveda",
-                   "megatron-deepspeed"}
-INDEX_URLS_36: dict[str, tuple[str, ...]] = {"detr": (), "detr-python": (),
-                                             "python-detr": ("https://github.com/facebookresearch/detr",)}
-
-
-@pytest.fixture(name="drafted")
-def graded36_drafts(monkeypatch: pytest.MonkeyPatch) -> Drafter:
-    """graded36's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
-    reports.answer_for(monkeypatch, NOT_RELEASED_36, INDEX_URLS_36)
-    return partial(reports._graded, GRADED36)
-
-
 EIGHT_BIT = ("Using `load_in_8bit=True` requires Accelerate: `pip install accelerate` and the latest version of "
              "bitsandbytes `pip install -i https://test.pypi.org/simple/ bitsandbytes` or pip install bitsandbytes`")
 CUDA0_CUDA1 = f"{TWO_AT}cuda:0 and cuda:1!"
@@ -166,3 +149,20 @@ def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(draft
 def test_a_graded36_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
     """Each row, its device-placement tag included (D, scored by hand in the 9-field variant)."""
     reports.assert_drafted(*drafted(name), HELD_OUT_36[name])
+
+
+GRADED36 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded36"
+# The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
+# no project for the seven checkouts; PyPI's detr links nothing, detr-python is no project, python-detr (0.1.7, 2023)
+# links facebookresearch/detr.
+NOT_RELEASED_36 = {"blur2blur", "deephyperx", "deeplearningshogi", "h2o-llmstudio", "llama3-1-finetuning", "loveda",
+                   "megatron-deepspeed"}
+INDEX_URLS_36: dict[str, tuple[str, ...]] = {"detr": (), "detr-python": (),
+                                             "python-detr": ("https://github.com/facebookresearch/detr",)}
+
+
+@pytest.fixture(name="drafted")
+def graded36_drafts(monkeypatch: pytest.MonkeyPatch) -> Drafter:
+    """graded36's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
+    reports.answer_for(monkeypatch, NOT_RELEASED_36, INDEX_URLS_36)
+    return partial(reports._graded, GRADED36)
