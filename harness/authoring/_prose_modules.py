@@ -46,13 +46,20 @@ def _dotted_module(match: re.Match[str]) -> bool:
     return not _FILE_EXTENSIONS & set(match.group().lower().split(".")[1:]) and not _TENSOR_KEY.search(key)
 
 
+# A name the text assigns ("`idx = idx.data[0]`", "for batch in loader:"): a variable, so its dotted uses
+# (idx.data.item()) are attribute chains, not a module.
+_ASSIGNED = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w{0,60})\s*=(?!=)|\bfor\s+(?P<loop>[A-Za-z_]\w{0,60})\s+in\b")
+
+
 def _modules(lines: list[str]) -> tuple[str, ...]:
     """Dotted paths count in prose only: in code and frames they are mostly attribute chains (self.opt.step)."""
     found: list[str] = []
+    variables = {m["name"] or m["loop"] for line in lines if "=" in line or "for " in line
+                 for m in _ASSIGNED.finditer(line)}
     for line in lines:
         patterns = (_IMPORT, _BLOB) if line[:1].isspace() or "File " in line else (_IMPORT, _BLOB, _DOTTED)
         found += [m["module"] for pattern in patterns for m in pattern.finditer(line)
-                  if pattern is not _DOTTED or _dotted_module(m)]
+                  if pattern is not _DOTTED or (_dotted_module(m) and m["module"] not in variables)]
     aliases = _aliases(lines, set(found))
     # "pytorch.utils.data" in a sentence is torch's: no module is named pytorch (PyPI's "pytorch" installs nothing)
     return tuple("torch" if m == "pytorch" else aliases.get(m, m) for m in found if m not in _NOT_MODULES)
