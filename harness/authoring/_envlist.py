@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._envcommit import WORKING as _WORKING
 from harness.authoring._envcommit import installed_from
 from harness.authoring._envcommit import stated_commit as _stated_commit
-from harness.authoring._envstated import bare_torch, installed_folders, installed_torch, prose_pythons
+from harness.authoring._envstated import bare_torch, installed_folders, installed_torch, prose_pythons, states_source
 from harness.authoring._envtable import shown_pins, table_pins
 from harness.authoring._envtypes import _RELEASE
 from harness.authoring._envtypes import Environment as Environment
@@ -110,7 +110,7 @@ def parse_environment(lines: list[str]) -> Environment:
     for name, pin in installed_folders(lines):  # a frame path's egg folder: the installed release, unless listed
         pins.setdefault(name, pin)
     return Environment(pins, python, tuple(conflicts), _unnamed_pin(lines), _stated_commit(lines),
-                       installed_from(lines))
+                       installed_from(lines), states_source(lines))
 
 
 

@@ -90,3 +90,22 @@ def bare_torch(lines: list[str]) -> Iterator[tuple[str, Pin]]:
     own = itertools.takewhile(lambda line: not REPLY_HEADER.match(line.strip()), lines)
     yield from (("torch", Pin(match["ver"], "env listing", index + 1)) for index, line in enumerate(own)
                 if "+" in line and (match := _BARE_TORCH.match(line)))
+
+
+# A bug form's version field answered with the repository's source instead of a release: "### Version" then "git"
+# (or "master", "main", "dev", "from source", "HEAD"), or one line "Version: git".
+_VERSION_FIELD = re.compile(r"^\s*(?:#{2,4}\s+|[-*]\s+)?(?:[\w-]+\s+)?[Vv]ersion\s*:?\s*(?P<answer>\S.*)?$")
+_SOURCE_ANSWER = re.compile(r"^\s*`?(?:git|master|main|dev|develop|HEAD|(?:built |installed )?from source)\b`?"
+                            r"(?:\s*[(,].*)?\s*$", re.IGNORECASE)
+
+
+def states_source(lines: list[str]) -> bool:
+    """Whether the report's version field names the repository's source code rather than a release."""
+    for index, line in enumerate(lines):
+        field = _VERSION_FIELD.match(line) if "ersion" in line else None
+        if field is None:
+            continue
+        answer = field["answer"] or next((text for text in lines[index + 1:index + 4] if text.strip()), "")
+        if _SOURCE_ANSWER.match(answer):
+            return True
+    return False

@@ -28,3 +28,5 @@ class Environment:
     commit: tuple[str, str] = ("", "")
     # the repository the run installed from source at no stated commit (a clone's `pip install .`): "owner/name"
     installed_from: str = ""
+    # the report's version field says it ran the repository's source, not a release (a bug form's "Version: git")
+    from_source: bool = False

@@ -78,6 +78,20 @@ def _own_page(culprit: str, repo: str, hosts: list[re.Match[str]], hosted: list[
 _NO_LINK = "its metadata links no repository"
 
 
+def _used_as_library(report: BugReport, culprit: str, repo: str, notes: list[str]) -> bool:
+    """An index project linking nowhere, named as the repository is (skorch-dev/skorch's skorch), that the report's
+    code imports with nothing of a checkout (no script of the repository run, no frame of a checkout, no version field
+    saying "git", not a pull request): the report used the released library, so its releases stay (a name match with
+    no link is unknown, not another project's)."""
+    if canonicalize_name(repo.partition("/")[2]) != canonicalize_name(culprit) or "/pull/" in report.url \
+            or canonicalize_name(culprit) not in {canonicalize_name(module) for module in report.modules} \
+            or report.script or report.environment.from_source or _checkout_run(report, culprit):
+        return False
+    notes.append(f"the package index's {culprit} links no repository; taken as {repo}'s, whose name it is and whose "
+                 "modules the report's code imports (check it is: if not, pin commits of the repository instead)")
+    return True
+
+
 def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], notes: list[str],
                 other: str = "") -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """A project the index does not have, whose name there is another project's (``other``: that project's page),
@@ -204,7 +218,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
             return (*_elsewhere(culprit, report.url, other, buggy, notes), culprit)
         return (*_unreleased(culprit, report, buggy, notes), culprit)
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
-            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)):
+            and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)) \
+            and not (owner == _NO_LINK and _used_as_library(report, culprit, repo, notes)):
         if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
             return renamed  # the repository's package is on the index under another name
         return (*_unreleased(culprit, report, buggy, notes, owner), culprit)

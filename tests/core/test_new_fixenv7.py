@@ -1,7 +1,12 @@
 """fixenv7: environment-listing shapes seen in graded reports, on made-up reports of the same shape."""
 
-import pytest
+from typing import Any
 
+import pytest
+import yaml
+
+from harness.authoring._bugreport import parse_report
+from harness.authoring._draft import draft_case
 from harness.authoring._envlist import parse_environment
 from harness.authoring._prose_modules import _modules
 
@@ -32,3 +37,48 @@ def test_a_variable_the_text_assigns_is_no_module() -> None:
 def test_a_module_named_in_prose_beside_an_assignment_stays() -> None:
     lines = ["The error comes from timm.layers.patch_embed when `img_size = 224` and `x = x.data.float()`."]
     assert _modules(lines) == ("timm",)
+
+
+# A library user's report at the library's repository: the code imports it, no checkout shows, and the index's
+# project of the repository's name links no repository.
+_LIBRARY_USER = """Source: https://github.com/tabular-dev/tabnetx/issues/41
+# Fit on GPU fails
+
+When the data is already on the GPU, fitting fails:
+
+```python
+from tabnetx.utils import to_tensor
+X = to_tensor(X, "cuda")
+model.fit(X, y)
+```
+
+TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.
+"""
+
+
+def _buggy(text: str) -> str:
+    draft = draft_case("made-up", parse_report(text), "made-up.txt", released=lambda name: True,
+                       project_urls=lambda name: ())
+    data: dict[str, Any] = yaml.safe_load(draft.case_yaml)
+    return " ".join(data["variants"]["buggy"]["requires"])
+
+
+def test_an_unlinked_index_project_named_as_the_repository_and_imported_keeps_its_releases() -> None:
+    assert "pin the tabnetx release the report ran" in _buggy(_LIBRARY_USER)
+
+
+@pytest.mark.parametrize("checkout", [
+    "### Version\n\ngit\n",  # a bug form's version field naming the source
+    "Version: master\n",
+    "I ran `python main.py --epochs 3` and got:\n",  # a script of the repository run
+])
+def test_an_unlinked_index_project_stays_commit_pins_when_the_report_ran_the_source(checkout: str) -> None:
+    text = _LIBRARY_USER.replace("When the data", f"{checkout}\nWhen the data")
+    assert "tabnetx @ git+https://github.com/tabular-dev/tabnetx@" in _buggy(text)
+
+
+def test_a_source_version_field_is_read_and_a_release_is_not() -> None:
+    assert parse_environment(["### Version", "", "git"]).from_source
+    assert parse_environment(["- Version: main (3f2a1b0)"]).from_source
+    assert not parse_environment(["### Version", "", "0.9.1"]).from_source
+    assert not parse_environment(["Python version: 3.8"]).from_source
