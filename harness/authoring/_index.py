@@ -200,6 +200,17 @@ def _checkout_run(report: BugReport, culprit: str) -> str:
     return frames[-1].path if relative and not any("-packages/" in frame.posix for frame in frames) else ""
 
 
+def _ran_source(report: BugReport, culprit: str) -> str:
+    """The script the report says it ran ("when running test_all.py") with no frame of the culprit installed and no
+    listed release of the culprit: the run was a checkout, so a later index project of another name (a repackaging
+    of the repository) says nothing of the code that ran. "" when it may have installed one."""
+    frames = report.traceback.final_frames or report.traceback.frames
+    installed = f"-packages/{culprit.replace('-', '_')}/"
+    if culprit in report.environment.pins or any(installed in frame.posix.lower() for frame in frames):
+        return ""
+    return report.script or next((name for name in report.subjects if name.endswith(".py")), "")
+
+
 def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], fix: list[tuple[str, str]],
                 notes: list[str], index: tuple[Released | None, ProjectUrls | None, IndexVersions | None],
                 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], str]:
@@ -210,7 +221,7 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if culprit == "torch":
         return buggy, fix, culprit
     if culprit not in report.environment.pins and released and released(culprit) is False:
-        if project_urls and (repo := _own_repository(report.url, culprit)) and \
+        if project_urls and (repo := _own_repository(report.url, culprit)) and not _ran_source(report, culprit) and \
                 (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, True,
                                                       released)):
             return renamed  # the repository's package is on the index under another name (neural_prophet's)
@@ -220,7 +231,8 @@ def _index_pins(report: BugReport, culprit: str, buggy: list[tuple[str, str]], f
     if culprit not in report.environment.pins and project_urls and (repo := _own_repository(report.url, culprit)) \
             and (owner := _other_owner(culprit, repo, project_urls(culprit), notes)) \
             and not (owner == _NO_LINK and _used_as_library(report, culprit, repo, notes)):
-        if renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released):
+        if not _ran_source(report, culprit) and \
+                (renamed := renamed_index_pins(culprit, repo, project_urls, (buggy, fix), notes, False, released)):
             return renamed  # the repository's package is on the index under another name
         return (*_unreleased(culprit, report, buggy, notes, owner), culprit)
     if project_urls and (egg := _egg_release(report, culprit)) and (built := _egg_built(report, culprit, buggy, egg,

@@ -82,3 +82,34 @@ def test_a_source_version_field_is_read_and_a_release_is_not() -> None:
     assert parse_environment(["- Version: main (3f2a1b0)"]).from_source
     assert not parse_environment(["### Version", "", "0.9.1"]).from_source
     assert not parse_environment(["Python version: 3.8"]).from_source
+
+
+# A research repository run from its checkout ("running eval_all.py"), whose name on the index links nowhere, while a
+# later repackaging of another name links the repository.
+_CHECKOUT_RUN = """Source: https://github.com/visionlab/segformerx/issues/77
+# RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+
+I got this error when running eval_all.py with cuda as input
+"""
+
+
+def _repackaged(name: str) -> tuple[str, ...]:
+    return ("https://github.com/visionlab/segformerx",) if name == "python-segformerx" else ()
+
+
+def _checkout_draft(text: str) -> tuple[str, str]:
+    draft = draft_case("made-up", parse_report(text), "made-up.txt", released=lambda name: True,
+                       project_urls=_repackaged)
+    return draft.culprit, " ".join(yaml.safe_load(draft.case_yaml)["variants"]["buggy"]["requires"])
+
+
+def test_a_checkout_run_pins_commits_not_a_later_repackaging() -> None:
+    culprit, buggy = _checkout_draft(_CHECKOUT_RUN)
+    assert culprit == "segformerx"
+    assert "segformerx @ git+https://github.com/visionlab/segformerx@" in buggy
+
+
+def test_a_repackaging_stays_when_the_report_shows_no_run_of_the_checkout() -> None:
+    culprit, _ = _checkout_draft(_CHECKOUT_RUN.replace("when running eval_all.py with cuda as input",
+                                                       "with cuda as input"))
+    assert culprit == "python-segformerx"
