@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
 from harness.authoring._casefold_error import casefold_exception
-from harness.authoring._chain_choice import _pick, chained_over, cut_chain_frames
+from harness.authoring._chain_choice import _pick, chained_over, complete_cause, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
     _INLINE,
@@ -121,6 +121,9 @@ def parse_report(text: str) -> BugReport:
     if (whole := completed_from_title(traceback, lines, title)) is not None:
         traceback = whole[0]
         notes.append(whole[1])
+    if (cause := complete_cause(traceback, lines)) is not None:
+        traceback = cause[0]
+        notes.append(cause[1])
     traceback = replace(traceback, colours=_colours(text, traceback))
     if (chained := chained_over(chains, lines, traceback.exception_line - 1, traceback.exception, title)) is not None:
         traceback = replace(traceback, chained=chained[0])

@@ -29,3 +29,36 @@ def test_a_backquote_closing_code_opened_before_the_class_still_ends_the_message
     lines = [*FRAMES[:-1], "    state = ckpt['optimizer']", line]
     report = parse_report("# resume fails\n\n" + "\n".join(lines) + "\n")
     assert (report.traceback.exception, report.traceback.message) == ("KeyError", "'optimizer'")
+
+
+RERAISE = ['  File "/usr/lib/python3.10/site-packages/kit/train.py", line 80, in fit',
+           '    score = self.metric(pred, target)',
+           '  File "/usr/lib/python3.10/site-packages/metrickit/metric.py", line 486, in wrapped',
+           '    raise RuntimeError(']
+CAUSE = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+
+@pytest.mark.parametrize("gap", [["..."], [], ["", "Traceback (most recent call last):"]])
+def test_the_complete_cause_pasted_above_a_cut_re_raise_is_the_error(gap: list[str]) -> None:
+    text = "# metric fails on cuda\n\nReturns error:\n```\n" + "\n".join(
+        [CAUSE, *gap, *RERAISE, "RuntimeError: Encountered differen"])
+    traceback = parse_report(text).traceback
+    assert (traceback.exception, traceback.message) == ("RuntimeError", CAUSE.partition(": ")[2])
+    assert traceback.chained == "RuntimeError: Encountered differen..."
+    assert [frame.function for frame in traceback.frames] == ["fit", "wrapped"]
+
+
+@pytest.mark.parametrize("final, after", [
+    ("RuntimeError: Encountered different devices in metric calculation.", ""),  # not cut
+    ("RuntimeError: Encountered differen", "\n```\n\nAny idea?\n"),  # the report goes on: the line is as printed
+])
+def test_a_final_line_not_cut_by_the_store_stays_the_error(final: str, after: str) -> None:
+    text = "# metric fails\n\n```\n" + "\n".join([CAUSE, "...", *RERAISE, final]) + after
+    traceback = parse_report(text).traceback
+    assert f"{traceback.exception}: {traceback.message}" == final and not traceback.chained
+
+
+def test_a_cut_final_line_with_no_error_above_its_frames_stays_the_error() -> None:
+    text = "# metric fails\n\nI ran it on cuda and got\n```\n" + "\n".join(
+        ["Traceback (most recent call last):", *RERAISE, "RuntimeError: Encountered differen"])
+    assert parse_report(text).traceback.message == "Encountered differen"
