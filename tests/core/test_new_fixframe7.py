@@ -62,3 +62,19 @@ def test_a_cut_final_line_with_no_error_above_its_frames_stays_the_error() -> No
     text = "# metric fails\n\nI ran it on cuda and got\n```\n" + "\n".join(
         ["Traceback (most recent call last):", *RERAISE, "RuntimeError: Encountered differen"])
     assert parse_report(text).traceback.message == "Encountered differen"
+
+
+@pytest.mark.parametrize("sentence", ["it has RuntimeError:  :expected tensor for argument #1 'input' to have the "
+                                      "same device as tensor for argument #2 'weight",
+                                      "then I get RuntimeError: : expected tensor for argument #1 'input' to have "
+                                      "the same device as tensor for argument #2 'weight"])
+def test_a_stray_colon_and_a_name_left_open_by_the_reporters_cut_keep_the_prose_message(sentence: str) -> None:
+    text = f'# training fails on the second GPU\n\nwhen I run "python main.py --cuda 1"\n{sentence}\n'
+    traceback = parse_report(text).traceback
+    assert (traceback.exception, traceback.message) == ("RuntimeError", "expected tensor for argument #1 'input' to "
+                                                        "have the same device as tensor for argument #2 'weight")
+
+
+def test_a_prose_message_still_ends_at_its_last_closed_quoted_name() -> None:
+    text = "# fails\n\nI get RuntimeError: Unknown layer 'Layernorm' in vit_1d when I load it\n"
+    assert parse_report(text).traceback.message == "Unknown layer 'Layernorm'"

