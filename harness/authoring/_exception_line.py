@@ -253,6 +253,9 @@ _TORCH_MESSAGES = (
     (re.compile(r"Given groups=\d+, weight of size \[[\d, ]+\], expected input\[[\d, ]+\] to have \d+ channels, but "
                 r"got \d+ channels instead"), "Given ", "RuntimeError"),
     (re.compile(r"Torch not compiled with CUDA enabled"), "Torch ", "AssertionError"),
+    # the foreach/fused optimizers' grouping of a parameter's state by device and dtype (torch 2.x)
+    (re.compile(r"Tensors of the same index must be on the same device and the same dtype(?: except `step` tensors "
+                r"that can be CPU and float(?:32|32/64) notwithstanding)?"), "Tensors ", "RuntimeError"),
     # torch 1.12.0's Adam/AdamW `assert` on a loaded optimizer state (pytorch/pytorch#80809)
     (re.compile(r"If capturable=False, state_steps should not be CUDA tensors\.?"), "If ", "AssertionError"),
     (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",

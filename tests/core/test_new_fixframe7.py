@@ -78,3 +78,13 @@ def test_a_stray_colon_and_a_name_left_open_by_the_reporters_cut_keep_the_prose_
 def test_a_prose_message_still_ends_at_its_last_closed_quoted_name() -> None:
     text = "# fails\n\nI get RuntimeError: Unknown layer 'Layernorm' in vit_1d when I load it\n"
     assert parse_report(text).traceback.message == "Unknown layer 'Layernorm'"
+
+
+@pytest.mark.parametrize("title", [
+    "Tensors of the same index must be on the same device and the same dtype except `step` tensors that can be CPU "
+    "and float32 notwithstanding",
+    "Tensors of the same index must be on the same device and the same dtype except `step` tensors that can be CPU "
+    "and float32/64 notwithstanding"])
+def test_torchs_foreach_optimizer_message_in_a_title_alone_is_the_error(title: str) -> None:
+    traceback = parse_report(f"# {title}\n\nWhen I was training with FSDP, this error occurred\n").traceback
+    assert (traceback.exception, traceback.message) == ("RuntimeError", title)
