@@ -134,7 +134,7 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
 # of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient
-GRADED36_FLOOR = 59
+GRADED36_FLOOR = 63  # fixframe7 (round H): 63 by this scorer, NOT held out (the set was used to find the classes)
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
