@@ -88,3 +88,20 @@ def test_a_prose_message_still_ends_at_its_last_closed_quoted_name() -> None:
 def test_torchs_foreach_optimizer_message_in_a_title_alone_is_the_error(title: str) -> None:
     traceback = parse_report(f"# {title}\n\nWhen I was training with FSDP, this error occurred\n").traceback
     assert (traceback.exception, traceback.message) == ("RuntimeError", title)
+
+
+OCR = ['Traceback (most recent call last).', 'File "home/u/run/predict.py", line 52, in smodule>',
+       'predict test(args.ckpt path)', 'File "home/u/envs/lib/python3.8/site-packages/torch/nn/modules/module,py", '
+       'line 1667, in load state dict', 'RuntimeError: Error(s) in loading state dict for Net.']
+
+
+@pytest.mark.parametrize("drop", [None, 0, 1])
+def test_a_transcribed_traceback_is_marked_for_the_author(drop: int | None) -> None:
+    lines = [line for n, line in enumerate(OCR) if n != drop]
+    notes = parse_report("# eval\n\n" + "\n".join(lines) + "\n").notes
+    assert any("transcribed from a picture" in note for note in notes)
+
+
+def test_a_traceback_as_python_prints_it_is_not_marked() -> None:
+    notes = parse_report("# fit fails\n\n```\n" + "\n".join([*FRAMES, "ImportError: no kit"]) + "\n```\n").notes
+    assert not any("transcribed" in note for note in notes)
