@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from harness._exceptions import UsageError
 from harness.authoring._casefold_error import casefold_exception
-from harness.authoring._chain_choice import _pick, chained_over, cut_chain_frames
+from harness.authoring._chain_choice import _pick, chained_over, complete_cause, cut_chain_frames
 from harness.authoring._envlist import Environment, Pin, parse_environment
 from harness.authoring._exception_line import (
     _INLINE,
@@ -105,7 +105,8 @@ def parse_report(text: str) -> BugReport:
     title = next((line[2:].strip() for line in lines if line.startswith("# ")), "")
     if not any(chain[-1].complete for chain in chains):
         found = _exception_only(lines, chains, url)  # raises before the text is read further when it has none
-        return replace(found, notes=found.notes + tagged, modules=_modules(lines), title=title,
+        garbled = () if (ocr := _transcribed(lines)) is None else (ocr,)
+        return replace(found, notes=found.notes + garbled + tagged, modules=_modules(lines), title=title,
                        cited=_cited(lines, url), paths=_path_tops(lines),
                        code_names=_code_names(lines), called_names=_called_names(lines),
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
@@ -121,6 +122,11 @@ def parse_report(text: str) -> BugReport:
     if (whole := completed_from_title(traceback, lines, title)) is not None:
         traceback = whole[0]
         notes.append(whole[1])
+    if (cause := complete_cause(traceback, lines)) is not None:
+        traceback = cause[0]
+        notes.append(cause[1])
+    if (transcribed := _transcribed(lines)) is not None:
+        notes.append(transcribed)
     traceback = replace(traceback, colours=_colours(text, traceback))
     if (chained := chained_over(chains, lines, traceback.exception_line - 1, traceback.exception, title)) is not None:
         traceback = replace(traceback, chained=chained[0])
@@ -152,6 +158,19 @@ def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:
         return None
     return Traceback((), (), named["type"], library_words(named["msg"].strip()), traceback.start_line,
                      traceback.exception_line)
+
+
+# Signs of a traceback transcribed from a picture (OCR): Python never prints these.
+_TRANSCRIBED = re.compile(r"Traceback \(most recent call last\)[.,;]|, in [a-z]module>|/\w+,py\b")
+
+
+def _transcribed(lines: list[str]) -> str | None:
+    """A note for a traceback that reads as an OCR transcription: its message is likely not the library's words."""
+    signs = [match.group() for line in lines if (match := _TRANSCRIBED.search(line))]
+    if not signs:
+        return None
+    return (f"the traceback looks transcribed from a picture (OCR-like: {signs[0]!r}, which Python never prints): "
+            "its message is likely not the library's exact words; check the signature against the library's text")
 
 
 _PANEL = re.compile(r"^\s*Exception has occurred: ")  # VS Code's exception panel: frames listed innermost first

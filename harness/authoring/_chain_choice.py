@@ -4,8 +4,19 @@ and the frames of a chain cut before its own exception line."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from harness.authoring._traceback import _CHAIN, _LAUNCHERS, Frame, Traceback, _Part
+from harness.authoring._traceback import (
+    _CHAIN,
+    _EXCEPTION,
+    _LAUNCHERS,
+    Frame,
+    Traceback,
+    _Part,
+    _strong_exception,
+    _unmark,
+)
+from harness.authoring._traceback import _HEADER as _HEADER_LINE
 from harness.cases._placeholders import MARK
 
 
@@ -122,3 +133,32 @@ def _title_exceptions(title: str) -> list[str]:
         text = re.split(r"\s+[;|]\s+|\s+-\s+", title[match.start():end], maxsplit=1)[0].strip(" ,;")
         pairs.append(text)
     return pairs
+
+
+_ELLIPSIS = re.compile(r"^\s*(?:\.{3}|…|\[\.\.\.\])\s*$")
+
+
+def complete_cause(traceback: Traceback, lines: list[str]) -> tuple[Traceback, str] | None:
+    """The complete exception line pasted just above the traceback's frames (its cause, the error the reporter saw
+    first: "RuntimeError: Expected all tensors ...", "...", the frames) where the final exception the paste ends on
+    is a re-raise whose message the stored text cut inside a word ("RuntimeError: Encountered differen"): that
+    cause, the cut re-raise kept as what it chained to, the frames kept (they are the failing path). None else."""
+    at, message = traceback.exception_line - 1, traceback.message
+    if not 0 <= at < len(lines) or not message[-1:].isalnum() or "\n" in message \
+            or any(line.strip() for line in lines[at + 1:]):
+        return None
+    first = min((frame.report_line for frame in traceback.frames), default=traceback.start_line) - 1
+    above = first - 1
+    while above >= 0 and (not lines[above].strip() or _ELLIPSIS.match(lines[above])
+                          or _HEADER_LINE.search(lines[above])):
+        above -= 1
+    if above < max(0, first - 4) or not _strong_exception(lines[above]):
+        return None
+    cause = _EXCEPTION.match(_unmark(lines[above].strip()))
+    if cause is None or not cause["msg"] or cause["msg"].startswith(message):
+        return None
+    chained = f"{traceback.exception}: {message}..."
+    note = (f"the traceback's final line {at + 1} is cut inside a word (a re-raise: {chained}); took the complete "
+            f"error pasted above its frames at line {above + 1}")
+    return replace(traceback, exception=cause["type"], message=cause["msg"].strip(), exception_line=above + 1,
+                   chained=chained), note

@@ -16,7 +16,9 @@ from harness.cases._placeholders import MARK
 # line still gives the class.
 _IPY_HEADER = re.compile(r"^\s*(?P<type>[A-Za-z_][\w.]{0,200}?)\s+Traceback \(most recent call last\)")
 # An exception named inside a sentence or a title: "Fix AttributeError: module 'torch.nn' has no attribute ...".
-_INLINE = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception)):\s(?P<msg>\S.{0,1000})")
+# (a stray second colon or extra spaces before the message, "RuntimeError:  :expected ...", are not the message's)
+_INLINE = re.compile(r"(?<![\w.])(?P<type>[A-Z][A-Za-z0-9_]{0,80}(?:Error|Exception)):\s(?:\s*:)?\s*"
+                     r"(?P<msg>\S.{0,1000})")
 
 
 def _header_exception(lines: list[str], chains: list[list[_Part]]) -> tuple[int, str, str, str] | None:
@@ -251,6 +253,9 @@ _TORCH_MESSAGES = (
     (re.compile(r"Given groups=\d+, weight of size \[[\d, ]+\], expected input\[[\d, ]+\] to have \d+ channels, but "
                 r"got \d+ channels instead"), "Given ", "RuntimeError"),
     (re.compile(r"Torch not compiled with CUDA enabled"), "Torch ", "AssertionError"),
+    # the foreach/fused optimizers' grouping of a parameter's state by device and dtype (torch 2.x)
+    (re.compile(r"Tensors of the same index must be on the same device and the same dtype(?: except `step` tensors "
+                r"that can be CPU and float(?:32|32/64) notwithstanding)?"), "Tensors ", "RuntimeError"),
     # torch 1.12.0's Adam/AdamW `assert` on a loaded optimizer state (pytorch/pytorch#80809)
     (re.compile(r"If capturable=False, state_steps should not be CUDA tensors\.?"), "If ", "AssertionError"),
     (re.compile(r"Expected to have finished reduction in the prior iteration before starting a new one"), "Expected ",
@@ -357,7 +362,9 @@ def _sentence_message(text: str) -> str:
     text = re.split(r"(?<=[!?])\s+(?=[^\s(])|[\u3002\uff01\uff1f]", text, maxsplit=1)[0]
     bare = _INNER_APOSTROPHE.sub("\0", text)
     quote = max(bare.rfind("'"), bare.rfind('"'))
-    if quote > 0 and bare.count(bare[quote]) >= 2:
+    # (a name whose quote the reporter's cut left open, "... argument #2 'weight", ends the message itself)
+    opened = bare.count(bare[quote]) % 2 == 1 and re.fullmatch(r"\w[\w.]*", text[quote + 1:]) is not None
+    if quote > 0 and bare.count(bare[quote]) >= 2 and not opened:
         return text[:quote + 1]
     text = re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
     return _unclosed_end(_TAGS.sub("", _CIRCUMSTANCE.sub("", _HAPPENED.sub("", text))))

@@ -328,6 +328,13 @@ _LOG_RECORD = re.compile(r"^\s*\[?(?:[IWEF]\d{4} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[
 _GRAPH_NODE = re.compile(r"^\s*\[\[\{*node ")  # TensorFlow's op context after its message: "\t [[{{node x}} = ...]]"
 
 
+def _closing_backquote(message: str) -> bool:
+    """Whether the message's first backquote closes inline code opened before the class ("`KeyError: 'x'` when"),
+    not one the message opens itself (transformers' "Using `load_in_8bit=True` requires Accelerate: ...")."""
+    at = message.find("`")
+    return at >= 0 and not (message[at - 1:at].isspace() and message[at + 1:at + 2].strip() and "`" in message[at + 1:])
+
+
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
     match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
     if match is None:  # callers check _strong_exception first; a line it passes that this cannot read is a bug
@@ -344,7 +351,8 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
             break
         message.append(text)
         end += 1
-    if lines[index].count("`") % 2 and "`" in message[0]:  # inline code closing after the message: prose follows
+    opened = lines[index].count("`") % 2 or lines[index][:max(lines[index].find(match["type"]), 0)].count("`") % 2
+    if opened and _closing_backquote(message[0]):  # inline code closes after the message: prose follows
         message = [message[0].partition("`")[0]]
     part.message = "\n".join(message).strip()
     part.end = end

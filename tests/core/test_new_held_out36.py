@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-from harness.cases._placeholders import MARK
 from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, SELECT, _title
 from tests.core.test_new_held_out26 import Drafter, _checkout
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
@@ -37,16 +36,14 @@ TWO_GPUS = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 MEGATRON_DRAFTED = {"cpu": "unsupported", "cuda": "reproduces", "cuda-sim": "reproduces"}
 
 HELD_OUT_36: dict[str, tuple[Any, ...]] = {
-    # known misses: T, M (the message cut to its first word, "Using"), B, P, F (transformers blamed for autotrain's
-    # 8-bit request on a CPU host), L (cuda reproduces)
-    "autotrain-advanced-351": ("ImportError", EIGHT_BIT, "transformers", "transformers from_pretrained: ImportError Using",
+    # known misses: T, B, P, F (transformers blamed for autotrain's 8-bit request on a CPU host), L (cuda reproduces)
+    "autotrain-advanced-351": ("ImportError", EIGHT_BIT, "transformers", "transformers from_pretrained: Using `load_in",
                                EVERYWHERE, False, "pin the transformers release the report ran", 3),
     # known misses: T (no API: the named `self.netD(fake_B)` not read), S
     "blur2blur-7": ("RuntimeError", CUDA0_CUDA1, "blur2blur", f"blur2blur: {CUDA0_CUDA1}",
                     TWO_GPUS, True, _checkout("blur2blur", "VinAIResearch/Blur2Blur"), 0),
-    # known misses: T, E, M (the prose's "it has RuntimeError:  :expected tensor ..." and the title's message not read:
-    # FILL-IN), L (all reproduce), D (untagged), S (judgement)
-    "deephyperx-54": (MARK, None, "deephyperx", "deephyperx main: FILL-IN", EVERYWHERE, False,
+    # known misses: T (no API: main.py's main as the call), S (judgement)
+    "deephyperx-54": ("RuntimeError", HYPERX, "deephyperx", f"deephyperx main: {HYPERX}", DEVICE, True,
                       _checkout("deephyperx", "nshaud/DeepHyperX"), 0),
     # known misses: T (no API), L (cuda reproduces: device 0 vs 1 needs two GPUs), S (judgement: runpy's _run_code)
     "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi", f"deeplearningshogi: {SHOGI}", DEVICE, True,
@@ -137,8 +134,8 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
 # of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient
-# fixenv7 (NOT held out): 61 (detr-524 P F)
-GRADED36_FLOOR = 61
+# NOT held out since: fixenv7 (detr-524 P F), fixframe7
+GRADED36_FLOOR = 65
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
