@@ -125,9 +125,16 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
             continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup, a machine
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and not _message_word(name, code, report.traceback.message) \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
             return _class_method(code.removesuffix("()")) or name
     return ""
+
+
+def _message_word(name: str, code: str, message: str) -> bool:
+    """A name the error message quotes (`input_ids` in "Perhaps your features (`input_ids` in this case) ..."): a word
+    of the symptom, never the API that failed, unless the report writes it as a call."""
+    return not code.endswith(")") and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w(])", message) is not None
 
 
 def _class_method(dotted: str) -> str:
@@ -145,12 +152,14 @@ _LISTING_WORDS = frozenset({"pip", "packages", "package", "version", "versions",
                             "timestamp", "hash", "config", "flags", "installed", "requirements", "conda", "build"})
 
 
-# A script's setup calls (seeding, logging, argument parsing, the environment): what any script calls first, never
-# the API that failed ("from pytorch_lightning import seed_everything" ... "seed_everything(42)").
+# A script's setup calls (seeding, logging, a warning a log prints, argument parsing, the environment): what any
+# script calls first, never the API that failed ("from pytorch_lightning import seed_everything" ...
+# "seed_everything(42)").
 _SETUP_CALLS = frozenset({"seed_everything", "set_seed", "manual_seed", "manual_seed_all", "seed", "basicConfig",
                           "getLogger", "get_logger", "setup_logging", "set_verbosity", "set_verbosity_error",
                           "parse_args", "ArgumentParser", "add_argument", "load_dotenv", "set_start_method",
-                          "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main"})
+                          "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main",
+                          "warn", "warning"})
 
 
 # A cloud machine's type ("p2.xlarge", "g5.12xlarge", "ml.p3.2xlarge", "Standard_NC6s_v3"): where it ran, never an API.
