@@ -83,7 +83,19 @@ def _command_script(report: BugReport) -> str:
     """The script the report ran: a command's first ``.py`` file (``python tools/train.py configs/x.py``: the config
     file after it is the script's argument), else the script the prose reader found."""
     files = [m["file"].removeprefix("./") for m in _COMMAND_FILE.finditer(report.command)]
-    return files[0] if report.script in files[1:] else report.script
+    return (files[0] if report.script in files[1:] else report.script) or _quoted_run(report)
+
+
+def _quoted_run(report: BugReport) -> str:
+    """With no command read: the quoted run's script, or its console command when that is a module the report
+    names or the repository's name (``lm_eval --model hf``); another program's (``pip install x``) is none."""
+    if report.command:
+        return ""
+    ran = next(iter(said_marked(report.shown_calls, "ran")), "")
+    repository = re.search(r"github\.com/[\w.-]+/(?P<repo>[\w.-]+)", report.url)
+    names = (*report.modules, repository["repo"] if repository else "")
+    modules = {str(canonicalize_name(name)) for name in names if name}
+    return ran if ran.endswith(".py") or str(canonicalize_name(ran.partition(" ")[0])) in modules else ""
 
 
 def _script_run(report: BugReport, named: str | None) -> str:

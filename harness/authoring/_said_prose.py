@@ -13,7 +13,11 @@
 - ``where``: the failing place the prose quotes: a frame's tail (``torchio/data/image.py", line 471, in _parse_path``:
   ``image.py _parse_path``), or a link to a file's line (``github.com/o/r/blob/<ref>/test.py#L200``: ``o/r:test.py``);
 - ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
-  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
+  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``);
+- ``ran``: a command the description (a console command: the thread) quotes where the command reader finds none:
+  a quoted ``python x.py ...``'s script (``when I run "python main.py --model m"``: main.py), or a line that is a
+  console command with its first option (``lm_eval --model hf --tasks swag``: ``lm_eval --model hf``; ``_said``
+  keeps it when it is the project's).
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"key:{key}" for key in _listing_keys([*own, *replies])),
              *(f"marked:{call}" for call in _marked_calls(own)[:1]),
              *(f"folder:{name}" for name in _folder_names(prose)),
-             *(f"where:{place}" for place in _quoted_places(own)[:1])]
+             *(f"where:{place}" for place in _quoted_places(own)[:1]),
+             *(f"ran:{command}" for command in _ran_commands(own, replies)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -243,3 +248,22 @@ def _quoted_places(own: list[str]) -> list[str]:
     links = [f"{m['repo']}:{m['file']}" for line in text for m in _LINE_LINK.finditer(line)
              if _FAILS_AT_LINE.search(line[: m.start()])]
     return [*frames, *links]
+
+
+# A quoted Python run's script (``"python main.py --model m"``, ``$ python3 -u tools/x.py``) and a line that is a
+# console command with its first option (``lm_eval --model hf``; ``name --flag=value``).
+_RAN_PYTHON = re.compile(r"(?:^|[\s\"'`$>])python(?:3(?:\.\d{1,2})?)?\s+(?:-\w+\s+)*(?P<script>[\w./\\-]{1,200}\.py)\b")
+_RAN_CONSOLE = re.compile(r"^\s*(?P<command>[a-z][\w-]{1,30})\s+(?P<option>--[a-z][\w-]{0,40})"
+                          r"(?:[ =](?P<value>[\w.-]{1,60}))?(?:\s|$)")
+
+
+def _ran_commands(own: list[str], replies: list[str]) -> list[str]:
+    """The commands the description quotes: a Python run's script, a console command with its first option (the
+    thread's too: ``_said`` keeps only the project's own console command)."""
+    found = []
+    for line in [*own, *replies]:
+        if (python := _RAN_PYTHON.search(line)) is not None and line in own:
+            found.append(python["script"].removeprefix("./"))
+        elif (console := _RAN_CONSOLE.match(line)) is not None:
+            found.append(" ".join(part for part in (console["command"], console["option"], console["value"]) if part))
+    return found

@@ -30,3 +30,32 @@ def test_a_warning_a_pasted_log_prints_is_no_api() -> None:
     body = f"Full log below:\n{log}\nThe app says:\n\n```\n{_PADDING}\n```\n"
     title = _title(_report("widgetstudio", "No clear error when training", body))
     assert title.startswith("widgetstudio: Unable to create tensor"), title
+
+
+_WEIGHT = ("RuntimeError: expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+           "'weight'")
+
+
+def test_a_quoted_python_run_names_its_script() -> None:
+    """Class (deephyperx-54): the prose quotes the run in double quotes (``when I run "python main.py --model m
+    ..."``), which the command reader misses; its script is what ran, not the bare word "main"."""
+    body = f'when I run "python main.py --model widget --epoch 10 --cuda 1 "\nit fails with\n\n{_WEIGHT}\n'
+    assert _title(_report("widgethsi", "device error", body)).startswith("widgethsi main.py: expected tensor"), body
+
+
+def test_the_projects_console_command_in_the_thread_is_the_api() -> None:
+    """Class (lm-evaluation-harness-1575): a thread's log quotes the project's console command on its own line
+    (``widget_eval --model hf --tasks swag ...``): with its first option it names the run; another program's command
+    (``pip install``) names none."""
+    log = ("```\nError: Command '\n            widget_eval --model hf    --model_args pretrained=x,parallelize=True"
+           "    --tasks swag\n            ' returned non-zero exit status 1.\n" + _DEVICE_LOG + "\n```\n")
+    body = f"RylanSchaeffer · comment · 2024-03-22\nI have the same issue:\n\n{log}\n"
+    title = _title(_report("widget-eval", "When using parallel, raise error", body))
+    assert title.startswith("widget-eval widget_eval --model hf: Expected all"), title
+    other = body.replace("widget_eval --model", "pip install --upgrade")
+    assert _title(_report("widget-eval", "When using parallel, raise error", other)).startswith(
+        "widget-eval: Expected all"), other
+
+
+_DEVICE_LOG = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:7 and "
+               "cuda:3!")

@@ -46,7 +46,7 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
                     TWO_GPUS, True, _checkout("blur2blur", "VinAIResearch/Blur2Blur"), 0),
     # known misses: T, E, M (the prose's "it has RuntimeError:  :expected tensor ..." and the title's message not read:
     # FILL-IN), L (all reproduce), D (untagged), S (judgement)
-    "deephyperx-54": (MARK, None, "deephyperx", "deephyperx main: FILL-IN", EVERYWHERE, False,
+    "deephyperx-54": (MARK, None, "deephyperx", "deephyperx main.py: FILL-IN", EVERYWHERE, False,
                       _checkout("deephyperx", "nshaud/DeepHyperX"), 0),
     # known misses: T (no API), L (cuda reproduces: device 0 vs 1 needs two GPUs), S (judgement: runpy's _run_code)
     "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi", f"deeplearningshogi: {SHOGI}", DEVICE, True,
@@ -61,8 +61,9 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
     "llama3.1-finetuning-4": ("RuntimeError", CPU_CUDA1, "llama3-1-finetuning",
                               f"llama3-1-finetuning get_vocab: {CPU_CUDA1}", DEVICE, True,
                               _checkout("llama3-1-finetuning", "taishan1994/Llama3.1-Finetuning"), 0),
-    # known misses: T and S (no API: the `lm_eval --model hf ... parallelize=True` command not read)
-    "lm-evaluation-harness-1575": ("RuntimeError", CUDA7_CUDA3, "lm-eval", f"lm-eval: {CUDA7_CUDA3}", TWO_GPUS, True,
+    # known miss: S (no API; graded: T too, the `lm_eval --model hf ...` command not read, read since fixtitle8)
+    "lm-evaluation-harness-1575": ("RuntimeError", CUDA7_CUDA3, "lm-eval", f"lm-eval lm_eval --model hf: {CUDA7_CUDA3[:50]}",
+                                   TWO_GPUS, True,
                                    "pin the lm-eval release the report ran", 0),
     # known miss: M (the garbled "state dict", the missing keys dropped: it matches no message torch prints)
     "loveda-54": ("RuntimeError", "Error(s) in loading state dict for HRNetFusion", "loveda",
