@@ -14,7 +14,7 @@ import pytest
 
 import tests.core.test_new_reports as reports
 from harness.cases._placeholders import MARK
-from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, SELECT, _title
+from tests.core.test_new_held_out22 import DEVICE, EVERYWHERE, SELECT, _method, _title
 from tests.core.test_new_held_out26 import Drafter, _checkout
 from tests.core.test_new_reports import DEV_LANES, HUB, TWO_AT
 
@@ -108,7 +108,8 @@ MAINTAINER_36 = {
                               f"{HUB}taishan1994/Llama3.1-Finetuning@", f"{HUB}taishan1994/Llama3.1-Finetuning",
                               DEV_LANES, None, (), False),
     "lm-evaluation-harness-1575": (_title("(?:lm-evaluation-harness|lm[-_]eval)", r"--model hf|\bhf\b|parallelize|HFLM|"
-                                          r"evaluator", CUDA7_CUDA3), "RuntimeError", CUDA7_CUDA3,
+                                          r"evaluator", f"{TWO_AT}cuda:7 and cuda:3!",
+                                          _method("wrapper_CUDA__index_select")), "RuntimeError", CUDA7_CUDA3,
                                    {"lm-eval", "lm_eval"}, (None, "lm_eval==0.4.1", "lm-eval==0.4.1"),
                                    None, TWO_GPU_LANES, None, (), False),
     "loveda-54": (r"^(?i:LoveDA) [^:]*(?:predict|load_?state_?dict|load state dict)[^:]*: Error\(s\) in loading "
@@ -137,8 +138,9 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "h2o-llmstudio-357": {"T": _no_junk_api("input_ids")},
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
-# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient
-GRADED36_FLOOR = 59
+# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient. 60 since fixtitle8 (lm-eval's T):
+# NOT held out
+GRADED36_FLOOR = 60
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
