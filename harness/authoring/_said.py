@@ -50,6 +50,7 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
             or _title_model(report.title, culprit)
             or (next(iter(said_marked(report.shown_calls, "marked")), "") if not frames else "")
             or prose_api(report, culprit, message) or (glued[0] if glued else "")
+            or next(iter(said_marked(report.shown_calls, "defined")), "")
             or shown_api(tuple(said_marked(report.shown_calls, "called")), culprit, report.modules, setup)
             or _frameless_run(report, message, culprit)
             or shown_api(report.shown_calls, culprit, report.modules, setup)

@@ -17,7 +17,9 @@
 - ``ran``: a command the description (a console command: the thread) quotes where the command reader finds none:
   a quoted ``python x.py ...``'s script (``when I run "python main.py --model m"``: main.py), or a line that is a
   console command with its first option (``lm_eval --model hf --tasks swag``: ``lm_eval --model hf``; ``_said``
-  keeps it when it is the project's).
+  keeps it when it is the project's);
+- ``defined``: a function the description's code defines (``def preprocess(``) and its prose names
+  ("我只把preprocess函数给换了", "I changed `preprocess`"): the reporter's own code that ran, over the calls in it.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"marked:{call}" for call in _marked_calls(own)[:1]),
              *(f"folder:{name}" for name in _folder_names(prose)),
              *(f"where:{place}" for place in _quoted_places(own)[:1]),
-             *(f"ran:{command}" for command in _ran_commands(own, replies)[:1])]
+             *(f"ran:{command}" for command in _ran_commands(own, replies)[:1]),
+             *(f"defined:{name}" for name in _named_functions(own, prose)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -267,3 +270,14 @@ def _ran_commands(own: list[str], replies: list[str]) -> list[str]:
         elif (console := _RAN_CONSOLE.match(line)) is not None:
             found.append(" ".join(part for part in (console["command"], console["option"], console["value"]) if part))
     return found
+
+
+_TOP_DEF = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z]\w{3,60})\s*\((?!\s*self\b)")
+
+
+def _named_functions(own: list[str], prose: list[str]) -> list[str]:
+    """Top-level functions the description's code defines that its prose names as a word (ASCII-bounded: CJK words
+    may touch it)."""
+    names = dict.fromkeys(m["name"] for line in own if (m := _TOP_DEF.match(line)))
+    return [name for name in names if not name.startswith("_") and name not in {"main", "forward", "test"}
+            and any(re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", line) for line in prose)]

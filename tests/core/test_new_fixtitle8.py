@@ -59,3 +59,16 @@ def test_the_projects_console_command_in_the_thread_is_the_api() -> None:
 
 _DEVICE_LOG = ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:7 and "
                "cuda:3!")
+
+
+def test_the_function_the_code_defines_and_the_prose_names_is_the_api() -> None:
+    """Class (llama3.1-finetuning-4): a frameless report shows its own ``def preprocess(...)`` (calling a tokenizer's
+    ``get_vocab()`` inside) and its prose says that function is what it changed; that function, not another library's
+    call inside it, is the API. A defined function the prose never names is none."""
+    code = ("```python\ndef prepare_rows(sources, tokenizer):\n    bos = tokenizer.get_vocab()['<bos>']\n"
+            "    return dict(input_ids=ids)\n```\n")
+    body = f"I only replaced the prepare_rows function of the trainer and it fails when computing the loss.\n{code}"
+    title = _title(_report("widget-tune", _DEVICE_LOG.removeprefix("RuntimeError: "), body))
+    assert title.startswith("widget-tune prepare_rows: Expected all"), title
+    unnamed = body.replace("replaced the prepare_rows function", "replaced the data code")
+    assert not _title(_report("widget-tune", "two devices", unnamed)).startswith("widget-tune prepare_rows"), unnamed
