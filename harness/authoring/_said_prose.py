@@ -42,7 +42,7 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
              *(f"key:{key}" for key in _listing_keys([*own, *replies])),
-             *(f"marked:{call}" for call in _marked_calls(own)[:1]),
+             *(f"marked:{call}" for call in [*_marked_calls(own), *_error_at_calls(prose)][:1]),
              *(f"folder:{name}" for name in _folder_names(prose)),
              *(f"where:{place}" for place in _quoted_places(own)[:1]),
              *(f"ran:{command}" for command in _ran_commands(own, replies)[:1]),
@@ -211,15 +211,29 @@ def _marked_calls(lines: list[str]) -> list[str]:
         words = _MARK_ARROW.sub("", text).split()
         if not (_MARK_ARROW.match(text) or (words and len(words) <= 4 and set(words) <= _MARK_WORDS)):
             continue
-        code = _MARKED_CODE.match(line[: comment.start()].strip()) if comment.start() < 200 else None
-        single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
-        if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
-            continue  # another library's or Python's call names no API of the project
-        if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
-            found.append(single["name"])
-        elif code and len(code["call"]) <= 40:  # a chain (``next(self.dl).cuda()``): as written
-            found.append(code["call"])
+        found.extend(_line_call(line[: comment.start()]) if comment.start() < 200 else [])
     return found
+
+
+def _line_call(line: str) -> list[str]:
+    """A code line's call as a title names it: a single call's callable, a short chain as written."""
+    code = _MARKED_CODE.match(line.strip())
+    single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
+    if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
+        return []  # another library's or Python's call names no API of the project
+    if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
+        return [single["name"]]
+    return [code["call"]] if code and len(code["call"]) <= 40 else []  # a chain (``next(self.dl).cuda()``)
+
+
+# A prose sentence that puts the error at a code line it quotes: "This error happened in : pred = self.net(x)",
+# "the error occurs at `loss = crit(out, y)`".
+_ERROR_AT = re.compile(r"\b(?:error|exception)\b[^.!?:`]{0,30}\b(?:happen\w*|occur\w*|is|was|raised|thrown)\s+"
+                       r"(?:in|at|on)\s*(?:the\s+line\s*)?:?\s*`?(?P<code>[^`]{3,160}?)`?\s*$", re.I)
+
+
+def _error_at_calls(prose: list[str]) -> list[str]:
+    return [call for line in prose if (m := _ERROR_AT.search(line)) for call in _line_call(m["code"])]
 
 
 # A name the prose calls a folder: "the X folder/directory/dir", "folder/directory X".

@@ -72,3 +72,16 @@ def test_the_function_the_code_defines_and_the_prose_names_is_the_api() -> None:
     assert title.startswith("widget-tune prepare_rows: Expected all"), title
     unnamed = body.replace("replaced the prepare_rows function", "replaced the data code")
     assert not _title(_report("widget-tune", "two devices", unnamed)).startswith("widget-tune prepare_rows"), unnamed
+
+
+def test_the_code_line_the_prose_puts_the_error_at_names_the_call() -> None:
+    """Class (blur2blur-7): "This error happend in : pred_fake = self.netD(fake_B)", a statement quoted in a prose
+    sentence with no fence: its call is the API (the callable of a single call); a statement after other words
+    ("I set up: x = widget.load(y)") and a torch call there name none."""
+    body = (f"Training with batch_size = 4 fails. This error happend in : pred_fake = self.netDisc(fake_B)\n\n"
+            f"{_DEVICE_LOG}\n")
+    assert _title(_report("widgetblur", "two devices", body)).startswith("widgetblur netDisc: Expected all"), body
+    other = body.replace("This error happend in :", "I set up:")
+    assert not _title(_report("widgetblur", "two devices", other)).startswith("widgetblur netDisc"), other
+    torch_call = body.replace("self.netDisc(fake_B)", "torch.cat(fake_B)")
+    assert _title(_report("widgetblur", "two devices", torch_call)).startswith("widgetblur: Expected all"), torch_call

@@ -41,8 +41,8 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
     # 8-bit request on a CPU host), L (cuda reproduces)
     "autotrain-advanced-351": ("ImportError", EIGHT_BIT, "transformers", "transformers from_pretrained: ImportError Using",
                                EVERYWHERE, False, "pin the transformers release the report ran", 3),
-    # known misses: T (no API: the named `self.netD(fake_B)` not read), S
-    "blur2blur-7": ("RuntimeError", CUDA0_CUDA1, "blur2blur", f"blur2blur: {CUDA0_CUDA1}",
+    # graded misses: T (no API: the named `self.netD(fake_B)` not read; read since fixtitle8), S
+    "blur2blur-7": ("RuntimeError", CUDA0_CUDA1, "blur2blur", f"blur2blur netD: {CUDA0_CUDA1}",
                     TWO_GPUS, True, _checkout("blur2blur", "VinAIResearch/Blur2Blur"), 0),
     # known misses: T, E, M (the prose's "it has RuntimeError:  :expected tensor ..." and the title's message not read:
     # FILL-IN), L (all reproduce), D (untagged), S (judgement)
@@ -138,9 +138,9 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "h2o-llmstudio-357": {"T": _no_junk_api("input_ids")},
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
-# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient. 61 since fixtitle8 (T of lm-eval, llama):
-# NOT held out
-GRADED36_FLOOR = 61
+# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient. 62 since fixtitle8 (T of lm-eval, llama,
+# blur2blur): NOT held out
+GRADED36_FLOOR = 62
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
