@@ -23,6 +23,7 @@ from harness.authoring._title_words import (
     _title_tag,
     run_clause,
     title_context,
+    title_first_error,
 )
 
 __all__ = ["_title_code_name", "frameless_api", "message_api", "prose_api", "said_api"]  # _draft's names
@@ -43,8 +44,9 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     glued = [name for name in said_marked(report.shown_calls, "glued")
              if not (frames and name.endswith(".py")) and name not in message]
     setup = _SETUP_CALLS | {message.split("(")[0]}
+    named = _title_code_name(title_first_error(report.title, message), message)
     said = ((_quoted_place(report) if not frames else "")
-            or _script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+            or _script_run(report, named) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)

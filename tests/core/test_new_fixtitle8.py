@@ -85,3 +85,12 @@ def test_the_code_line_the_prose_puts_the_error_at_names_the_call() -> None:
     assert not _title(_report("widgetblur", "two devices", other)).startswith("widgetblur netDisc"), other
     torch_call = body.replace("self.netDisc(fake_B)", "torch.cat(fake_B)")
     assert _title(_report("widgetblur", "two devices", torch_call)).startswith("widgetblur: Expected all"), torch_call
+
+
+def test_a_second_error_joined_in_the_title_names_no_api() -> None:
+    """Class (megatron-deepspeed-379): a title holding two errors, "AttributeError: ... && batch =
+    next(self.data_iterator)": the code of the second names no API of the first; the command's script does."""
+    error = "AttributeError: 'Namespace' object has no attribute 'widget_config_dict'"
+    body = f"```\ntorchrun --nproc_per_node 4 pretrain_widget.py --num-layers 2\n```\n\n{error}\n"
+    title = _title(_report("widget-speed", f"{error} && batch = next(self.data_iterator)", body))
+    assert title.startswith("widget-speed pretrain_widget.py: 'Namespace' object"), title
