@@ -233,7 +233,8 @@ _ERROR_AT = re.compile(r"\b(?:error|exception)\b[^.!?:`]{0,30}\b(?:happen\w*|occ
 
 
 def _error_at_calls(prose: list[str]) -> list[str]:
-    return [call for line in prose if (m := _ERROR_AT.search(line)) for call in _line_call(m["code"])]
+    # the statement ends the line: its last 300 characters hold the sentence (linear time on a hostile long line)
+    return [call for line in prose if (m := _ERROR_AT.search(line[-300:])) for call in _line_call(m["code"])]
 
 
 # A name the prose calls a folder: "the X folder/directory/dir", "folder/directory X".
@@ -292,6 +293,6 @@ _TOP_DEF = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z]\w{3,60})\s*\((?!\s
 def _named_functions(own: list[str], prose: list[str]) -> list[str]:
     """Top-level functions the description's code defines that its prose names as a word (ASCII-bounded: CJK words
     may touch it)."""
-    names = dict.fromkeys(m["name"] for line in own if (m := _TOP_DEF.match(line)))
+    names = list(dict.fromkeys(m["name"] for line in own if (m := _TOP_DEF.match(line))))[:20]  # linear time
     return [name for name in names if not name.startswith("_") and name not in {"main", "forward", "test"}
             and any(re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", line) for line in prose)]
