@@ -94,3 +94,19 @@ def test_a_second_error_joined_in_the_title_names_no_api() -> None:
     body = f"```\ntorchrun --nproc_per_node 4 pretrain_widget.py --num-layers 2\n```\n\n{error}\n"
     title = _title(_report("widget-speed", f"{error} && batch = next(self.data_iterator)", body))
     assert title.startswith("widget-speed pretrain_widget.py: 'Namespace' object"), title
+
+
+def test_the_only_own_frame_a_models_call_names_its_file() -> None:
+    """Class (deeplearningshogi-40): an unfenced Windows traceback whose own frames are a script's top level and a
+    Chainer-style model's ``__call__`` (then torch's module frames): the model's file and ``__call__`` name the API,
+    as a module's ``forward`` does."""
+    own = "c:\\users\\u\\src\\widgetshogi\\dl"
+    body = ("Traceback (most recent call last):\n"
+            f'  File "{own}\\train_widget.py", line 210, in <module>\n    y1, y2 = model(x1, x2)\n'
+            f'  File "{own}\\widget_network.py", line 81, in __call__\n    u = self.l1(x1)\n'
+            '  File "C:\\Anaconda3\\lib\\site-packages\\torch\\nn\\modules\\conv.py", line 423, in forward\n'
+            "    return self._conv_forward(input, self.weight)\n"
+            "RuntimeError: Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
+            "'weight'; but device 0 does not equal 1 (while checking arguments for cudnn_convolution)\n")
+    title = _title(_report("widgetshogi", "data loader on GPU 1 fails", body))
+    assert title.startswith("widgetshogi widget_network.py __call__: Expected tensor"), title

@@ -48,8 +48,10 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
     # FILL-IN), L (all reproduce), D (untagged), S (judgement)
     "deephyperx-54": (MARK, None, "deephyperx", "deephyperx main.py: FILL-IN", EVERYWHERE, False,
                       _checkout("deephyperx", "nshaud/DeepHyperX"), 0),
-    # known misses: T (no API), L (cuda reproduces: device 0 vs 1 needs two GPUs), S (judgement: runpy's _run_code)
-    "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi", f"deeplearningshogi: {SHOGI}", DEVICE, True,
+    # graded misses: T (no API; the model file's __call__ since fixtitle8), L (cuda reproduces: device 0 vs 1 needs two
+    # GPUs), S (judgement: runpy's _run_code)
+    "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi",
+                             f"deeplearningshogi policy_value_network_resnet10_swish.py __call__: {SHOGI[:30]}", DEVICE, True,
                              _checkout("deeplearningshogi", "TadaoYamaoka/DeepLearningShogi"), 3),
     # known misses (judgement): P and F (python-detr, a 2023 repackaging, for a 2022 checkout run)
     "detr-524": ("RuntimeError", SELECT, "python-detr", f"detr test_all: {SELECT}", DEVICE, True,
@@ -94,7 +96,9 @@ MAINTAINER_36 = {
                       {"deephyperx"}, f"{HUB}nshaud/DeepHyperX@", f"{HUB}nshaud/DeepHyperX",
                       {"cpu": {"passes"}, "cuda": {"reproduces", "unsupported"}}, None, (), False),
     "deeplearningshogi-40": (_title("DeepLearningShogi", r"train_rl_policy_with_value_using_hcpe_bootstrap|"
-                                    r"policy_value_network_resnet10_swish|__call__|data ?loader|データローダ", SHOGI),
+                                    r"policy_value_network_resnet10_swish|__call__|data ?loader|データローダ",
+                                    SHOGI.partition(" (")[0], r"(?: \(while checking arguments for cudnn_convolution\)|"
+                                    r" \.\.\.)?"),
                              "RuntimeError", SHOGI, {"deeplearningshogi"}, f"{HUB}TadaoYamaoka/DeepLearningShogi@",
                              f"{HUB}TadaoYamaoka/DeepLearningShogi", TWO_GPU_LANES, None, (), False),
     "detr-524": (_title("detr", r"test_all", SELECT), "RuntimeError", SELECT, {"detr", "python-detr"},
@@ -138,9 +142,9 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "h2o-llmstudio-357": {"T": _no_junk_api("input_ids")},
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
-# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient. 63 since fixtitle8 (T of lm-eval, llama,
-# blur2blur, megatron): NOT held out
-GRADED36_FLOOR = 63
+# of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient. 64 since fixtitle8 (T of lm-eval, llama,
+# blur2blur, megatron, deeplearningshogi): NOT held out
+GRADED36_FLOOR = 64
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
