@@ -272,7 +272,10 @@ def _quoted_places(own: list[str]) -> list[str]:
 # console command with its first option (``lm_eval --model hf``; ``name --flag=value``).
 _RAN_PYTHON = re.compile(r"(?:^|[\s\"'`$>])python(?:3(?:\.\d{1,2})?)?\s+(?:-\w+\s+)*(?P<script>[\w./\\-]{1,200}\.py)\b")
 _RAN_CONSOLE = re.compile(r"^\s*(?P<command>[a-z][\w-]{1,30})\s+(?P<option>--[a-z][\w-]{0,40})"
-                          r"(?:[ =](?P<value>[\w.-]{1,60}))?(?:\s|$)")
+                          r"[ =](?P<value>[\w.-]{1,60})(?:\s|$)")
+# Programs that are never a project's own console command (a patch's ``diff --git``, ``pip install --upgrade x``).
+_TOOLS = frozenset({"diff", "git", "pip", "pip3", "conda", "mamba", "docker", "sudo", "apt", "apt-get", "make", "cd",
+                    "export", "bash", "sh", "nvidia-smi", "uv", "curl", "wget", "python", "python3"})
 
 
 def _ran_commands(own: list[str], replies: list[str]) -> list[str]:
@@ -282,8 +285,8 @@ def _ran_commands(own: list[str], replies: list[str]) -> list[str]:
     for line in [*own, *replies]:
         if (python := _RAN_PYTHON.search(line)) is not None and line in own:
             found.append(python["script"].removeprefix("./"))
-        elif (console := _RAN_CONSOLE.match(line)) is not None:
-            found.append(" ".join(part for part in (console["command"], console["option"], console["value"]) if part))
+        elif (console := _RAN_CONSOLE.match(line)) is not None and console["command"] not in _TOOLS:
+            found.append(f"{console['command']} {console['option']} {console['value']}")
     return found
 
 
