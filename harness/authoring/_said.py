@@ -23,6 +23,7 @@ from harness.authoring._title_words import (
     _title_tag,
     run_clause,
     title_context,
+    title_first_error,
 )
 
 __all__ = ["_title_code_name", "frameless_api", "message_api", "prose_api", "said_api"]  # _draft's names
@@ -43,13 +44,15 @@ def said_api(report: BugReport, culprit: str, message: str) -> str:
     glued = [name for name in said_marked(report.shown_calls, "glued")
              if not (frames and name.endswith(".py")) and name not in message]
     setup = _SETUP_CALLS | {message.split("(")[0]}
+    named = _title_code_name(title_first_error(report.title, message), message)
     said = ((_quoted_place(report) if not frames else "")
-            or _script_run(report, _title_code_name(report.title, message)) or (in_title[0] if in_title else "")
+            or _script_run(report, named) or (in_title[0] if in_title else "")
             or _title_class(report.title, report.traceback.exception, culprit, message)
             or title_context(report, message)[1]
             or _title_model(report.title, culprit)
             or (next(iter(said_marked(report.shown_calls, "marked")), "") if not frames else "")
             or prose_api(report, culprit, message) or (glued[0] if glued else "")
+            or next(iter(said_marked(report.shown_calls, "defined")), "")
             or shown_api(tuple(said_marked(report.shown_calls, "called")), culprit, report.modules, setup)
             or _frameless_run(report, message, culprit)
             or shown_api(report.shown_calls, culprit, report.modules, setup)
@@ -83,7 +86,19 @@ def _command_script(report: BugReport) -> str:
     """The script the report ran: a command's first ``.py`` file (``python tools/train.py configs/x.py``: the config
     file after it is the script's argument), else the script the prose reader found."""
     files = [m["file"].removeprefix("./") for m in _COMMAND_FILE.finditer(report.command)]
-    return files[0] if report.script in files[1:] else report.script
+    return (files[0] if report.script in files[1:] else report.script) or _quoted_run(report)
+
+
+def _quoted_run(report: BugReport) -> str:
+    """With no command read: the quoted run's script, or its console command when that is a module the report
+    names or the repository's name (``lm_eval --model hf``); another program's (``pip install x``) is none."""
+    if report.command:
+        return ""
+    ran = next(iter(said_marked(report.shown_calls, "ran")), "")
+    repository = re.search(r"github\.com/[\w.-]+/(?P<repo>[\w.-]+)", report.url)
+    names = (*report.modules, repository["repo"] if repository else "")
+    modules = {str(canonicalize_name(name)) for name in names if name}
+    return ran if ran.endswith(".py") or str(canonicalize_name(ran.partition(" ")[0])) in modules else ""
 
 
 def _script_run(report: BugReport, named: str | None) -> str:
@@ -125,9 +140,16 @@ def prose_api(report: BugReport, culprit: str, message: str = "") -> str:
             continue  # a field of an environment dump (sysinfo JSON's `pip_packages`), a script's setup, a machine
         if len(name) >= 3 and name.isidentifier() and str(canonicalize_name(name)) not in skip \
                 and not _STRONG_NAME.search(name) and not keyword.iskeyword(name) and name not in message \
+                and not _message_word(name, code, report.traceback.message) \
                 and (code.endswith(")") or "_" in name or "." in code or re.search(r"[a-z][A-Z0-9]", name)):
             return _class_method(code.removesuffix("()")) or name
     return ""
+
+
+def _message_word(name: str, code: str, message: str) -> bool:
+    """A name the error message quotes (`input_ids` in "Perhaps your features (`input_ids` in this case) ..."): a word
+    of the symptom, never the API that failed, unless the report writes it as a call."""
+    return not code.endswith(")") and re.search(rf"(?<![\w.]){re.escape(name)}(?![\w(])", message) is not None
 
 
 def _class_method(dotted: str) -> str:
@@ -145,12 +167,14 @@ _LISTING_WORDS = frozenset({"pip", "packages", "package", "version", "versions",
                             "timestamp", "hash", "config", "flags", "installed", "requirements", "conda", "build"})
 
 
-# A script's setup calls (seeding, logging, argument parsing, the environment): what any script calls first, never
-# the API that failed ("from pytorch_lightning import seed_everything" ... "seed_everything(42)").
+# A script's setup calls (seeding, logging, a warning a log prints, argument parsing, the environment): what any
+# script calls first, never the API that failed ("from pytorch_lightning import seed_everything" ...
+# "seed_everything(42)").
 _SETUP_CALLS = frozenset({"seed_everything", "set_seed", "manual_seed", "manual_seed_all", "seed", "basicConfig",
                           "getLogger", "get_logger", "setup_logging", "set_verbosity", "set_verbosity_error",
                           "parse_args", "ArgumentParser", "add_argument", "load_dotenv", "set_start_method",
-                          "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main"})
+                          "filterwarnings", "set_float32_matmul_precision", "set_printoptions", "login", "main",
+                          "warn", "warning"})
 
 
 # A cloud machine's type ("p2.xlarge", "g5.12xlarge", "ml.p3.2xlarge", "Standard_NC6s_v3"): where it ran, never an API.

@@ -13,7 +13,13 @@
 - ``where``: the failing place the prose quotes: a frame's tail (``torchio/data/image.py", line 471, in _parse_path``:
   ``image.py _parse_path``), or a link to a file's line (``github.com/o/r/blob/<ref>/test.py#L200``: ``o/r:test.py``);
 - ``marked``: the call of a code line the reporter marks as the failing one with a short comment (``data =
-  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``).
+  next(self.dl).cuda() #here``, ``loss = crit(x)  # <-- error``);
+- ``ran``: a command the description (a console command: the thread) quotes where the command reader finds none:
+  a quoted ``python x.py ...``'s script (``when I run "python main.py --model m"``: main.py), or a line that is a
+  console command with its first option (``lm_eval --model hf --tasks swag``: ``lm_eval --model hf``; ``_said``
+  keeps it when it is the project's);
+- ``defined``: a function the description's code defines (``def preprocess(``) and its prose names
+  ("我只把preprocess函数给换了", "I changed `preprocess`"): the reporter's own code that ran, over the calls in it.
 """
 
 from __future__ import annotations
@@ -36,9 +42,11 @@ def said_marks(own: list[str], replies: list[str]) -> list[str]:
              *(f"worked:{name}" for name in _worked_scripts(prose)),
              *(f"reply:{name}" for name in _reply_files(_prose_lines(replies, indented=True))[:1]),
              *(f"key:{key}" for key in _listing_keys([*own, *replies])),
-             *(f"marked:{call}" for call in _marked_calls(own)[:1]),
+             *(f"marked:{call}" for call in [*_marked_calls(own), *_error_at_calls(prose)][:1]),
              *(f"folder:{name}" for name in _folder_names(prose)),
-             *(f"where:{place}" for place in _quoted_places(own)[:1])]
+             *(f"where:{place}" for place in _quoted_places(own)[:1]),
+             *(f"ran:{command}" for command in _ran_commands(own, replies)[:1]),
+             *(f"defined:{name}" for name in _named_functions(own, prose)[:1])]
     return [SAID + mark for mark in dict.fromkeys(marks)]
 
 
@@ -203,15 +211,30 @@ def _marked_calls(lines: list[str]) -> list[str]:
         words = _MARK_ARROW.sub("", text).split()
         if not (_MARK_ARROW.match(text) or (words and len(words) <= 4 and set(words) <= _MARK_WORDS)):
             continue
-        code = _MARKED_CODE.match(line[: comment.start()].strip()) if comment.start() < 200 else None
-        single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
-        if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
-            continue  # another library's or Python's call names no API of the project
-        if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
-            found.append(single["name"])
-        elif code and len(code["call"]) <= 40:  # a chain (``next(self.dl).cuda()``): as written
-            found.append(code["call"])
+        found.extend(_line_call(line[: comment.start()]) if comment.start() < 200 else [])
     return found
+
+
+def _line_call(line: str) -> list[str]:
+    """A code line's call as a title names it: a single call's callable, a short chain as written."""
+    code = _MARKED_CODE.match(line.strip())
+    single = re.fullmatch(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\([^()]*\)", code["call"]) if code else None
+    if single and (single.group().partition(".")[0] in _OTHER_ROOTS or single["name"] in dir(builtins)):
+        return []  # another library's or Python's call names no API of the project
+    if single:  # one call: its callable, as the prose readers write it (``einops.reduce(x, ...)``: reduce)
+        return [single["name"]]
+    return [code["call"]] if code and len(code["call"]) <= 40 else []  # a chain (``next(self.dl).cuda()``)
+
+
+# A prose sentence that puts the error at a code line it quotes: "This error happened in : pred = self.net(x)",
+# "the error occurs at `loss = crit(out, y)`".
+_ERROR_AT = re.compile(r"\b(?:error|exception)\b[^.!?:`]{0,30}\b(?:happen\w*|occur\w*|is|was|raised|thrown)\s+"
+                       r"(?:in|at|on)\s*(?:the\s+line\s*)?:?\s*`?(?P<code>[^`]{3,160}?)`?\s*$", re.I)
+
+
+def _error_at_calls(prose: list[str]) -> list[str]:
+    # the statement ends the line: its last 300 characters hold the sentence (linear time on a hostile long line)
+    return [call for line in prose if (m := _ERROR_AT.search(line[-300:])) for call in _line_call(m["code"])]
 
 
 # A name the prose calls a folder: "the X folder/directory/dir", "folder/directory X".
@@ -243,3 +266,36 @@ def _quoted_places(own: list[str]) -> list[str]:
     links = [f"{m['repo']}:{m['file']}" for line in text for m in _LINE_LINK.finditer(line)
              if _FAILS_AT_LINE.search(line[: m.start()])]
     return [*frames, *links]
+
+
+# A quoted Python run's script (``"python main.py --model m"``, ``$ python3 -u tools/x.py``) and a line that is a
+# console command with its first option (``lm_eval --model hf``; ``name --flag=value``).
+_RAN_PYTHON = re.compile(r"(?:^|[\s\"'`$>])python(?:3(?:\.\d{1,2})?)?\s+(?:-\w+\s+)*(?P<script>[\w./\\-]{1,200}\.py)\b")
+_RAN_CONSOLE = re.compile(r"^\s*(?P<command>[a-z][\w-]{1,30})\s+(?P<option>--[a-z][\w-]{0,40})"
+                          r"[ =](?P<value>[\w.-]{1,60})(?:\s|$)")
+# Programs that are never a project's own console command (a patch's ``diff --git``, ``pip install --upgrade x``).
+_TOOLS = frozenset({"diff", "git", "pip", "pip3", "conda", "mamba", "docker", "sudo", "apt", "apt-get", "make", "cd",
+                    "export", "bash", "sh", "nvidia-smi", "uv", "curl", "wget", "python", "python3"})
+
+
+def _ran_commands(own: list[str], replies: list[str]) -> list[str]:
+    """The commands the description quotes: a Python run's script, a console command with its first option (the
+    thread's too: ``_said`` keeps only the project's own console command)."""
+    found = []
+    for line in [*own, *replies]:
+        if (python := _RAN_PYTHON.search(line)) is not None and line in own:
+            found.append(python["script"].removeprefix("./"))
+        elif (console := _RAN_CONSOLE.match(line)) is not None and console["command"] not in _TOOLS:
+            found.append(f"{console['command']} {console['option']} {console['value']}")
+    return found
+
+
+_TOP_DEF = re.compile(r"^(?:async\s+)?def\s+(?P<name>[A-Za-z]\w{3,60})\s*\((?!\s*self\b)")
+
+
+def _named_functions(own: list[str], prose: list[str]) -> list[str]:
+    """Top-level functions the description's code defines that its prose names as a word (ASCII-bounded: CJK words
+    may touch it)."""
+    names = list(dict.fromkeys(m["name"] for line in own if (m := _TOP_DEF.match(line))))[:20]  # linear time
+    return [name for name in names if not name.startswith("_") and name not in {"main", "forward", "test"}
+            and any(re.search(rf"(?<![A-Za-z0-9_.]){name}(?![A-Za-z0-9_(])", line) for line in prose)]

@@ -43,7 +43,7 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
     top = frame if own else None if frame else next(reversed(own_frames(frames)), None)
     if not function and top is not None and _script(top):
         function = _script_file(top)  # only a script's top level failed, and nothing names an API: the script does
-    elif not function and top is not None and top.function in _PLUMBING and _script_file(top).endswith(".py"):
+    elif not function and top is not None and top.function in _MODULE_CALLS and _script_file(top).endswith(".py"):
         function = f"{_script_file(top)} {top.function}"  # the report's own module's forward: its file says which
     if frame is not None and own:
         function = _qualified(function, frame, report)
@@ -236,6 +236,8 @@ def _import_name(distribution: str) -> str:
 # Function names that say nothing of the API: autograd and nn.Module plumbing, and decorators' wrappers (a function
 # defined in another, ``_defaults_from_env_vars.<locals>.insert_env_defaults``, is one too).
 _PLUMBING = frozenset({"forward", "backward", "apply"})
+# A model's own call when it is the only own frame left (a module's forward, a Chainer-style model's __call__).
+_MODULE_CALLS = _PLUMBING | {"__call__"}
 _WRAPPERS = frozenset({"wrapper", "wrapped", "inner", "decorate_context", "new_fun", "_call_impl",
                        "_wrapped_call_impl"})
 # The callable a source line calls first (``trainer = pl.Trainer(**params)`` -> Trainer).

@@ -269,3 +269,16 @@ def title_context(report: BugReport, message: str) -> tuple[str, str]:
 def _quoted(text: str, at: int) -> bool:
     """Whether ``at`` lies inside a quotation the message opened (a quoted name is part of the message)."""
     return text[:at].count("'") % 2 == 1 or text[:at].count('"') % 2 == 1
+
+
+# What joins a second error to a title's first ("AttributeError: ... && batch = next(self.data_iterator)").
+_SECOND_ERROR = re.compile(r"\s(?:&&|\|\||\|)\s")
+
+
+def title_first_error(title: str, message: str) -> str:
+    """The title up to the end of the error it quotes (its message's head found in it): a second error joined after it
+    by ``&&`` or ``|`` is another failure, whose code names no API of this one."""
+    head = message[:24]
+    at = title.find(head) if len(head) >= 12 else -1
+    cut = _SECOND_ERROR.search(title, at + len(head)) if at >= 0 else None
+    return title[: cut.start()] if cut else title

@@ -85,11 +85,11 @@ HELD_OUT_18 = {
     "innereye-deeplearning-198": ("RuntimeError", OLD_DEVICE, "innereye-deeplearning",
                                   "innereye-deeplearning model_train: expected device", DEVICE, True,
                                   f"innereye-deeplearning @ {HUB}microsoft/InnerEye-DeepLearning@<commit>", 1),
-    # known miss: T (no API); L right since fixlanes (a CUDA-saved checkpoint fails on a CPU-only host: cpu reproduces)
+    # known miss: T (no API; CheckpointLoader's file and __call__ since fixtitle8, not the scorer's class name); L right since fixlanes (a CUDA-saved checkpoint fails on a CPU-only host: cpu reproduces)
     "monailabel-1015": ("RuntimeError", "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
                         "is False. If you are running on a CPU-only machine, please use torch.load with "
                         "map_location=torch.device('cpu') to map your storages to the CPU.", "monai",
-                        "monai: Attempting to deserialize",
+                        "monai checkpoint_loader.py __call__: Attempting to deserialize",
                         {"cpu": "reproduces", "cuda": "passes", "cuda-sim": "passes"}, True, "pin the monai release", 2),
 }
 
