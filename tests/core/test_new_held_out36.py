@@ -48,8 +48,8 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
     # FILL-IN), L (all reproduce), D (untagged), S (judgement)
     "deephyperx-54": (MARK, None, "deephyperx", "deephyperx main: FILL-IN", EVERYWHERE, False,
                       _checkout("deephyperx", "nshaud/DeepHyperX"), 0),
-    # known misses: T (no API), L (cuda reproduces: device 0 vs 1 needs two GPUs), S (judgement: runpy's _run_code)
-    "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi", f"deeplearningshogi: {SHOGI}", DEVICE, True,
+    # known misses: T (no API), S (judgement: runpy's _run_code)
+    "deeplearningshogi-40": ("RuntimeError", SHOGI, "deeplearningshogi", f"deeplearningshogi: {SHOGI}", TWO_GPUS, True,
                              _checkout("deeplearningshogi", "TadaoYamaoka/DeepLearningShogi"), 3),
     # known misses (judgement): P and F (python-detr, a 2023 repackaging, for a 2022 checkout run)
     "detr-524": ("RuntimeError", SELECT, "python-detr", f"detr test_all: {SELECT}", DEVICE, True,
@@ -137,7 +137,7 @@ STATED_36: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "llama3.1-finetuning-4": {"T": _no_junk_api("get_vocab")},
 }
 # of 80: 59 held out, main db5e1a9, this scorer and by hand, strict; 63 lenient
-GRADED36_FLOOR = 59
+GRADED36_FLOOR = 60
 
 
 def test_the_thirty_sixth_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
