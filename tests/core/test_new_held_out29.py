@@ -120,7 +120,7 @@ STATED_29: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
     "secml-torch-41": {"P": lambda data: re.search(r"\bsecml-torch==", _pinned(data)) is not None},
 }
 # of 80: 62 held out, main f9fec9e, this scorer and by hand, strict; 65 lenient
-GRADED29_FLOOR = 73  # fixtitle5, fixenv4 and fixframe4 together (NOT held out: read)
+GRADED29_FLOOR = 74  # fixtitle5, fixenv4 and fixframe4 together (NOT held out: read); 74 after fixlanes5 (stated torch 2.1)
 
 
 def test_graded29_is_tagged_device_bound_as_drafted(drafted: Drafter) -> None:

@@ -130,7 +130,7 @@ STATED_33: dict[str, dict[str, Callable[[dict[str, Any]], bool]]] = {
 }
 # of 80: 69 held out, main ab612f7, this scorer and by hand, strict; 71 lenient (ssgc-7 T, pysot-92 P); NOT held
 # out since: fixlanes4, fixframe6, fixenv6
-GRADED33_FLOOR = 74
+GRADED33_FLOOR = 75  # 75 after fixlanes5 (sdnext-2196 P: stated torch 2.0.1; NOT held out)
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_33))
