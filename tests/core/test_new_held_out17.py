@@ -60,7 +60,7 @@ HELD_OUT_17 = {
                              f"instructdiffusion {GIT}cientgu/InstructDiffusion@<commit>", 2),
     "llama2c-148": ("KeyError", "'optimizer'", "llama2-c", "llama2-c train.py: KeyError 'optimizer'", ALL, False,
                     f"llama2-c {GIT}karpathy/llama2.c@<commit>", 1),
-    # known misses: P and V (the environment dict's 'PyTorch': '2.0.0+cu117' and 'Python': '3.8.6' not read)
+    # known misses: V (the environment dict's 'Python': '3.8.6' not read); P right after fixlanes5 (torch==2.0.0)
     "mmpose-2364": ("RuntimeError", INDICES, "mmpose", "mmpose: indices should", DEVICE, True, "mmpose==X.Y.Z", 0),
     # known misses: F (a speechbrain release; the fix is the Hub model's yaml), S (the
     # from_hparams call not carried)

@@ -50,8 +50,8 @@ HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
     # state_dict keys no longer read as a module since fixenv4 (was `layer1` for T, B, P, F, S)
     "real-esrgan-707": ("RuntimeError", STATE_DICT, "real-esrgan", f"real-esrgan: {STATE_DICT}", EVERYWHERE, False,
                         "pin the real-esrgan release the report ran", 0),
-    # known misses (T fixed by fixtitle5: train_robust.py), P judgement (torch 2.1
-    # stated, torch==2.13.0 pinned), L judgement (cpu passes for the cpu run's generator error)
+    # known misses (T fixed by fixtitle5: train_robust.py), P (torch 2.1 stated: pinned after
+    # fixlanes5), L judgement (cpu passes for the cpu run's generator error)
     "robustdet-15": ("RuntimeError", GENERATOR, "robustdet", f"robustdet train_robust.py: {GENERATOR}", DEVICE, True,
                      _checkout("robustdet", "IrisRainbowNeko/RobustDet"), 0),
     "rotateobjectdetection-27": ("RuntimeError", CUDA0_CPU, "rotateobjectdetection",
