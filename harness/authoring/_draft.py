@@ -48,6 +48,7 @@ from harness.authoring._said import _title_code_name, frameless_api, message_api
 from harness.authoring._signature import MAX_SIGNATURE, MAX_SIGNATURE_SOURCE, device_check_signature, make_signature
 from harness.authoring._skeleton import CaseText, case_yaml, repro_py, template_yaml
 from harness.authoring._title import _import_name, _title, _title_message
+from harness.authoring._torch_pin import torch_requirement
 from harness.cases._placeholders import MARK
 
 __all__ = ["DISTRIBUTIONS", "MAX_SIGNATURE", "MAX_SIGNATURE_SOURCE", "Draft", "IndexVersions", "ProjectUrls",
@@ -248,22 +249,7 @@ _CLI_DISPATCHERS = frozenset({"click", "typer", "fire", "absl-py"})
 def _requirements(packages: list[str], culprit: str, environment: Environment, notes: list[str],
                   framed: set[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(requirement, comment) lists: shared by every variant, the buggy variant's, the fix variant's."""
-    torch = environment.pins.get("torch")
-    if torch and torch.version and not torch.version.startswith(TORCH_VERSION):
-        torch_comment = (f"the report ran torch {torch.version} (report line {torch.report_line}); "
-                         f"torch {TORCH_VERSION} is what runs here")
-        notes.append(f"the report ran torch {torch.version}; the case pins {TORCH_PIN} (what runs here): if the "
-                     "bug needs the older torch, say why in the case (or reproduce it with a patch, as "
-                     "cases/var-resume does)")
-    else:
-        torch_comment = (f"torch {TORCH_VERSION} is what runs here"
-                         + ("" if torch else " (the report lists no torch version)"))
-    shared = [(TORCH_PIN, torch_comment)]
-    if torch and torch.version and (release := re.match(r"[01]\.\d+(?:\.\d+)?", torch.version)):
-        # a torch before 2.0: the bug may need it (an API or check that changed since): the author decides
-        shared = [(f"{MARK}: the report ran torch {torch.version} (report line {torch.report_line}): keep {TORCH_PIN} "
-                   f"(what runs here) unless the bug needs the older torch, then pin it, e.g. torch=={release[0]}, and "
-                   "say why in the case", "")]
+    shared = [torch_requirement(environment, notes)]
     buggy: list[tuple[str, str]] = []
     for dist in packages[1:]:
         if dist in _CLI_DISPATCHERS and dist != culprit and dist not in environment.pins:

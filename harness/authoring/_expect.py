@@ -74,6 +74,11 @@ _IGNORED_CPU = ("unsupported: the report asked for the CPU ({asked}), yet the me
                 "shows it with the CPU requested)")
 _DEVICE_GUESS = "a device-placement error"
 _CUDA_INDEX = re.compile(r"\bcuda:(\d{1,3})\b")
+# Older torch words a mismatch of two GPUs without "cuda:N": "... but device 0 does not equal 1 (while checking
+# arguments for cudnn_convolution)" (torch < 1.8; a CPU tensor there is device -1, never two indices), and torch
+# 0.x's THC "arguments are located on different GPUs".
+_OLD_TWO_GPUS = re.compile(r"\bdevice (?P<one>\d{1,3}) does not equal (?P<two>\d{1,3})\b"
+                           r"|\b(?:arguments|tensors) are (?:located )?on different GPUs\b", re.IGNORECASE)
 
 
 _GPU_MODEL_GUESS = "a check of the GPU's generation"
@@ -128,9 +133,8 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
     asked = cpu_flag or ('device="cpu"' if ran_on == "cpu-arg" else "")
     if (host := gpu_host_lanes(message, pinned, asked, source)) is not None:
         return host
-    if len(set(_CUDA_INDEX.findall(message))) >= 2:
+    if named := _two_gpus_named(message):
         gap = "unsupported: needs two GPUs (the message names {}); {}"
-        named = " and ".join(sorted({f"cuda:{i}" for i in _CUDA_INDEX.findall(message)})[:2])
         return {"cpu": "passes", "cuda": gap.format(named, "the cuda lane has one"),
                 "cuda-sim": gap.format(named, "cuda-sim simulates one device")}, _TWO_GPUS
     if _GPU_MODEL.search(message):
@@ -154,6 +158,17 @@ def _expectations(exception: str, message: str, source: str = "", ran_on: str = 
         return {"cpu": gap.format("the cpu lane has none to run"), "cuda": "reproduces",
                 "cuda-sim": gap.format("cuda-sim computes on the CPU and runs no CUDA kernel")}, _EIGHT_BIT_GUESS
     return _by_run(message, ran_on.removesuffix("-arg"), launch, under, half)
+
+
+def _two_gpus_named(message: str) -> str:
+    """What in the message names two different GPUs ("cuda:0 and cuda:1", "device 0 ... 1", "different GPUs"), else
+    ""."""
+    if len(indices := set(_CUDA_INDEX.findall(message))) >= 2:
+        return " and ".join(sorted(f"cuda:{i}" for i in indices)[:2])
+    old = _OLD_TWO_GPUS.search(message)
+    if old is None or (old["one"] is not None and old["one"] == old["two"]):
+        return ""
+    return f"devices {old['one']} and {old['two']}" if old["one"] is not None else f"'{old.group()}'"
 
 
 def _gpu_runtime(exception: str, message: str) -> tuple[dict[str, str], str] | None:

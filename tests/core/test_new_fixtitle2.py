@@ -126,15 +126,15 @@ def test_a_half_precision_dtype_error_of_a_gpu_run_expects_no_cpu_reproduction_w
 
 def test_a_stated_torch_before_2_0_asks_the_author_which_torch_the_case_runs() -> None:
     """Class (trackformer-85's 1.13.1+cu117, phrasenode-2's 1.3.1): a report that ran a torch before 2.0 gets a torch
-    placeholder naming it beside the torch that runs here (the bug may need the old one); a 2.x torch stays 2.13.0
-    with a comment."""
+    placeholder naming it beside the torch that runs here (the bug may need the old one); a 2.x torch, which has a
+    wheel here, is pinned as stated (fixlanes5)."""
     report = ("https://github.com/someone/widgettrack/issues/85\n# RuntimeError\n\nTraceback (most recent call last):\n"
               '  File "/home/me/widgettrack/src/train.py", line 9, in train\n    out = model(x)\n'
               "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)\n\n"
               "Collecting environment information...\nPyTorch version: {}\n")
     old = _data(report.format("1.13.1+cu117"))["requires"]
     assert old[0].startswith("FILL-IN") and "torch 1.13.1+cu117" in old[0] and "torch==2.13.0" in old[0], old
-    assert _data(report.format("2.7.0+cu128"))["requires"][0] == "torch==2.13.0"
+    assert _data(report.format("2.7.0+cu128"))["requires"][0] == "torch==2.7.0"
 
 
 def test_a_skeleton_keeps_no_turn_marker_or_link_bracket_as_the_frames_code() -> None:
