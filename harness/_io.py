@@ -223,24 +223,25 @@ def _matches(path: tuple[Any, ...], pattern: tuple[str, ...]) -> bool:
     return len(path) == len(pattern) and all(p == "*" or p == str(k) for k, p in zip(path, pattern, strict=True))
 
 
-def yaml_line(text: str, path: Iterable[Any]) -> int | None:
-    """1-based line of the YAML node at ``path`` (the closest existing parent); None when the text is no YAML."""
+def yaml_line(text: str, path: Iterable[Any], *, key: bool = False) -> int | None:
+    """1-based line of the YAML node at ``path`` (the closest existing parent); None when the text is no YAML.
+    ``key``: the line of the last key of ``path`` itself (``fix:``), not of its value (the line below a block)."""
     try:
         node = yaml.compose(text, Loader=LOADER)
     except yaml.YAMLError:
         return None
     line = node.start_mark.line + 1 if node else None
-    for key in path:
-        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-            match = node.value[key]
+    for step in path:
+        if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            match, named = node.value[step], None
         elif isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == str(key)), None)
+            match, named = next(((v, k) for k, v in node.value if k.value == str(step)), (None, None))
         else:
             break
         if match is None:
             break
         node = match
-        line = node.start_mark.line + 1
+        line = (named if key and named is not None else node).start_mark.line + 1
     return line
 
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from harness._exceptions import CaseFileError
-from harness._io import write_atomic
+from harness._io import LOADER, write_atomic, yaml_line
 from harness.containment._process import HelperProcess
 from harness.containment._sandbox import BuildSandbox
 from harness.environments._index import uv_index_environment
@@ -152,7 +153,7 @@ def refusals(readings: Iterable[PinReading]) -> list[CaseFileError]:
     errors = []
     for reading in readings:
         pin = reading.pin
-        line = line_of(pin.source, pin.url)
+        line = _pin_line(pin)
         if reading.misnamed:
             errors.append(CaseFileError(
                 pin.source, f"variant {pin.variant!r} pins {pin.requirement}, but that URL builds the project "
@@ -170,13 +171,26 @@ def refusals(readings: Iterable[PinReading]) -> list[CaseFileError]:
     return errors
 
 
-def line_of(source: Path, url: str) -> int | None:
-    """The first line of ``source`` holding ``url`` (or any text)."""
+def source_line(source: Path, path: Sequence[Any], *, key: bool = False) -> int | None:
+    """The line of the node at ``path`` in the case file ``source`` (harness._io.yaml_line); None if unreadable."""
     try:
-        lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+        return yaml_line(source.read_text(encoding="utf-8", errors="replace"), path, key=key)
     except OSError:
         return None
-    return next((number for number, line in enumerate(lines, 1) if url in line), None)
+
+
+def _pin_line(pin: DirectPin) -> int | None:
+    """The pin's own line: in its variant's requires, else in the case's shared requires."""
+    try:
+        data = yaml.load(pin.source.read_text(encoding="utf-8", errors="replace"), Loader=LOADER)
+    except (OSError, yaml.YAMLError):
+        return None
+    variant = (data.get("variants") or {}).get(pin.variant) if isinstance(data, dict) else None
+    for path, listed in ((["variants", pin.variant, "requires"], variant.get("requires") if isinstance(variant, dict)
+                          else None), (["requires"], data.get("requires") if isinstance(data, dict) else None)):
+        if isinstance(listed, list) and pin.requirement in listed:
+            return source_line(pin.source, [*path, listed.index(pin.requirement)])
+    return None
 
 
 def tail(text: str) -> str:

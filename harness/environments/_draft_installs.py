@@ -9,7 +9,6 @@ validate.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from harness._exceptions import CaseFileError
 from harness.cases._placeholders import SKELETON_HEADER
-from harness.environments._direct_pins import sealed_compile
+from harness.environments._direct_pins import sealed_compile, source_line
 
 RESOLVE_TIMEOUT_S = 300.0
 # (requires) -> "" when uv resolves them, else uv's reason
@@ -75,17 +74,4 @@ def refusals(found: Iterable[Unresolved]) -> list[CaseFileError]:
         item.source, f"variant {item.variant!r} cannot be installed: uv cannot resolve its requires ({item.why})",
         fix="pin releases the package index has (a name `new` drafted may be no project, or another project, on the "
             "index: check it there), or pass --static to skip this check (the case's first build then fails the same "
-            "way)", line=_variant_line(item.source, item.variant)) for item in found]
-
-
-def _variant_line(source: Path, variant: str) -> int | None:
-    """The line of ``variant``'s key under ``variants:`` (not an ``upstream: fix:`` line of the same word)."""
-    try:
-        lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    start = next((number for number, line in enumerate(lines) if line.startswith("variants:")), None)
-    if start is None:
-        return None
-    key = re.compile(rf"\s+['\"]?{re.escape(variant)}['\"]?:")
-    return next((number for number, line in enumerate(lines[start:], start + 1) if key.match(line)), None)
+            "way)", line=source_line(item.source, ["variants", item.variant], key=True)) for item in found]
