@@ -193,7 +193,8 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 def _refused_by_uv(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
     """What uv says cannot install: direct references named otherwise than the project their URL builds, or whose URL
-    cannot be read; then the variants of filled-in drafts whose requires do not resolve."""
+    cannot be read; then the variants of filled-in drafts whose requires do not resolve; then those whose environment
+    (built as the run builds it) does not build or lacks a module the repro imports."""
     from harness.environments import _direct_pins, _draft_installs
 
     pins = _direct_pins.direct_pins(cases)
@@ -202,6 +203,12 @@ def _refused_by_uv(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
     drafts = [case for case in _draft_installs.drafted(cases) if case.source not in bad]
     if drafts:
         refused += _draft_installs.refusals(_draft_installs.unresolved(drafts, progress=ui.info))
+    bad = {error.path for error in refused}
+    if resolved := [case for case in drafts if case.source not in bad]:
+        from harness.environments._venv import VenvBackend
+
+        found = _draft_installs.unprovided(resolved, VenvBackend(), ui.info)
+        refused += _draft_installs.module_refusals(found)
     for error in refused:
         ui.error(f"case file error: {error}")
     return refused

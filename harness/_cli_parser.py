@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="check the files only: by default uv (sealed) also reads what each direct reference "
                                "(name @ git+URL@COMMIT) builds, refusing a pin named otherwise or one it cannot read, "
                                "and resolves each variant of a filled-in draft (its repro keeps new's header), "
-                               "refusing one that cannot install; both use the network")
+                               "refusing one that cannot install, then builds its environment as the run does and "
+                               "refuses a repro whose module-level imports it does not install; all use the network")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
                         help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")

@@ -36,6 +36,7 @@ from harness.authoring._owners import (
     _imports,
     _stdlib,
     asked_once,
+    entered_modules,
     entry_frame,
     frame_owner,
     frame_packages,
@@ -154,7 +155,7 @@ def draft_case(case_id: str, report: BugReport | None, source: str = "", release
                                       or said_api(report, culprit, _title_message(traceback.exception, message)))
     return Draft(case_yaml(text, traceback), repro_py(case_id, source, imports, where, final, distributions, api,
                                                       pinned_as if culprit != "torch" else "", report.command,
-                                                      report.shown_calls),
+                                                      report.shown_calls, entered_modules(traceback.frames, imports)),
                  notes, imports, pinned_as)
 
 

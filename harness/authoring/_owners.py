@@ -299,6 +299,21 @@ def _imports(frames: tuple[Frame, ...]) -> list[str]:
     return sorted(modules, key=str.lower)
 
 
+def entered_modules(frames: tuple[Frame, ...], imports: list[str]) -> dict[str, str]:
+    """Import package -> the module of its first installed frame (``castle`` ->
+    ``castle.algorithms.gradient.rl.torch.rl``): the skeleton imports that, so an install of another project with the
+    same package name (the index's `castle` is not gcastle) fails at the import, and validate's build sees it."""
+    entered: dict[str, str] = {}
+    for frame in frames:
+        match = _SITE.search(frame.posix)
+        parts = match["rest"].removesuffix(".py").split("/") if match and match["rest"].endswith(".py") else []
+        parts = parts[:-1] if parts[-1:] == ["__init__"] else parts
+        if parts and parts[0] in imports and parts[0] not in entered:  # the package's first frame decides
+            importable = all(p.isidentifier() and p.isascii() and not keyword.iskeyword(p) for p in parts)
+            entered[parts[0]] = ".".join(parts) if importable else parts[0]
+    return entered
+
+
 def asked_once(released: Callable[[str], bool | None]) -> Callable[[str], bool | None]:
     """The package index asked once per name (a draft's pins and its skeleton's import both need the answer)."""
     answers: dict[str, bool | None] = {}

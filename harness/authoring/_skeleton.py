@@ -162,13 +162,15 @@ def _unnamed_import(project: str, named: dict[str, str]) -> list[str]:
 
 def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[str, Frame]], final: str,
              distributions: dict[str, str] | None = None, api: str = "", project: str = "", command: str = "",
-             shown: tuple[str, ...] = ()) -> str:
+             shown: tuple[str, ...] = (), entered: dict[str, str] | None = None) -> str:
     """The skeleton: the repro contract, the frames' imports, the frames to follow as comments, a FILL-IN raise.
     ``distributions``: module -> the distribution installing it, said in the import's comment (validate checks
     that every variant pins it). ``api``: with no frame, the API the report names (the call to write); with neither,
     the skeleton says that ``project``'s call is to be found. ``command``: the report's command line, whose settings
-    the repro keeps. ``shown``: the calls the report's own code shows (``BugReport.shown_calls``), the repro's start."""
+    the repro keeps. ``shown``: the calls the report's own code shows (``BugReport.shown_calls``), the repro's start.
+    ``entered``: package -> the module its first installed frame is in, imported instead of the bare package."""
     named = distributions or {}
+    deep = entered or {}
     shows = "The report shows no frame of the blamed project" if where else "The report shows no frame"
     comments: list[str] = [f"    # {shows}; the API it names: {api}"] if api else []
     if not api and not where and project:
@@ -200,8 +202,8 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
         "import argparse",
         "import sys",
         "",
-        *sorted(["import torch", *(f"import {m}  {SKELETON_IMPORT}" + (f" ({IMPORT_DISTRIBUTION} {named[m]})"
-                                                                           if m in named else "")
+        *sorted(["import torch", *(f"import {deep.get(m, m)}  {SKELETON_IMPORT}"
+                                   + (f" ({IMPORT_DISTRIBUTION} {named[m]})" if m in named else "")
                                    + "; the call uses it" for m in imports)],
                 key=lambda line: line.split()[1].lower()),
         *_unnamed_import(project, named),

@@ -175,17 +175,26 @@ def _normal(requirement: str) -> str:
             f"{'@' + parsed.url if parsed.url else ''}")
 
 
-_SKELETON_IMPORT = re.compile(rf"^import (?P<module>\w+)\s+{re.escape(SKELETON_IMPORT)} \({IMPORT_DISTRIBUTION} "
+_SKELETON_IMPORT = re.compile(rf"^import (?P<module>[\w.]+)\s+{re.escape(SKELETON_IMPORT)} \({IMPORT_DISTRIBUTION} "
                               r"(?P<dist>[\w.-]+)\)", re.MULTILINE)
 
 
 def _skeleton_import_unpinned(script: Path, variants: Any) -> tuple[str, str, str] | None:
     """(variant, module, distribution) for a variant that does not pin the distribution of an import `new`'s
-    skeleton took from the traceback (a variant with a patch or a shim may bring it otherwise)."""
+    skeleton took from the traceback, when none of its pins can install that module either: each is torch's or one
+    the import-name table knows installs other modules. `new`'s name for a distribution is a guess (gcastle installs
+    `castle`), so a variant pinning a project the table does not know is left to validate's build, which looks the
+    import up in the environment (harness/environments/_draft_installs.py). A variant with a patch or a shim may bring
+    the module otherwise."""
+    provided = _provided()
     for match in _SKELETON_IMPORT.finditer(_script_text(script)):
         dist = str(canonicalize_name(match["dist"]))
+        top = match["module"].split(".")[0]
         for variant in variants:
-            if not variant.patches and not variant.shims and dist not in {_name(r) for r in variant.requires}:
+            pinned = {_name(r) for r in variant.requires}
+            if variant.patches or variant.shims or dist in pinned:
+                continue
+            if all(name in provided and top not in provided[name] for name in pinned - {"", "torch"}):
                 return variant.name, match["module"], dist
     return None
 

@@ -5,18 +5,26 @@ from the package index. So each variant of a case whose repro still carries `new
 resolved by uv (``uv pip compile``: metadata only, no install), sealed as a pin read is (_direct_pins.py). Cases
 written by hand, or confirmed, are checked by their first build instead: the catalogue is not resolved on every
 validate.
+
+A variant that resolves may still not install what its repro imports: the index's project of a name `new` took from
+an import may be another one with a module of the same name (graded39: the index's `castle` is castle-python, whose
+`castle` has no `castle.algorithms`; the report ran gcastle). So each variant's environment is then built as the run
+builds it (the run reuses it) and every module the repro imports at module level, which runs in every lane, is looked
+up in it (harness/environments/_module_probe.py: by the import system's finders, running none of its code).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness._exceptions import CaseFileError
+from harness._exceptions import CaseFileError, EnvBuildError
 from harness.cases._placeholders import SKELETON_HEADER
 from harness.environments._direct_pins import sealed_compile, source_line
+from harness.environments._spec import EnvSpec
 
 RESOLVE_TIMEOUT_S = 300.0
 # (requires) -> "" when uv resolves them, else uv's reason
@@ -75,3 +83,74 @@ def refusals(found: Iterable[Unresolved]) -> list[CaseFileError]:
         fix="pin releases the package index has (a name `new` drafted may be no project, or another project, on the "
             "index: check it there), or pass --static to skip this check (the case's first build then fails the same "
             "way)", line=source_line(item.source, ["variants", item.variant], key=True)) for item in found]
+
+
+@dataclass(frozen=True)
+class Unprovided:
+    """A module the repro imports that the variant's environment does not install (``part``: the first part of it not
+    found), or, with ``why``, an environment that does not build."""
+
+    case_id: str
+    source: Path
+    script: Path
+    variant: str
+    module: str = ""
+    part: str = ""
+    why: str = ""
+
+
+def repro_imports(script: Path) -> list[str]:
+    """The modules the repro imports at module level (absolute imports; ``from a.b import c``: ``a.b``), in order.
+    Imports in a function, a branch or a ``try`` are left out: a variant may import what only it installs."""
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module != "__future__":
+            names.append(node.module)
+    return list(dict.fromkeys(names))
+
+
+def unprovided(cases: Iterable[Any], backend: Any, progress: Callable[[str], None]) -> list[Unprovided]:
+    """Build each variant's environment (``backend``: the run's) and look up the repro's imports in it. A variant
+    with a shim is left out: a shim runs before the repro and may provide modules."""
+    found = []
+    for case in cases:
+        modules = repro_imports(case.script)
+        for variant in case.variants.values():
+            if not modules or variant.shims:
+                continue
+            where = Unprovided(case.id, case.source, case.script, variant.name)
+            try:
+                env = backend.prepare(EnvSpec(requires=variant.requires, patches=variant.patches), progress)
+                progress(f"looking up {case.id}'s imports in the environment of variant {variant.name!r}")
+                missing = backend.missing_modules(env, modules, [case.script.parent])
+            except EnvBuildError as error:
+                found.append(replace(where, why=str(error)))
+                continue
+            found += [replace(where, module=module, part=part) for module, part in missing]
+    return found
+
+
+def module_refusals(found: Iterable[Unprovided]) -> list[CaseFileError]:
+    errors = []
+    for item in found:
+        line = source_line(item.source, ["variants", item.variant], key=True)
+        if item.why:
+            errors.append(CaseFileError(
+                item.source, f"the environment of variant {item.variant!r} does not build: {item.why}", line=line,
+                fix="pin releases that install here (the build log says what failed), or pass --static to skip this "
+                    "check"))
+            continue
+        what = f"{item.part!r}" + (f" (the repro imports {item.module!r})" if item.part != item.module else "")
+        errors.append(CaseFileError(
+            item.source, f"the environment of variant {item.variant!r} installs no module {what}, yet "
+                         f"{item.script.name} imports it at module level: the import fails in every lane", line=line,
+            fix=f"pin the project whose release installs {item.part.split('.')[0]!r} as the report ran it (a name "
+                "`new` took from an import may be another project of the same module name on the index: check the "
+                "project's own install instructions), or import what the pinned releases install"))
+    return errors

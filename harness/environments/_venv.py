@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from harness._exceptions import EnvBuildError
 from harness.containment._process import Confinement, HelperProcess, RunningProcess, run_helper
 from harness.containment._sandbox import BuildSandbox
 from harness.containment._seal import cell_environment as seal_environment
@@ -35,6 +36,7 @@ from harness.run._backend import (
 )
 from harness.run._outcome import outcome_from_process
 
+_MODULE_PROBE = (Path(__file__).parent / "_module_probe.py").read_text(encoding="utf-8")
 _EXTENSIONS = ".torch-extensions"  # in the run's scratch folder: see _CaseExtensions
 _MIN_FREE_BYTES = 1 << 20
 _CUDA_PROBE = (
@@ -82,6 +84,20 @@ class VenvBackend:
             return True, f"CUDA devices: {', '.join(probe['devices'])}"
         build = f"CUDA {probe['cuda_build']} build" if probe["cuda_build"] else "a CPU-only build"
         return False, f"torch {probe['torch']} ({build}) sees no CUDA device"
+
+    def missing_modules(self, env: PreparedEnv, modules: Sequence[str], paths: Sequence[Path] = (), *,
+                        private: Sequence[Path] = ()) -> list[tuple[str, str]]:
+        """(module, the part not found) for each of ``modules`` the environment does not install, looked up by its
+        interpreter with ``paths`` (the case folder) first, sealed, running none of its packages
+        (harness/environments/_module_probe.py)."""
+        argv = [env.python_path, "-I", "-B", "-c", _MODULE_PROBE, json.dumps([str(p) for p in paths]), *modules]
+        uses = (*_host_uses(env.spec.host), *paths)
+        with BuildSandbox(env_root=self.root, private=private, env=dict(os.environ), uses=uses) as sandbox:
+            proc = run_helper(argv, env=dict(os.environ), timeout=120, confinement=sandbox.seal())
+        if proc.returncode != 0 or proc.timed_out:
+            raise EnvBuildError(f"looking up the repro's imports in {env.id} failed (exit {proc.returncode}): "
+                                f"{(proc.error or proc.stderr).strip()[-300:]}")
+        return [(module, part) for module, part in json.loads(proc.stdout.strip().splitlines()[-1])]
 
     # -- cells -----------------------------------------------------------------------------------
     def run_cell(self, env: PreparedEnv, request: CellRequest) -> ChildOutcome:

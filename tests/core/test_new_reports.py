@@ -795,7 +795,7 @@ def test_validate_refuses_a_filled_draft_that_still_cannot_run(name: str, tmp_pa
     repro.write_text(filled)
     case_file = written.folder / "case.yaml"
     data = yaml.safe_load(case_file.read_text())
-    data["variants"]["buggy"]["requires"] = ["numpy==1.26.4"]
+    data["variants"]["buggy"]["requires"] = ["scikit-learn==1.4.2"]  # the table knows it installs sklearn only
     case_file.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(CaseFileError, match=r"variant 'buggy' does not pin [\w-]+, yet repro\.py imports"):
         load_case(written.folder)
