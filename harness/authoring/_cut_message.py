@@ -1,6 +1,8 @@
 """A message the report cut short ("Expected all tensors to be on the same": an excerpt, a log cut at its end) read
-as the torch message it starts: the lanes and the device-placement tag of a device check do not depend on the words
-the cut dropped. The signature keeps the report's words; only the lanes are read from the whole message."""
+as the torch message it starts: its class (a cut head with no class of its own, _torch_paraphrase.py), and the lanes
+and the device-placement tag of a device check, which do not depend on the words the cut dropped. The signature keeps
+the report's words; only the class and the lanes are read from the whole message. The one table of torch's messages
+that a cut head is recognised by."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 
 # torch's messages whose family (a device check, a host without CUDA, ...) a prefix decides, each as one version
 # words it, beside the messages of another family that start with the same words (dtype checks): a prefix two
-# families share decides nothing.
+# families share decides nothing. Each is a RuntimeError but those in _CLASSES.
 _KNOWN = (
     ("device", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"),
     ("device", "Expected all tensors to be on the same device, but got index is on cpu, different from other tensors "
@@ -35,8 +37,15 @@ _KNOWN = (
               "type torch.cuda.HalfTensor does not equal torch.cuda.FloatTensor (while checking arguments for "
               "cudnn_convolution)"),
 )
+_CLASSES = {"Torch not compiled with CUDA enabled": "AssertionError"}
 _MIN_WORDS = 5  # "Expected all tensors to be": fewer words say too little to tell a family
 _CUT_MARK = re.compile(r"\s*(?:\.\.\.|…)\s*$")
+
+
+def completed_class(message: str) -> tuple[str, str] | None:
+    """(the whole message, its class) for a cut ``message`` (:func:`completed`), else None."""
+    whole = completed(message)
+    return (whole, _CLASSES.get(whole, "RuntimeError")) if whole else None
 
 
 def completed(message: str) -> str:

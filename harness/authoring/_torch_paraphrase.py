@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from harness.authoring._cut_message import completed_class
+
 _DEVICE = r"(?:cuda|xpu|npu|hpu|mps|meta)(?::\d+)?|cpu"
 # Two devices named as a pair ("cuda:0 and cpu", "cpu and cuda:1") in a sentence about tensors or devices.
 _DEVICE_PAIR = re.compile(rf"\b(?:tensors?|devices?)\b.{{0,80}}?\b(?P<a>{_DEVICE}) (?:and|&|vs\.?) (?P<b>{_DEVICE})\b",
@@ -14,8 +16,6 @@ _DEVICE_PAIR = re.compile(rf"\b(?:tensors?|devices?)\b.{{0,80}}?\b(?P<a>{_DEVICE
 _DTYPE = r"(?:BFloat16|Half|Float|Double|Long|Int|Short|Bool|Byte|Char|ComplexFloat|ComplexDouble)"
 # "expected dtype Half but got Float": torch's own words are "expected scalar type Half but found Float".
 _DTYPE_PAIR = re.compile(rf"\b[Ee]xpected (?:dtype |type )?(?P<a>{_DTYPE}) but got (?:dtype |type )?(?P<b>{_DTYPE})\b")
-# Heads of torch messages a report cuts short ("Expected all tensors to be on the same..."): the shortest prefix read.
-_HEADS = (("Expected all tensors to be on the same device", 24),)
 
 
 def _device(name: str) -> str:
@@ -36,8 +36,6 @@ def paraphrased(message: str) -> tuple[str, str, str] | None:
         return (f"expected scalar type {pair['a']} but found {pair['b']}", "RuntimeError",
                 "a dtype mismatch in the report's words, rebuilt to torch's")
     # a head cut short keeps the report's words (a signature's search still finds them in torch's), its "..." dropped
-    cut = text.rstrip(".\u2026 ")
-    for head, shortest in _HEADS:
-        if len(cut) >= shortest and head.lower().startswith(cut.lower()) and cut.lower() != head.lower():
-            return cut, "RuntimeError", "the head of torch's message, cut short"
+    if (whole := completed_class(text)) is not None:
+        return text.rstrip(".\u2026 "), whole[1], "the head of torch's message, cut short"
     return None
