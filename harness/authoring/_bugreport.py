@@ -25,9 +25,7 @@ from harness.authoring._exception_line import (
     _named_with_message,
     _printed_message,
     _stated_in_body,
-    _torch_fragment,
     _typed_fields,
-    library_words,
 )
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, clean_lines_tagged, unwrap_console
 from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
@@ -49,6 +47,7 @@ from harness.authoring._prose import (
 )
 from harness.authoring._raise_template import raised_template
 from harness.authoring._shown import shown_calls
+from harness.authoring._torch_messages import library_words, torch_fragment
 from harness.authoring._traceback import (
     Frame,
     Traceback,
@@ -195,7 +194,7 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
     if index is None:
         found = (casefold_exception(lines) or _typed_fields(lines) or _header_exception(lines, chains)
                  or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
-                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or _torch_fragment(lines)
+                 or (None if chains else _bare_message(lines)) or _printed_message(lines) or torch_fragment(lines)
                  or raised_template(lines, chains))
         if found is None and any(part.frames for chain in chains for part in chain):
             # frames cut before their error, no message anywhere: still the run's path

@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import re
 
-from harness.authoring._exception_line import library_words
+from harness.authoring._torch_messages import library_words
 from harness.authoring._traceback import _unmark
 
 # Python's own error classes, and torch's few top-level ones, by their lower-case spelling.

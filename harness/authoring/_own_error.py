@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.authoring._chain_choice import _pick
-from harness.authoring._exception_line import _INLINE, library_words
+from harness.authoring._exception_line import _INLINE
 from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._torch_messages import library_words
 from harness.authoring._traceback import Traceback, _Part, _read_exception, _strong_exception, _unmark
 
 
