@@ -129,11 +129,12 @@ def test_a_case_without_direct_references_needs_no_reading(tmp_path):
     assert cases and direct_pins(cases) == []
 
 
-def _filled_draft(tmp_path: Path, buggy: str, fix: str) -> Path:
-    """`new`'s draft of a real report, filled in as an author would, with the two diffusers pins given."""
+def filled_draft(tmp_path: Path, buggy: str, fix: str, report: Path | None = None, case_id: str = "flux-ids") -> Path:
+    """`new`'s draft of a real report (ai-toolkit-212 by default), filled in as an author would, with the buggy and the
+    fix variant's pins given: the cases folder."""
     from tests.core.test_new import REPORTS, fill_in, new
 
-    folder = new("flux-ids", tmp_path, REPORTS / "ai-toolkit-212.txt").folder
+    folder = new(case_id, tmp_path, report or REPORTS / "ai-toolkit-212.txt").folder
     fill_in(folder)
     data = yaml.safe_load((folder / "case.yaml").read_text())
     data["variants"]["buggy"]["requires"] = [buggy]
@@ -145,12 +146,12 @@ def _filled_draft(tmp_path: Path, buggy: str, fix: str) -> Path:
 def test_validate_resolves_a_filled_in_draft_s_variants_and_refuses_one_that_cannot_install(tmp_path):
     """A draft's names are `new`'s guesses and its versions the author's: whether a variant installs is the package
     index's to say (graded35: `pysyft==X.Y.Z` drafted where PySyft's releases are `syft`; filled in, it passed)."""
-    cases = _filled_draft(tmp_path, "diffusers==0.30.0", "diffusers==0.31.0")
+    cases = filled_draft(tmp_path, "diffusers==0.30.0", "diffusers==0.31.0")
     good = run_harness("validate", "--cases-dir", str(cases))
     assert good.returncode == 0 and "1 case file(s) valid, 0 invalid" in good.stdout, good.stdout + good.stderr
     assert "resolving flux-ids variant 'buggy'" in good.stdout
     (tmp_path / "bad").mkdir()
-    bad_cases = _filled_draft(tmp_path / "bad", "diffusers==0.30.0", "diffusers==0.31.77")
+    bad_cases = filled_draft(tmp_path / "bad", "diffusers==0.30.0", "diffusers==0.31.77")
     bad = run_harness("validate", "--cases-dir", str(bad_cases))
     out = bad.stdout
     assert bad.returncode == 2 and "variant 'fix' cannot be installed: uv cannot resolve its requires" in out, out

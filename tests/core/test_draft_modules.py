@@ -9,12 +9,11 @@ import re
 import textwrap
 from pathlib import Path
 
-import yaml
-
 from harness.cases._load import load_case
 from harness.environments._draft_installs import repro_imports
 from harness.environments._spec import EnvSpec
 from harness.environments._venv import VenvBackend
+from tests.core.test_direct_pins import filled_draft
 from tests.faults.conftest import run_harness
 from tests.faults.test_build_cache import _wheel
 
@@ -22,16 +21,7 @@ REPORT = Path(__file__).parents[1] / "fixtures" / "graded39" / "trustworthyai-53
 
 
 def _draft(tmp_path: Path, buggy: str, fix: str) -> Path:
-    """`new`'s draft of the report, filled in as an author would, with the two pins given: the cases folder."""
-    from tests.core.test_new import fill_in, new
-
-    folder = new("gcastle-rl", tmp_path, REPORT).folder
-    fill_in(folder)
-    data = yaml.safe_load((folder / "case.yaml").read_text())
-    data["variants"]["buggy"]["requires"] = [buggy]
-    data["variants"]["fix"]["requires"] = [fix]
-    (folder / "case.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    return folder.parent
+    return filled_draft(tmp_path, buggy, fix, REPORT, "gcastle-rl")
 
 
 def test_the_skeleton_imports_the_module_the_report_ran(tmp_path):
