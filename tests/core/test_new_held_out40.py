@@ -22,7 +22,7 @@ GRADED40 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded4
 CHECKOUTS_40 = {"activitygraph-transformer", "bert-ner", "bottlenecktransformers", "comfyui-layerdiffuse", "elasticai",
                 "freefuse", "hyperseg", "mmdetection3d"}
 # the index's dcnv2 is CharlesShang's DCNv2, not lbin's fork the report ran
-INDEX_URLS_40 = {"dcnv2": ("https://github.com/charlesshang/DCNv2",)}
+INDEX_URLS_40: dict[str, tuple[str, ...]] = {"dcnv2": ("https://github.com/charlesshang/DCNv2",)}
 
 
 @pytest.fixture(name="drafted")
