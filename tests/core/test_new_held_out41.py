@@ -135,7 +135,8 @@ GRADED41_FLOOR = 59
 @pytest.mark.parametrize("name", sorted(HELD_OUT_41))
 def test_a_graded41_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
     """Each row, its device-placement tag included (D, scored by hand in the 9-field variant)."""
-    reports.assert_drafted(*drafted(name), HELD_OUT_41[name])
+    draft, data = drafted(name)
+    reports.assert_drafted(draft, data, HELD_OUT_41[name])
 
 
 def test_the_forty_first_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
