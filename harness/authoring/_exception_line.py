@@ -267,16 +267,20 @@ def _sentence_message(text: str) -> str:
     """Where a message named in prose ends: a code span's end, else its last quoted name ("... 'Layernorm' in
     vit_1d." -> "... 'Layernorm'"), else the sentence's end; the reporter's own clause (", I change ...") is never
     the message's."""
-    text = _NARRATION.split(text.split("`")[0], maxsplit=1)[0]
+    spans = text.split("`")  # a message set in a code span of its own ("RuntimeError: `Expected ...`") is the span
+    text = _NARRATION.split(spans[1] if len(spans) > 2 and not spans[0].strip() else spans[0], maxsplit=1)[0]
+    if not text.strip():
+        return text.strip()
     text = re.split(r"\s{3,}", text, maxsplit=1)[0]  # prose set off by a run of spaces goes on after the message
     # a sentence ends at "!" or "?" (torch's "...cpu! (when checking ...)" goes on) and at CJK full stops
     text = re.split(r"(?<=[!?])\s+(?=[^\s(])|[\u3002\uff01\uff1f]", text, maxsplit=1)[0]
     bare = _INNER_APOSTROPHE.sub("\0", text)
     quote = max(bare.rfind("'"), bare.rfind('"'))
     # (a name whose quote the reporter's cut left open, "... argument #2 'weight", ends the message itself)
-    opened = bare.count(bare[quote]) % 2 == 1 and re.fullmatch(r"\w[\w.]*", text[quote + 1:]) is not None
-    if quote > 0 and bare.count(bare[quote]) >= 2 and not opened:
-        return text[:quote + 1]
+    if quote > 0:
+        opened = bare.count(bare[quote]) % 2 == 1 and re.fullmatch(r"\w[\w.]*", text[quote + 1:]) is not None
+        if bare.count(bare[quote]) >= 2 and not opened:
+            return text[:quote + 1]
     text = re.split(r"\.(?:\s|$)", text, maxsplit=1)[0].rstrip(" .")
     return _unclosed_end(_TAGS.sub("", _CIRCUMSTANCE.sub("", _HAPPENED.sub("", text))))
 
@@ -289,7 +293,7 @@ _HAPPENED = re.compile(r"\s+(?:(?:is|was|has been|gets|got)\s+)?(?:happen(?:s|ed
 def _unclosed_end(text: str) -> str:
     """A message without the markdown and the quote that closed the reporter's span around it ('... Float"**')."""
     text = re.sub(r"[*_`]+$", "", text)
-    if text[-1:] in "\"\u201d" and text.count(text[-1]) % 2 and text[:-1]:
+    if text[:-1] and text[-1] in "\"\u201d" and text.count(text[-1]) % 2:
         text = text[:-1]
     return text.rstrip()
 

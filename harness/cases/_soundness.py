@@ -268,9 +268,17 @@ def _project_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str
         return None
     repository = f"github.com/{issue[1]}".lower()
     for buggy in (v for v in variants if v.role == "buggy" and not v.patches and not v.shims and not _torch_alone(v)):
-        if project not in map(_name, buggy.requires) and not any(repository in r.lower() for r in buggy.requires):
+        if not any(names_project(_name(r), project) for r in buggy.requires) \
+                and not any(repository in r.lower() for r in buggy.requires):
             return buggy.name, project
     return None
+
+
+def names_project(dist: str, project: str) -> bool:
+    """Whether a distribution's name is the project's, or carries it whole among its words: the index often lists a
+    repository's project under a longer name (remora as ont-remora, neural-renderer as neural-renderer-pytorch).
+    Whether it is that project, validate's build reads from its metadata (harness/environments/_draft_identity.py)."""
+    return dist == project or f"-{project}-" in f"-{dist}-"
 
 
 def _named_project(case: Mapping[str, Any]) -> str | None:

@@ -24,6 +24,7 @@ from typing import Any
 from harness._exceptions import CaseFileError, EnvBuildError
 from harness.cases._placeholders import SKELETON_HEADER
 from harness.environments._direct_pins import sealed_compile, source_line
+from harness.environments._draft_identity import another_project
 from harness.environments._spec import EnvSpec
 
 RESOLVE_TIMEOUT_S = 300.0
@@ -97,6 +98,7 @@ class Unprovided:
     module: str = ""
     part: str = ""
     why: str = ""
+    other: tuple[str, ...] = ()  # (distribution, its URLs...): another project than the report's, by its metadata
 
 
 def repro_imports(script: Path) -> list[str]:
@@ -133,6 +135,8 @@ def unprovided(cases: Iterable[Any], backend: Any, progress: Callable[[str], Non
                 found.append(replace(where, why=str(error)))
                 continue
             found += [replace(where, module=module, part=part) for module, part in missing]
+            if other := another_project(case, variant.requires, Path(env.python_path).parent.parent):
+                found.append(replace(where, other=(other[0], *other[1])))
     return found
 
 
@@ -146,6 +150,9 @@ def module_refusals(found: Iterable[Unprovided]) -> list[CaseFileError]:
                 fix="pin releases that install here (the build log says what failed), or pass --static to skip this "
                     "check"))
             continue
+        if item.other:
+            errors.append(_other_project(item, line))
+            continue
         what = f"{item.part!r}" + (f" (the repro imports {item.module!r})" if item.part != item.module else "")
         errors.append(CaseFileError(
             item.source, f"the environment of variant {item.variant!r} installs no module {what}, yet "
@@ -154,3 +161,13 @@ def module_refusals(found: Iterable[Unprovided]) -> list[CaseFileError]:
                 "`new` took from an import may be another project of the same module name on the index: check the "
                 "project's own install instructions), or import what the pinned releases install"))
     return errors
+
+
+def _other_project(item: Unprovided, line: int | None) -> CaseFileError:
+    dist, *urls = item.other
+    return CaseFileError(
+        item.source, f"variant {item.variant!r} pins {dist}, but the index's {dist} is another project than the "
+                     f"report's: its metadata names {', '.join(urls[:3])}, neither the repository the upstream issue "
+                     "is filed at nor any source repository", line=line,
+        fix=f"pin the report's project under its name on the index (its install instructions say it; `new` took "
+            f"{dist!r} from the report), or a commit of its repository, and name the case after it")

@@ -4,8 +4,11 @@ the report gives none (_torch_paraphrase.py), and its lanes."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.authoring._cut_message import completed, completed_class
+from harness.authoring._exception_line import _sentence_message
 from harness.authoring._torch_paraphrase import paraphrased
 
 
@@ -28,3 +31,11 @@ def test_a_cut_head_keeps_the_report_s_words_and_takes_the_class_of_the_message_
 ])
 def test_what_a_head_does_not_decide_is_not_read(cut: str):
     assert completed_class(cut) is None and paraphrased(cut) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("`'\"*_ .,;!?()aI:\u2019\u201d\u3002\n")), max_size=40))
+def test_a_message_named_in_prose_ends_somewhere_whatever_its_punctuation(text: str) -> None:
+    """graded40 icevision-479: a message set in a code span of its own ("RuntimeError: `...`") crashed `new`."""
+    message = _sentence_message(text)
+    assert isinstance(message, str) and len(message) <= len(text)

@@ -9,6 +9,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from harness.cases._load import load_case
 from harness.environments._draft_installs import repro_imports
 from harness.environments._spec import EnvSpec
@@ -90,3 +92,56 @@ def test_a_module_is_looked_up_without_running_the_package(tmp_path):
         ("pkg.nothing.deeper", "pkg.nothing"), ("absent.module", "absent"),
         ("pkg.algorithms.absent", "pkg.algorithms.absent")]
     assert backend.missing_modules(env, ["helper"]) == [("helper", "helper")]  # not without the case folder
+
+
+def test_validate_refuses_the_index_s_project_of_the_blamed_name_when_its_metadata_is_another_s(tmp_path):
+    """graded41 nanogpt-317: `new` blamed `outputs` (a name in torch's assert line); filled with the index's real
+    `outputs` releases (a console library whose module is also `outputs`), the draft passed validate."""
+    report = REPORT.parents[1] / "graded41" / "nanogpt-317.txt"
+    cases = filled_draft(tmp_path, "outputs==1.13", "outputs==1.14", report, "nanogpt-scaler")
+    refused = run_harness("validate", "--cases-dir", str(cases), timeout=1200)
+    out = refused.stdout
+    assert refused.returncode == 2, out + refused.stderr
+    assert "variant 'buggy' pins outputs, but the index's outputs is another project than the report's" in out, out
+    assert "https://pinpe.top" in out
+
+
+def test_a_distribution_is_another_project_only_when_its_metadata_names_somewhere_else(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.environments._draft_identity import another_project
+
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+
+    def installed(name: str, *fields: str) -> None:
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "METADATA").write_text("\n".join(["Metadata-Version: 2.1", f"Name: {name}", "Version: 1.0", *fields]))
+
+    case = SimpleNamespace(title="castle build_optim: Expected all tensors", tags=("castle", "device-placement"),
+                           upstream={"issue": "https://github.com/huawei-noah/trustworthyAI/issues/53"})
+    installed("castle", "Home-page: https://castle.io")
+    assert another_project(case, ["castle==1.0", "torch==2.13.0"], tmp_path) == ("castle", ("https://castle.io",))
+    installed("castle", "Home-page: https://github.com/castle/castle-python")  # a source repository of its own:
+    assert another_project(case, ["castle==1.0"], tmp_path) is None  # told apart by the modules (_module_probe)
+    assert another_project(case, ["gcastle==1.0"], tmp_path) is None  # not the blamed name: not asked
+    installed("castle-sdk", "Project-URL: Homepage, https://example.org/sdk")  # a longer name carrying it: asked
+    assert another_project(case, ["castle-sdk==1.0"], tmp_path) == ("castle-sdk", ("https://example.org/sdk",))
+    installed("castle", "Project-URL: Source, https://GitHub.com/huawei-noah/trustworthyAI/tree/master/gcastle")
+    assert another_project(case, ["castle==1.0"], tmp_path) is None  # the issue's repository
+    installed("castle")
+    assert another_project(case, ["castle==1.0"], tmp_path) is None  # no URL: cannot tell
+    named = SimpleNamespace(title="remora train: x", tags=("remora",),
+                            upstream={"issue": "https://github.com/nanoporetech/remora/issues/226"})
+    installed("remora", "Home-page: https://example.org/another")
+    assert another_project(named, ["remora==1.0"], tmp_path) is None  # the repository is named as the project
+
+
+@pytest.mark.parametrize(("name", "release"), [("neural-renderer-109", "neural-renderer-pytorch==1.1.3"),
+                                               ("remora-226", "ont-remora==3.3.0")])
+def test_a_project_listed_under_a_longer_name_is_not_refused_by_the_name_rule(tmp_path, name: str, release: str):
+    """graded41: the index lists neural_renderer as neural-renderer-pytorch and remora as ont-remora; filled with those
+    real releases, the drafts were refused ("pins neither neural-renderer nor a commit of its repository")."""
+    cases = filled_draft(tmp_path, release, release.partition("==")[0] + "==9.9.9", REPORT.parents[1] / "graded41"
+                         / f"{name}.txt", "longer-name")
+    load_case(cases / "longer-name")

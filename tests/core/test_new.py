@@ -690,7 +690,10 @@ _FRAGMENTS = ["Traceback (most recent call last):", '  File "/v/lib/python3.11/s
               "During handling of the above exception, another exception occurred:", "```", "[rank0]: ", "> ",
               "│ /v/site-packages/peft/tuners.py:12 in forward │", "╰────╯", "----> 3 y()", "torch==2.0.1+cu118",
               "- PyTorch version (GPU?): 2.1.0 (True)", "diffusers @ git+https://github.com/huggingface/diffusers",
-              "numpy    1.26.4", "AssertionError", "KeyError: 'a: b #c'", "\x1b[31m", "\r", "\t", "\u2028", ""]
+              "numpy    1.26.4", "AssertionError", "KeyError: 'a: b #c'", "\x1b[31m", "\r", "\t", "\u2028", "",
+              # a sentence naming the error, its message quoted, in a code span, emphasised, cut (graded40 icevision)
+              "it fails with the RuntimeError: ", "`", "'", '"', "**", "\u201c", "\u2019", "...", " happened.",
+              ", I changed it", "(v1.2, fp16)"]
 
 
 _PATHS = ["/v/lib/python3.11/site-packages/diffusers/pipelines/flux/pipeline_flux.py", "<stdin>", "/home/me/train.py",

@@ -1,0 +1,63 @@
+"""validate: a filled-in draft that pins, under the name `new` blamed, another project than the report's. `new` takes a
+project's name from a report (an import, a variable, a repository): the index may hold another project of that name
+with a module of the same name (graded39: the index's `castle` is castle-python, the report ran gcastle; graded41: its
+`outputs` is a console library, the report ran nanoGPT's code). The installed distribution's own metadata says where
+it lives (its home page, its project URLs): when they name somewhere, but neither the repository the upstream issue is
+filed at nor any source repository, the pin is not the code the report ran. A distribution that names a source
+repository (an issue filed downstream often blames a library the project uses) or no URL at all, or a repository
+named as the project, is not refused: validate cannot tell it apart. Another project with a source repository of its
+own (castle-python) is told apart by the modules the report ran (_module_probe.py), not here.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from harness.cases._soundness import names_project
+from harness.environments._hosttorch import requirement_name
+
+_ISSUE = re.compile(r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)", re.IGNORECASE)
+_URL_FIELDS = ("Home-page", "Project-URL", "Download-URL")
+# A source repository on a code host: the project's own, wherever the report was filed (a downstream project's issue
+# often blames a library it uses: ai-toolkit's blames diffusers, whose metadata names huggingface/diffusers).
+_SOURCE = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.org|codeberg\.org)/[\w.-]+/[\w.-]+",
+                     re.IGNORECASE)
+
+
+def blamed_name(case: Any) -> str:
+    """The project a draft blames: its title's first word when a tag says it too (``new`` writes both), else ""."""
+    words = case.title.split(maxsplit=1)
+    first = str(canonicalize_name(words[0].rstrip(":"))) if words else ""
+    tags = {str(canonicalize_name(str(tag))) for tag in case.tags}
+    return first if first not in ("", "torch", "pytorch") and first in tags else ""
+
+
+def another_project(case: Any, requires: Iterable[str], environment: Path) -> tuple[str, tuple[str, ...]] | None:
+    """(distribution, its URLs) when a variant pins the blamed name (or a longer name carrying it, as the name rule
+    accepts) and the installed distribution names neither the upstream issue's repository nor any source repository."""
+    issue = _ISSUE.match(str(case.upstream.get("issue", "")))
+    blamed = blamed_name(case)
+    if issue is None or not blamed or str(canonicalize_name(issue["repo"])) == blamed:
+        return None
+    repository = f"github.com/{issue['owner']}/{issue['repo']}".lower()
+    for name in (n for n in map(requirement_name, requires) if names_project(n, blamed)):
+        urls = project_urls(environment, name)
+        if urls and not any(repository in url.lower() or _SOURCE.match(url) for url in urls):
+            return name, urls
+    return None
+
+
+def project_urls(environment: Path, name: str) -> tuple[str, ...]:
+    """The URLs an environment's installed distribution ``name`` gives in its metadata (read, not imported)."""
+    sites = [str(p) for p in environment.glob("lib/python3*/site-packages")]
+    for dist in importlib.metadata.distributions(path=sites):
+        if str(canonicalize_name(dist.metadata["Name"] or "")) == name:
+            values = [value for field in _URL_FIELDS for value in dist.metadata.get_all(field) or []]
+            return tuple(value.rpartition(",")[2].strip() for value in values if value.strip())
+    return ()
