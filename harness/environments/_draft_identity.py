@@ -41,7 +41,9 @@ def blamed_name(case: Any) -> str:
 def another_project(case: Any, requires: Iterable[str], environment: Path) -> tuple[str, tuple[str, ...]] | None:
     """(distribution, its URLs) when a variant pins the blamed name (or a longer name carrying it, as the name rule
     accepts) and the installed distribution names neither the upstream issue's repository nor any source repository."""
-    issue = _ISSUE.match(str(case.upstream.get("issue", "")))
+    # the repository the bug is documented at: its issue's, else its pull request's or commit's (a draft from a PR)
+    issue = next(filter(None, (_ISSUE.match(str(case.upstream.get(key, ""))) for key in ("issue", "pr", "commit"))),
+                 None)
     blamed = blamed_name(case)
     if issue is None or not blamed or str(canonicalize_name(issue["repo"])) == blamed:
         return None

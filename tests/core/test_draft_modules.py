@@ -127,6 +127,8 @@ def test_a_distribution_is_another_project_only_when_its_metadata_names_somewher
     assert another_project(case, ["gcastle==1.0"], tmp_path) is None  # not the blamed name: not asked
     installed("castle-sdk", "Project-URL: Homepage, https://example.org/sdk")  # a longer name carrying it: asked
     assert another_project(case, ["castle-sdk==1.0"], tmp_path) == ("castle-sdk", ("https://example.org/sdk",))
+    from_pr = SimpleNamespace(**{**vars(case), "upstream": {"pr": "https://github.com/huawei-noah/trustworthyAI/pull/9"}})
+    assert another_project(from_pr, ["castle-sdk==1.0"], tmp_path) is not None  # a draft from a pull request
     installed("castle", "Project-URL: Source, https://GitHub.com/huawei-noah/trustworthyAI/tree/master/gcastle")
     assert another_project(case, ["castle==1.0"], tmp_path) is None  # the repository
     installed("castle")
