@@ -20,7 +20,7 @@ from tests.core.test_new_reports import HUB, TWO_AT
 
 GRADED43 = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "graded43"
 NOT_RELEASED_43 = {"module", "parallelproj", "saelens", "sam-road", "triposr-bake", "webui-extraschedulers"}
-URLS_43 = {
+URLS_43: dict[str, tuple[str, ...]] = {
     "torch-points3d": ("https://torch-points3d.readthedocs.io/en/latest/",),
     "whisperx": ("https://github.com/m-bain/whisperx",),
     "rai-toolbox": ("https://github.com/mit-ll-responsible-ai/responsible-ai-toolbox",),
