@@ -33,6 +33,8 @@ def graded42_drafts(monkeypatch: pytest.MonkeyPatch) -> Drafter:
     return partial(reports._graded, GRADED42)
 
 
+DEVICE_STRING_0 = ("Expected one of cpu, cuda, mkldnn, opengl, opencl, ideep, hip, msnpu device type at start of device "
+                   "string: 0")
 CUDA0_CUDA1 = f"{TWO_AT}cuda:0 and cuda:1!"
 CUDA0_CUDA7 = f"{TWO_AT}cuda:0 and cuda:7!"
 NLL = f"{CUDA0_CPU} (when checking argument for argument target in method wrapper_CUDA_nll_loss_forward)"
@@ -41,8 +43,6 @@ BACKEND = "Expected object of backend CPU but got backend CUDA for argument #3 '
 GENERATOR = "Expected a 'cuda' device type for generator but found 'cpu'"
 HALF = "Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor) should be the same"
 SUB_MEAN = "'unexpected key \"sub_mean.weight\" in state_dict'"
-DEVICE_STRING_0 = ("Expected one of cpu, cuda, mkldnn, opengl, opencl, ideep, hip, msnpu device type at start of device "
-                   "string: 0")
 
 HELD_OUT_42: dict[str, tuple[Any, ...]] = {
     # known miss: F (a bare placeholder where the reply states the fix commit 80fb344); S judgement (DeepFM alone)
@@ -79,6 +79,12 @@ HELD_OUT_42: dict[str, tuple[Any, ...]] = {
                                "cpp-torch-deployment exe_2_launch_training.py: Weights only load failed.", EVERYWHERE,
                                False, _checkout("cpp-torch-deployment", "ZachWolpe/cpp-torch-deployment"), 2),
 }
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_42))
+def test_a_graded42_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
+    """Each row, its device-placement tag included (D, scored by hand in the 9-field variant)."""
+    reports.assert_drafted(*drafted(name), HELD_OUT_42[name])
+
 
 # EXPECTED.md's accepted values, as MAINTAINER_16's columns (title, exception, message, blamed, buggy pin, fix pin,
 # lanes, torch, pythons, Python required), graded strictly as its Results: a title names the project, an API from the
@@ -130,13 +136,6 @@ STATED_42: reports.Stated = {
 }
 # of 80: 63 held out, main a9036f6, by hand, strict (66 lenient); this scorer 63
 GRADED42_FLOOR = 63
-
-
-@pytest.mark.parametrize("name", sorted(HELD_OUT_42))
-def test_a_graded42_report_drafts_as_when_graded_or_better(drafted: Drafter, name: str) -> None:
-    """Each row, its device-placement tag included (D, scored by hand in the 9-field variant)."""
-    draft, data = drafted(name)
-    reports.assert_drafted(draft, data, HELD_OUT_42[name])
 
 
 def test_the_forty_second_held_out_set_scores_at_least_its_measured_fields(drafted: Drafter) -> None:
