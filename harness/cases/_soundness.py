@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -281,14 +281,20 @@ def names_project(dist: str, project: str) -> bool:
     return dist == project or f"-{project}-" in f"-{dist}-"
 
 
-def _named_project(case: Mapping[str, Any]) -> str | None:
-    words = str(case.get("title", "")).split(maxsplit=1)
+def title_project(title: str, tags: Iterable[Any]) -> str:
+    """The project a case's title names first when a tag names it too (`new` writes both), else "" (torch is none)."""
+    words = title.split(maxsplit=1)
     first = str(canonicalize_name(words[0].rstrip(":"))) if words else ""
-    tags = {str(canonicalize_name(str(tag))) for tag in case.get("tags") or []}
+    named = first not in ("", "torch", "pytorch") and first in {str(canonicalize_name(str(tag))) for tag in tags}
+    return first if named else ""
+
+
+def _named_project(case: Mapping[str, Any]) -> str | None:
+    first = title_project(str(case.get("title", "")), case.get("tags") or [])
     upstream = case.get("upstream")
     issue = re.match(r"https?://github\.com/[^/]+/([^/#?]+)", str(upstream.get("issue", ""))) \
         if isinstance(upstream, Mapping) else None
-    if first not in ("", "torch", "pytorch") and first in tags and issue and canonicalize_name(issue[1]) == first:
+    if first and issue and canonicalize_name(issue[1]) == first:
         return first
     return None
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from harness.cases._soundness import names_project
+from harness.cases._soundness import names_project, title_project
 from harness.environments._hosttorch import requirement_name
 
 _ISSUE = re.compile(r"https?://github\.com/(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+)", re.IGNORECASE)
@@ -30,21 +30,13 @@ _SOURCE = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com|bitbucket\.
                      re.IGNORECASE)
 
 
-def blamed_name(case: Any) -> str:
-    """The project a draft blames: its title's first word when a tag says it too (``new`` writes both), else ""."""
-    words = case.title.split(maxsplit=1)
-    first = str(canonicalize_name(words[0].rstrip(":"))) if words else ""
-    tags = {str(canonicalize_name(str(tag))) for tag in case.tags}
-    return first if first not in ("", "torch", "pytorch") and first in tags else ""
-
-
 def another_project(case: Any, requires: Iterable[str], environment: Path) -> tuple[str, tuple[str, ...]] | None:
     """(distribution, its URLs) when a variant pins the blamed name (or a longer name carrying it, as the name rule
     accepts) and the installed distribution names neither the upstream issue's repository nor any source repository."""
     # the repository the bug is documented at: its issue's, else its pull request's or commit's (a draft from a PR)
     issue = next(filter(None, (_ISSUE.match(str(case.upstream.get(key, ""))) for key in ("issue", "pr", "commit"))),
                  None)
-    blamed = blamed_name(case)
+    blamed = title_project(case.title, case.tags)
     if issue is None or not blamed or str(canonicalize_name(issue["repo"])) == blamed:
         return None
     repository = f"github.com/{issue['owner']}/{issue['repo']}".lower()
