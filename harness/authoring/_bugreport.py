@@ -46,6 +46,7 @@ from harness.authoring._prose import (
     _subjects,
 )
 from harness.authoring._raise_template import raised_template
+from harness.authoring._said_last import said_activity, said_file
 from harness.authoring._shown import shown_calls
 from harness.authoring._torch_messages import library_words, torch_fragment
 from harness.authoring._traceback import (
@@ -88,6 +89,8 @@ class BugReport:
     eight_bit: bool = False  # the run loaded bitsandbytes' CUDA library or an 8-bit model (_prose._eight_bit)
     command: str = ""  # the command line that ran the script, with its settings (_prose._ran_command)
     shown_calls: tuple[str, ...] = ()  # the calls the report's own code shows, best first (_shown.shown_calls)
+    said_file: str = ""  # the first source file of its own repository the text names (_said_last.said_file)
+    said_activity: str = ""  # what the title or text says failed: "resume", "training" (_said_last.said_activity)
 
 
 def parse_report(text: str) -> BugReport:
@@ -111,7 +114,8 @@ def parse_report(text: str) -> BugReport:
                        class_calls=_class_calls(lines), fixes=_named_fixes(lines, url),
                        named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
                        eight_bit=_eight_bit(lines), command=_ran_command(lines),
-                       subjects=_subjects(lines), shown_calls=shown_calls(lines))
+                       subjects=_subjects(lines), shown_calls=shown_calls(lines),
+                       said_file=said_file(lines, url), said_activity=said_activity(title, lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     missing: tuple[str, ...] = ()
@@ -144,7 +148,8 @@ def parse_report(text: str) -> BugReport:
                      called_names=_called_names(lines), fixes=_named_fixes(lines, url),
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
                      eight_bit=_eight_bit(lines), command=_ran_command(lines),
-                     subjects=_subjects(lines), shown_calls=shown_calls(lines))
+                     subjects=_subjects(lines), shown_calls=shown_calls(lines),
+                     said_file=said_file(lines, url), said_activity=said_activity(title, lines))
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:

@@ -52,6 +52,11 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
         function = _qualified(function, shown, report, prose_only=True)  # the report's own frame: as its prose says
     if not function and not frames:
         function = title_device(report.title, message)
+    if not function:  # nothing above named one: the project's file the text names, else the activity that failed
+        # (unless the symptom names the call itself: "Trainer.__init__() got an unexpected keyword argument"); a
+        # file named as the project (pixray.py of pixray) says no more than the project's name
+        named_file = report.said_file if canonicalize_name(report.said_file.rpartition(".")[0]) != culprit else ""
+        function = named_file or ("" if _NAMED_CALL.search(message) else report.said_activity)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     library = _repository_identity(library, report.url, indexed)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
@@ -137,6 +142,7 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
     return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
 
 
+_NAMED_CALL = re.compile(r"\b[A-Za-z_][\w.]*\(\)")  # a message naming the call that failed: ``Trainer.__init__()``
 _DOTTED_CALL = re.compile(r"(?<![\w.])(?!self\.)(?P<name>[A-Za-z_]\w*\.[A-Za-z_]\w*)\(")  # a module's call
 
 
