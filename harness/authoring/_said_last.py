@@ -54,3 +54,8 @@ def said_activity(title: str, lines: list[str]) -> str:
         if said := next((word for pattern, word in _ACTIVITIES if pattern.search(text)), ""):
             return said
     return ""
+
+
+def activity_said(activity: str, text: str) -> bool:
+    """Whether ``text`` already says the activity ``activity`` (one of the words ``said_activity`` gives)."""
+    return any(word == activity and pattern.search(text) for pattern, word in _ACTIVITIES)

@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_name
 from harness.authoring._bugreport import BugReport, Frame
 from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, frame_owner, own_frames
 from harness.authoring._said import said_api
+from harness.authoring._said_last import activity_said
 from harness.authoring._shown import _INSTANCE_WORDS, common_method_call
 from harness.authoring._signature import _FOLDERS
 from harness.authoring._title_words import _STRONG_NAME, _leading_run, title_context, title_device
@@ -54,9 +55,12 @@ def _title(report: BugReport, culprit: str, frame: Frame | None, indexed: Callab
         function = title_device(report.title, message)
     if not function:  # nothing above named one: the project's file the text names, else the activity that failed
         # (unless the symptom names the call itself: "Trainer.__init__() got an unexpected keyword argument"); a
-        # file named as the project (pixray.py of pixray) says no more than the project's name
-        named_file = report.said_file if canonicalize_name(report.said_file.rpartition(".")[0]) != culprit else ""
-        function = named_file or ("" if _NAMED_CALL.search(message) else report.said_activity)
+        # file named as the project (pixray.py of pixray) says no more than the project's name, nor does a script
+        # whose top level the frames show failing (its <module>: the script ran, no API of it failed)
+        named_file = report.said_file if canonicalize_name(report.said_file.rpartition(".")[0]) != culprit \
+            and not any(f.function == "<module>" and _script_file(f) == report.said_file for f in frames) else ""
+        function = named_file or ("" if _NAMED_CALL.search(message) or _said_by(message, report) else
+                                  report.said_activity)
     library = owner[0] if owner and owner[1] == culprit else _import_name(culprit)  # what a maintainer writes
     library = _repository_identity(library, report.url, indexed)
     return _fitted(f"{library} {function}: " if function else f"{library}: ", message)
@@ -142,7 +146,17 @@ def _project_api(frames: tuple[Frame, ...], frame: Frame, owner: tuple[str, str]
     return _repository_caller(outer, report.url) or api if api in _PLUMBING else api
 
 
-_NAMED_CALL = re.compile(r"\b[A-Za-z_][\w.]*\(\)")  # a message naming the call that failed: ``Trainer.__init__()``
+# A message naming the call that failed: ``Trainer.__init__()``, ``ModelCheckpoint(save_last=True, monitor=None)``.
+_NAMED_CALL = re.compile(r"\b[A-Za-z_][\w.]*\((?:\)|[\w.]+=)")
+
+
+def _said_by(message: str, report: BugReport) -> bool:
+    """Whether the activity would repeat the symptom ("while trying to train YoloV8") or name none of it (an import
+    failed before anything ran)."""
+    import_error = report.traceback.exception_class in ("ImportError", "ModuleNotFoundError")
+    return import_error or activity_said(report.said_activity, message)
+
+
 _DOTTED_CALL = re.compile(r"(?<![\w.])(?!self\.)(?P<name>[A-Za-z_]\w*\.[A-Za-z_]\w*)\(")  # a module's call
 
 

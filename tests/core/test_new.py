@@ -1149,7 +1149,7 @@ def test_known_worst_lines_parse_in_bounded_time(line):
     started = time.process_time()
     text = "Traceback (most recent call last):\n" + "\n".join([line] * 3) + "\nRuntimeError: " + line
     draft_case("hostile", parse_report(text))
-    assert time.process_time() - started < 1.0
+    assert time.process_time() - started < 5.0  # linear: 0.7 s at most measured; the quadratic cases took 41 s
 
 
 # Lines that nearly match the frame, exception and listing patterns (each cut anywhere by `_near_miss`): a report
