@@ -45,6 +45,7 @@ from harness.authoring._prose import (
     _ran_script,
     _subjects,
 )
+from harness.authoring._pytest_report import unpytest
 from harness.authoring._raise_template import raised_template
 from harness.authoring._said_last import said_activity, said_file
 from harness.authoring._shown import shown_calls
@@ -98,7 +99,8 @@ def parse_report(text: str) -> BugReport:
     (``[rank1]: ValueError: ...``, a final line pasted alone) gives that line without frames, said in ``missing``."""
     if not text.strip():
         raise UsageError("the report is empty: paste the issue's text, at least the error the bug printed")
-    cleaned, tags = clean_lines_tagged(text)
+    # pytest's traceback read as Python's, before its ">" marks go with a quote's
+    cleaned, tags = clean_lines_tagged(_unpytested(text))
     lines = unwrap_console(cleaned)
     tagged = ("the traceback's lines carry a launcher's tag, read without it (a rank or worker of a multi-process "
               f"run): {'  '.join(tags[:4])}",) if tags else ()
@@ -150,6 +152,12 @@ def parse_report(text: str) -> BugReport:
                      eight_bit=_eight_bit(lines), command=_ran_command(lines),
                      subjects=_subjects(lines), shown_calls=shown_calls(lines),
                      said_file=said_file(lines, url), said_activity=said_activity(title, lines))
+
+
+def _unpytested(text: str) -> str:
+    lines = text.splitlines()
+    rewritten = unpytest(lines)
+    return text if rewritten is lines else "\n".join(rewritten)
 
 
 def _launcher_summary(traceback: Traceback, title: str) -> Traceback | None:

@@ -9,6 +9,7 @@ import yaml
 
 from harness.authoring._bugreport import parse_report
 from harness.authoring._draft import draft_case
+from harness.authoring._pytest_report import unpytest
 from harness.authoring._said_last import said_activity, said_file
 
 DEVICES = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -76,3 +77,71 @@ def test_a_file_named_as_the_project_is_not_its_api() -> None:
             "pixlab/blob/main/pixlab.py#L30 fails while I train it:\n\n"
             "AttributeError: module 'timm.models' has no attribute 'registry'\n")
     assert _title(text).startswith("pixlab training: module")
+
+
+# --- pytest's traceback (graded45 pypots-654's shape): read as Python's -----------------------------------------------
+
+PYTEST_SHORT = """# Loading a saved model fails
+
+```
+widgetlab/base.py:408: in load
+    raise e
+widgetlab/base.py:380: in load
+    loaded = torch.load(path, map_location=self.device)
+../env/lib/python3.10/site-packages/torch/serialization.py:1382: in load_tensor
+    wrap_storage=restore_location(storage, location),
+
+[torch.storage.UntypedStorage(device=cpu) of size 1280], location = 'cuda:1'
+
+    def restore_location(storage, location):
+>       result = map_location(storage, location)
+E       TypeError: 'list' object is not callable
+```
+"""
+
+PYTEST_LONG = """Source: https://github.com/someone/widgetlab/issues/3
+
+    def test_fit():
+        model = Widget()
+>       model.fit(data)
+
+tests/test_widget.py:12:
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+widgetlab/model.py:55: in fit
+    loss = self.step(batch)
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+self = <widgetlab.model.Widget object at 0x7f>, batch = tensor([1.])
+
+    def step(self, batch):
+        weights = self.weights
+>       return batch @ weights
+E       RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+
+widgetlab/model.py:71: RuntimeError
+"""
+
+
+def test_a_pytest_traceback_gives_its_frames_exception_and_message() -> None:
+    report = parse_report(PYTEST_SHORT)
+    assert (report.traceback.exception, report.traceback.message) == ("TypeError", "'list' object is not callable")
+    assert [frame.function for frame in report.traceback.frames][:2] == ["load", "load"]
+    assert report.traceback.frames[-1].function == "restore_location"
+    assert report.traceback.frames[-1].source == "result = map_location(storage, location)"
+
+
+def test_a_pytest_long_traceback_puts_the_innermost_frame_where_its_location_line_says() -> None:
+    report = parse_report(PYTEST_LONG)
+    assert report.traceback.exception == "RuntimeError"
+    assert report.traceback.message.endswith("cuda:0 and cpu!")
+    innermost = report.traceback.frames[-1]
+    assert (innermost.posix, innermost.function, innermost.source) == ("widgetlab/model.py", "step",
+                                                                      "return batch @ weights")
+    assert _title(PYTEST_LONG).startswith("widgetlab model.py step: Expected all tensors")  # a generic method: its file
+
+
+def test_lines_that_only_look_like_pytests_are_left_alone() -> None:
+    """An ``E`` line with no pytest frame before it (a log's level letter) changes nothing."""
+    lines = ["E       something logged", "train.py:3: in main", "RuntimeError: boom"]
+    assert unpytest(lines) == lines
+    assert len(unpytest(PYTEST_LONG.splitlines())) == len(PYTEST_LONG.splitlines())
