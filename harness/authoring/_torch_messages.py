@@ -51,7 +51,28 @@ _TORCH_MESSAGES = (
     (re.compile(r"indices should be either on cpu or on the same device as the indexed tensor(?: \(\w+\))?"),
      "indices ", "RuntimeError"),
     (re.compile(r"can't convert (?:CUDA|cuda:\d+ device type) tensor to numpy\. Use Tensor\.cpu\(\) to copy the tensor "
-                r"to host memory first\.?"), "can't ", "TypeError"))
+                r"to host memory first\.?"), "can't ", "TypeError"),
+    # training state: a scheduler or optimizer resumed from a checkpoint, a scaler, a state dict, a random generator
+    (re.compile(r"param 'initial_lr' is not specified(?: in param_groups\[\d+\] when resuming an optimizer)?"),
+     "param ", "KeyError"),
+    (re.compile(r"loaded state dict (?:contains a parameter group that doesn't match the size of optimizer's group|has "
+                r"a different number of parameter groups)"), "loaded ", "ValueError"),
+    (re.compile(r"Attempting to unscale FP16 gradients\.?"), "Attempting ", "ValueError"),
+    (re.compile(r"Error\(s\) in loading state_dict for \w+"), "Error(s) ", "RuntimeError"),
+    (re.compile(r"Weights only load failed\.?"), "Weights ", "_pickle.UnpicklingError"),
+    (re.compile(r"Expected a '\w+' device type for generator but found '\w+'"), "Expected ", "RuntimeError"),
+    (re.compile(r"Found dtype \w+ but expected \w+"), "Found ", "RuntimeError"),
+    (re.compile(r"expected mat1 and mat2 to have the same dtype, but got: [\w:]+ != \w+"), "expected ", "RuntimeError"),
+    # more device checks: cuDNN's RNN, a legacy backend check, stft's window, a distributed backend, a forked worker
+    (re.compile(r"Input and parameter tensors are not at the same device, found input tensor at [\w:]+ and parameter "
+                r"tensor at [\w:]+"), "Input ", "RuntimeError"),
+    (re.compile(r"Expected object of backend \w+ but got backend \w+ for argument #\d+ '\w+'"), "Expected ",
+     "RuntimeError"),
+    (re.compile(r"stft input and window must be on the same device but got self on [\w:]+ and window on [\w:]+"),
+     "stft ", "RuntimeError"),
+    (re.compile(r"No backend type associated with device type \w+"), "No ", "RuntimeError"),
+    (re.compile(r"Cannot re-initialize CUDA in forked subprocess\.?"), "Cannot ", "RuntimeError"),
+    (re.compile(r"DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly"), "DataLoader ", "RuntimeError"))
 # Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an
 # AcceleratorError after) or that Python raises: only where the message ends, for a title that adds words after it.
 _ENDS_ONLY = (re.compile(r"CUDA error: (?:device-side assert triggered|an illegal memory access was encountered|"

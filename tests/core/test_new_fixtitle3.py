@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.core.test_new_graded14 import _draft
 from tests.core.test_new_graded16 import PLACED
+from tests.core.test_new_said_last import without_api
 
 
 def _title(report: str) -> str:
@@ -81,9 +82,9 @@ def test_a_name_the_title_labels_as_the_bug_is_the_api() -> None:
     body = f"\n\nWith this model I get the following error:\n\nRuntimeError: {PLACED}\n"
     head = "https://github.com/someone/widgetcast/issues/522\n# "
     assert _title(f"{head}Informerx bug, Expected all tensors{body}").startswith("widgetcast Informerx: ")
-    assert _title(f"{head}Memory bug, Expected all tensors{body}").startswith("widgetcast: ")
-    assert _title(f"{head}Training bug: Expected all tensors{body}").startswith("widgetcast: ")
-    assert _title(f"{head}NaN issue: Expected all tensors{body}").startswith("widgetcast: ")  # a symptom's word
+    assert without_api(_title(f"{head}Memory bug, Expected all tensors{body}"), "widgetcast")
+    assert without_api(_title(f"{head}Training bug: Expected all tensors{body}"), "widgetcast")
+    assert without_api(_title(f"{head}NaN issue: Expected all tensors{body}"), "widgetcast")  # a symptom's word
 
 
 def test_a_titles_context_after_the_message_leaves_the_symptom() -> None:
@@ -97,7 +98,8 @@ def test_a_titles_context_after_the_message_leaves_the_symptom() -> None:
     assert title == "widgetrec Popular: Expected all tensors to be on the same device", title
     title = _title(f"{head}RuntimeError: Expected one of cpu, cuda device type at start of device string: train in "
                    f"configs/Widget-Cleft.yaml{body}")
-    assert title == "widgetrec: Expected one of cpu, cuda device type at start of device string: train", title
+    assert without_api(title, "widgetrec", "Expected one of cpu, cuda device type at start of device string: train")
+    assert title.endswith("device string: train"), title
     framed = _title(_entry("run_epoch(loader)").replace(f"RuntimeError: {PLACED}", "ValueError: bad input for Linear"))
     assert framed.endswith(": bad input for Linear"), framed  # a traceback's own message: no title context to drop
 
@@ -148,8 +150,8 @@ def test_a_call_or_dotted_name_in_the_title_is_the_api() -> None:
     assert _frameless("WidgetModel.predict returns an error").startswith("widgetcast WidgetModel.predict: ")
     assert _frameless("RuntimeError in `DataModule.setup`").startswith("widgetcast DataModule.setup: ")
     assert _frameless("Bug in widgetcast.models.Informer forward").startswith("widgetcast Informer: ")
-    assert _frameless("device.type mismatch after torch.cuda init").startswith("widgetcast: ")
-    assert _frameless("Cannot load from huggingface.co on GPU").startswith("widgetcast: ")
+    assert without_api(_frameless("device.type mismatch after torch.cuda init"), "widgetcast")
+    assert without_api(_frameless("Cannot load from huggingface.co on GPU"), "widgetcast")
 
 
 def test_a_model_the_title_says_ran_is_the_api() -> None:
@@ -157,4 +159,4 @@ def test_a_model_the_title_says_ran_is_the_api() -> None:
     generic word in that place ("with Custom model", "with pretrained model") is not."""
     assert _frameless("GPU error with NHITS model").startswith("widgetcast NHITS: ")
     assert _frameless("Device mismatch for the Informer models").startswith("widgetcast Informer: ")
-    assert _frameless("GPU error with Custom model").startswith("widgetcast: ")
+    assert without_api(_frameless("GPU error with Custom model"), "widgetcast")

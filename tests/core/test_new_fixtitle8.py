@@ -5,6 +5,7 @@ reports)."""
 from __future__ import annotations
 
 from tests.core.test_new_fixtitle6 import _report, _title
+from tests.core.test_new_said_last import without_api
 
 _PADDING = ("ValueError: Unable to create tensor, you should probably activate truncation and/or padding with "
             "'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your features "
@@ -16,7 +17,7 @@ def test_a_name_the_error_message_quotes_is_no_api() -> None:
     (`widget_ids`); that word of the symptom is not what failed. Written as a call in the prose, it still is."""
     body = f"I started an experiment with the defaults and it fails:\n\n{_PADDING}\n"
     title = _title(_report("widgetstudio", "No clear error when training", body))
-    assert title.startswith("widgetstudio: Unable to create tensor"), title
+    assert without_api(title, "widgetstudio", "Unable to create tensor"), title
     called = body + "\nThe error comes from `widget_ids()` in my collate code.\n"
     assert _title(_report("widgetstudio", "No clear error when training", called)).startswith(
         "widgetstudio widget_ids: Unable"), called
@@ -29,7 +30,7 @@ def test_a_warning_a_pasted_log_prints_is_no_api() -> None:
            "Killed\n```\n")
     body = f"Full log below:\n{log}\nThe app says:\n\n```\n{_PADDING}\n```\n"
     title = _title(_report("widgetstudio", "No clear error when training", body))
-    assert title.startswith("widgetstudio: Unable to create tensor"), title
+    assert without_api(title, "widgetstudio", "Unable to create tensor"), title
 
 
 _WEIGHT = ("RuntimeError: expected tensor for argument #1 'input' to have the same device as tensor for argument #2 "
@@ -84,7 +85,7 @@ def test_the_code_line_the_prose_puts_the_error_at_names_the_call() -> None:
     other = body.replace("This error happend in :", "I set up:")
     assert not _title(_report("widgetblur", "two devices", other)).startswith("widgetblur netDisc"), other
     torch_call = body.replace("self.netDisc(fake_B)", "torch.cat(fake_B)")
-    assert _title(_report("widgetblur", "two devices", torch_call)).startswith("widgetblur: Expected all"), torch_call
+    assert without_api(_title(_report("widgetblur", "two devices", torch_call)), "widgetblur", "Expected all"), torch_call
 
 
 def test_a_second_error_joined_in_the_title_names_no_api() -> None:

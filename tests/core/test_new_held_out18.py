@@ -62,7 +62,7 @@ HELD_OUT_18 = {
     # reason for cuda's guess); B and F right since fixlanes (the notebook's cell called transformers' Trainer.train
     # loop only: the book's notebooks blamed, not accelerate)
     "finetuningllms-1": ("RuntimeError", TWO_AT.removesuffix(", "), "finetuningllms",
-                         "finetuningllms: Expected all", DEVICE, True, "pin the finetuningllms release", 2),
+                         "finetuningllms memory.py: Expected all", DEVICE, True, "pin the finetuningllms release", 2),
     # known misses: P (a release placeholder), S; M dropped the title's second clause on main d14b247, kept since
     # fixframe; T, B, F right since fixlanes (the traceback stops at torch's Module call, no CGCCP frame: the project
     # the report is filed on) (not held out)

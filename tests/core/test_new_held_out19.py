@@ -43,7 +43,7 @@ def _index_without_graded19s_checkouts(monkeypatch: pytest.MonkeyPatch) -> None:
 HELD_OUT_19 = {
     # known misses: T (no API: the reply's line 147 `train` and "lines 366 mask_ori" not read), L (cpu "passes" with
     # no reason; main.py calls .cuda() unconditionally), S
-    "ada-cm-10": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "ada-cm", "ada-cm: Expected all", DEVICE, True,
+    "ada-cm-10": ("RuntimeError", f"{PLACEMENT}, cuda:0 and cpu!", "ada-cm", "ada-cm training: Expected all", DEVICE, True,
                   f"ada-cm {GIT}hangyu94/Ada-CM@<commit>", 0),
     # known misses: T (the bare "dpo", not the recipe), S (`import alignment_handbook`: its module is `alignment`)
     "alignment-handbook-209": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:0! (when checking argument for argument index "

@@ -76,7 +76,7 @@ HELD_OUT_22 = {
     "sentimentanalysis-31": ("RuntimeError", SELECT, "sentimentanalysis", f"sentimentanalysis analize.py: {SELECT}",
                              DEVICE, True, f"sentimentanalysis {reports.GIT}barissayil/SentimentAnalysis@<commit>", 0),
     # known misses: T (no API: PropPairModelInput, step #3), S
-    "sub-sentence-encoder-1": ("RuntimeError", CUDA_SELECT, "sub-sentence-encoder", f"sub-sentence-encoder: {CUDA_SELECT}",
+    "sub-sentence-encoder-1": ("RuntimeError", CUDA_SELECT, "sub-sentence-encoder", f"sub-sentence-encoder data_utils.py: {CUDA0_CPU} (... wrapper_CUDA__index_select)",
                                DEVICE, True, f"{reports.GIT}schen149/sub-sentence-encoder@490d3d0", 0),
 }
 

@@ -33,7 +33,7 @@ TWO_CUDA = f"{TWO_AT}cuda:5 and cuda:6!"
 TWO_GPU_ROW = {"cpu": "passes", "cuda": "unsupported", "cuda-sim": "unsupported"}
 HELD_OUT_25 = {
     # known miss: T (no API: judgement)
-    "mindbridge-4": ("KeyError", "'param_groups'", "mindbridge", "mindbridge: KeyError param_groups", EVERYWHERE, False,
+    "mindbridge-4": ("KeyError", "'param_groups'", "mindbridge", "mindbridge resume: KeyError param_groups", EVERYWHERE, False,
                      f"mindbridge {reports.GIT}littlepure2333/MindBridge@<commit>", 0),
     # T right since fixtitle4 (not held out: DataParallel named by its message)
     "mlcreid-5": ("RuntimeError", DATA_PARALLEL, "mlcreid", f"mlcreid DataParallel: {DATA_PARALLEL}", DEVICE, True,

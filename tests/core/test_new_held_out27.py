@@ -60,7 +60,7 @@ HELD_OUT_27: dict[str, tuple[Any, ...] | None] = {
                       True, _checkout("avalanche", "ContinualAI/avalanche"), 2),
     # known misses: T (no API: the prose's resume_state), P judgement (a commit placeholder: PyPI's basicsr taken for
     # another project), S (says the report names no API)
-    "basicsr-717": ("KeyError", "'iter'", "basicsr", "basicsr: KeyError 'iter'", EVERYWHERE, False,
+    "basicsr-717": ("KeyError", "'iter'", "basicsr", "basicsr resume: KeyError 'iter'", EVERYWHERE, False,
                     _checkout("basicsr", "XPixelGroup/BasicSR"), 0),
     "big-transfer-73": None,
     # known misses: L (one-GPU lanes, cpu unsupported), S judgement (the bare class); P right since fixenv4 (catalyst

@@ -61,7 +61,7 @@ HELD_OUT_28: dict[str, tuple[Any, ...] | None] = {
                      f"minigpt-5 {GIT}UCSB-AI/MiniGPT-5@<commit>", 0),
     # known misses: T, E, M, S (the chain's first cause OSError instead of its ConnectionError), B/P/F judgement (`olmo`,
     # the distribution is ai2-olmo), L judgement (no reason)
-    "olmo-886": ("ConnectionError", CAUGHT, "olmo", f"olmo: {CAUGHT[:-1]}", ANYWHERE, False,
+    "olmo-886": ("ConnectionError", CAUGHT, "olmo", f"olmo training: {CAUGHT[:-1]}", ANYWHERE, False,
                  f"olmo {GIT}allenai/OLMo@<commit>", 0),
     # known misses: T judgement (the file only), S (Cell's genexpr and torch's _call_impl; MixedOp line 44 lost)
     "pc-darts-57": ("RuntimeError", CUDA0_CUDA1, "pc-darts", f"pc-darts model_search.py: {CUDA0_CUDA1}", TWO_GPUS, True,

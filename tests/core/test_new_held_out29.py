@@ -48,7 +48,7 @@ REFUSED_29 = "scvi-tools-242"
 
 HELD_OUT_29: dict[str, tuple[Any, ...] | None] = {
     # state_dict keys no longer read as a module since fixenv4 (was `layer1` for T, B, P, F, S)
-    "real-esrgan-707": ("RuntimeError", STATE_DICT, "real-esrgan", f"real-esrgan: {STATE_DICT}", EVERYWHERE, False,
+    "real-esrgan-707": ("RuntimeError", STATE_DICT, "real-esrgan", f"real-esrgan resume: {STATE_DICT}", EVERYWHERE, False,
                         "pin the real-esrgan release the report ran", 0),
     # known misses (T fixed by fixtitle5: train_robust.py), P (torch 2.1 stated: pinned after
     # fixlanes5), L judgement (cpu passes for the cpu run's generator error)

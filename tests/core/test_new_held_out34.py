@@ -67,10 +67,10 @@ HELD_OUT_34: dict[str, tuple[Any, ...]] = {
                       True, "fairscale==0.4.0", 2),
     # known miss: T (no API: the reply's inference_image.py); P and F right since fixenv6 (the reply's commit, where
     # its writer added code, is the fix, not the run's), NOT held out
-    "hellomeme-13": ("RuntimeError", ADDMM, "hellomeme", f"hellomeme: {TWO_AT}", DEVICE, True,
+    "hellomeme-13": ("RuntimeError", ADDMM, "hellomeme", f"hellomeme inference_image.py: {TWO_AT}", DEVICE, True,
                      "pin the commit the report ran", 0),
     # known misses: T (no API), P, S (fixframe6 reads the chain's FailedPreconditionError behind `[1,2]<stderr>:`)
-    "horovod-398": ("FailedPreconditionError", MISMATCH, "horovod", f"horovod: {MISMATCH[:40]}", DEVICE, True,
+    "horovod-398": ("FailedPreconditionError", MISMATCH, "horovod", f"horovod training: {MISMATCH[:40]}", DEVICE, True,
                     _checkout("horovod", "horovod/horovod"), 2),
     # known miss: S (logs_slurm, a log folder, taken for the API); T right since fixtitle7 (train.py), NOT held out
     "itwinai-208": ("RuntimeError", CUDA1_CUDA0, "itwinai", "itwinai train.py: ", TWO_GPUS, True,

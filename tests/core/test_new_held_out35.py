@@ -43,7 +43,7 @@ INITIAL_LR = "__init__() got an unexpected keyword argument 'initial_lr'"
 SHM_DRAFTED = {"cpu": "unsupported", "cuda": "unsupported", "cuda-sim": "unsupported"}  # each with the /dev/shm reason
 
 HELD_OUT_35: dict[str, tuple[Any, ...]] = {
-    "kaist-yolov3-5": ("RuntimeError", CUDA0_CPU, "pytorch-yolo-v3-kaist", f"pytorch-yolo-v3-kaist: {CUDA0_CPU}", DEVICE,
+    "kaist-yolov3-5": ("RuntimeError", CUDA0_CPU, "pytorch-yolo-v3-kaist", f"pytorch-yolo-v3-kaist training: {CUDA0_CPU}", DEVICE,
                        True, _checkout("pytorch-yolo-v3-kaist", "jas-nat/PyTorch-YOLO-V3-KAIST"), 0),
     # known miss (strict): P, the stated torch 1.5.1 left to fill in
     "nni-3090": ("RuntimeError", OLD_DEVICE, "nni", f"nni fix_mask: {OLD_DEVICE}", DEVICE, True, "nni==1.9", 3),
@@ -64,7 +64,7 @@ HELD_OUT_35: dict[str, tuple[Any, ...]] = {
                          True, f"scaledyolov4 @ {HUB}WongKinYiu/ScaledYOLOv4@0c13b23d8cfcbfcd42f7f6731084c4037475a4be",
                          0),
     # known misses (strict): T (no API: test.sh); S; M (the pid in the signature) right since fixframe6, L since fixlanes4
-    "tecogan-7": ("RuntimeError", BUS, "tecogan-pytorch", "tecogan-pytorch: DataLoader worker (pid 2126) is killed",
+    "tecogan-7": ("RuntimeError", BUS, "tecogan-pytorch", "tecogan-pytorch test.sh: DataLoader worker (pid 2126) is killed",
                   SHM_DRAFTED, False, _checkout("tecogan-pytorch", "skycrapers/TecoGAN-PyTorch"), 1),
     # known miss: S (Lightning's Trainer.fit, not torchio's _parse_path); T right since fixtitle7 (the quoted frame's
     # image.py _parse_path), NOT held out

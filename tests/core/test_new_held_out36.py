@@ -55,7 +55,7 @@ HELD_OUT_36: dict[str, tuple[Any, ...]] = {
     "detr-524": ("RuntimeError", SELECT, "detr", f"detr test_all: {SELECT}", DEVICE, True,
                  _checkout("detr", "facebookresearch/detr"), 0),
     # known misses: T (no API; graded: input_ids, a key of the message), L (judgement: cuda reproduces), S
-    "h2o-llmstudio-357": ("ValueError", PADDING, "h2o-llmstudio", f"h2o-llmstudio: {PADDING[:40]}",
+    "h2o-llmstudio-357": ("ValueError", PADDING, "h2o-llmstudio", f"h2o-llmstudio text_utils.py: {PADDING[:40]}",
                           EVERYWHERE, False, _checkout("h2o-llmstudio", "h2oai/h2o-llmstudio"), 0),
     # graded misses: T and S (the tokenizer's get_vocab, not the reporter's preprocess): preprocess since fixtitle8
     "llama3.1-finetuning-4": ("RuntimeError", CPU_CUDA1, "llama3-1-finetuning",

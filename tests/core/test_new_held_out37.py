@@ -63,7 +63,7 @@ HELD_OUT_37: dict[str, tuple[Any, ...]] = {
     "skorch-697": ("TypeError", NUMPY, "skorch", f"skorch to_tensor: {NUMPY[:-1]}", DEVICE, True,
                    "pin the skorch release the report ran", 0),
     # known misses: T (no API: train.py not named), L and D (judgement: device-placement guessed), S
-    "stanford-alpaca-315": ("RuntimeError", FOREACH, "stanford-alpaca", f"stanford-alpaca: {FOREACH}", DEVICE, True,
+    "stanford-alpaca-315": ("RuntimeError", FOREACH, "stanford-alpaca", f"stanford-alpaca training: {FOREACH}", DEVICE, True,
                             _checkout("stanford-alpaca", "tatsu-lab/stanford_alpaca"), 0),
     # known miss: T (strict: no API); V right since fixenv7 (the listing's "Python version: python3.8" read)
     "stanza-1209": ("RuntimeError", f"{CUDA0_CUDA3}{INDEX_SELECT}", "stanza", f"stanza: {CUDA0_CUDA3}{INDEX_SELECT}",

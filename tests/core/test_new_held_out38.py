@@ -55,7 +55,7 @@ HELD_OUT_38: dict[str, tuple[Any, ...]] = {
                       "pin the comfyui release", 2),
     # known miss: T (judgement: no API, train.py not named)
     "captcha-identify-15": ("RuntimeError", INPUT_CUDA, "captcha-identify-pytorch",
-                            f"captcha-identify-pytorch: {INPUT_CUDA}", DEVICE, True,
+                            f"captcha-identify-pytorch training: {INPUT_CUDA}", DEVICE, True,
                             _checkout("captcha-identify-pytorch", "pprp/captcha_identify.pytorch"), 0),
     "enet-5": ("RuntimeError", INPUT_CUDA, "enet-real-time-semantic-segmentation",
                f"enet-real-time-semantic-segmentation InitialBlock.py forward: {INPUT_CUDA}", DEVICE, True,
@@ -67,7 +67,7 @@ HELD_OUT_38: dict[str, tuple[Any, ...]] = {
                                                "yuanyuanli85/Fast_Human_Pose_Estimation_Pytorch"), 0),
     # known miss: T (judgement: Attack_PGD only in the message)
     "featurescatter-6": ("RuntimeError", MISSING, "featurescatter",
-                         "featurescatter: Error(s) in loading state_dict for Attack_PGD: Missing key(s) in state_dict",
+                         "featurescatter fs_eval.py: Error(s) in loading state_dict for Attack_PGD: Missing key(s) in state_dict",
                          EVERYWHERE, False, f"featurescatter {reports.GIT}Haichao-Zhang/FeatureScatter@a9c0eda", 0),
     # known miss: T (judgement: no API)
     "fssd-pytorch-12": ("RuntimeError", INPUT_CUDA, "fssd-pytorch", f"fssd-pytorch: {INPUT_CUDA}", DEVICE, True,

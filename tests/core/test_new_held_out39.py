@@ -62,7 +62,7 @@ HELD_OUT_39: dict[str, tuple[Any, ...]] = {
     "nerf-pl-173": ("RuntimeError", ASSERT, "pytorch-lightning", f"pytorch_lightning fit: {ASSERT}", GUESSED_CPU,
                     False, _released("pytorch-lightning"), 2),
     # known misses: T judgement (no API: the comment's model/rnn.py not read), S
-    "neuralclassifier-125": _row("neuralnlp-neuralclassifier", "", INDICES, DEVICE,
+    "neuralclassifier-125": _row("neuralnlp-neuralclassifier", "rnn.py", INDICES, DEVICE,
                                  _checkout("neuralnlp-neuralclassifier", "Tencent/NeuralNLP-NeuralClassifier"), 0),
     "nnabla-1257": _row("nnabla", "restore_optimizer_state", SET_STATES, EVERYWHERE, _released("nnabla"), 2),
     "rl-starter-files-46": _row("rl-starter-files", "get_actions", TH_MM, DEVICE,
@@ -74,9 +74,9 @@ HELD_OUT_39: dict[str, tuple[Any, ...]] = {
     # known misses: B judgement, P, F (castle, the import name, for the distribution gcastle)
     "trustworthyai-53": _row("castle", "build_optim", CUDA0_CPU, DEVICE, _released("castle"), 3),
     # known misses: T (no API: the notebook model's forward not read), S (torch's _call_impl)
-    "tsai-234": _row("tsai", "", CUDA0_CPU, DEVICE, _released("tsai"), 1),
+    "tsai-234": _row("tsai", "InceptionTimePlus.py", CUDA0_CPU, DEVICE, _released("tsai"), 1),
     # known miss: P judgement (the stated NGC torch 2.4 written in a comment, torch==2.13.0 pinned)
-    "xdit-226": _row("xdit", "", HALF, HALF_LANES, _checkout("xdit", "xdit-project/xDiT"), 0),
+    "xdit-226": _row("xdit", "inference", HALF, HALF_LANES, _checkout("xdit", "xdit-project/xDiT"), 0),
 }
 
 ALL_REPRODUCE = {"cpu": {"reproduces"}, "cuda": {"reproduces"}, "cuda-sim": {"reproduces"}}

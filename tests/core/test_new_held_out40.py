@@ -66,7 +66,7 @@ HELD_OUT_40: dict[str, tuple[Any, ...] | None] = {
     "comfyui-layerdiffuse-83": _row("comfyui-layerdiffuse", "sample_adv", CUDA0_CPU, DEVICE,
                                     _checkout("comfyui-layerdiffuse", "huchenlei/ComfyUI-layerdiffuse"), 1),
     # known misses: T and S judgement (no API: the prose's DCN under fp16)
-    "dcnv2-lbin-8": _row("dcnv2", "", HALF_DCN, FP16_CPU, _checkout("dcnv2", "lbin/DCNv2"), 0),
+    "dcnv2-lbin-8": _row("dcnv2", "training", HALF_DCN, FP16_CPU, _checkout("dcnv2", "lbin/DCNv2"), 0),
     # known misses: T, B, P, F (elasticai, the import root, for the distribution elasticai.creator)
     "elastic-ai-creator-326": _row("elasticai", "PrecomputedModules", MM_CPU_CUDA0, DEVICE,
                                    _checkout("elasticai", "es-ude/elastic-ai.creator"), 0),

@@ -63,7 +63,7 @@ HELD_OUT_41: dict[str, tuple[Any, ...]] = {
     "nanogpt-317": ("AssertionError", None, "outputs", "outputs is_cuda: AssertionError", EVERYWHERE, False,
                     _released("outputs"), 1),
     # known misses: T judgement (no API), P (remora commit, not ont-remora==3.3.0), V (torch 2.6 read, 2.9.1 stated), S
-    "remora-226": ("UnpicklingError", WEIGHTS, "remora", "remora: Weights only load failed.", EVERYWHERE, False,
+    "remora-226": ("UnpicklingError", WEIGHTS, "remora", "remora model_util.py: Weights only load failed.", EVERYWHERE, False,
                    _checkout("remora", "nanoporetech/remora"), 0),
     # known misses: T judgement ("on CPU" dropped), L (all reproduce), D
     "openfold-293": ("RuntimeError", SOFTMAX, "openfold", "openfold iteration: attn_softmax_inplace_forward_ not "

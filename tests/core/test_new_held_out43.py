@@ -58,7 +58,7 @@ def _row(culprit: str, api: str, message: str, lanes: dict[str, str], pin: str, 
 
 HELD_OUT_43: dict[str, tuple[Any, ...]] = {
     # known misses: T and S judgement (no API, where the maintainer's one-line fix names box_corners_from_param)
-    "torch-points3d-492": _row("torch-points3d", "", CUDA0_CPU, DEVICE, _released("torch-points3d"), 0),
+    "torch-points3d-492": _row("torch-points3d", "votenet_results.py", CUDA0_CPU, DEVICE, _released("torch-points3d"), 0),
     # known miss: P judgement (a saelens commit pin where sae-lens is released)
     "saelens-731": _row("saelens", "SAETrainer.load_trainer_state", MPS_CPU, DEVICE,
                         _checkout("saelens", "decoderesearch/SAELens"), 0),
@@ -79,7 +79,7 @@ HELD_OUT_43: dict[str, tuple[Any, ...]] = {
     "triposr-bake-7": _row("triposr-bake", "_query_chunk", GRID, DEVICE, _checkout("triposr-bake", "iffyloop/TripoSR-Bake"), 2,
                            f"{CUDA0_CPU} (... wrapper_CUDA__grid_sampler_2d)"),
     # known miss: T judgement (no API, where the description links model.py#L134)
-    "sam-road-28": _row("sam-road", "", HALF, FP16_CPU, _checkout("sam-road", "htcr/sam_road"), 0),
+    "sam-road-28": _row("sam-road", "model.py", HALF, FP16_CPU, _checkout("sam-road", "htcr/sam_road"), 0),
     # known misses: T, B, S (the key list's `module` taken as the project), P and F judgement (the right repository)
     "open-solution-mapping-challenge-192": _row("module", "training", KEYS, EVERYWHERE,
                                                 _checkout("module", "neptune-ai/open-solution-mapping-challenge"), 0,

@@ -228,7 +228,7 @@ HELD_OUT_5 = {
     "limix-32": ("AttributeError", STR_DEVICE, "limix", "limix predictor.py: ", ALL, True,  # the prose's file
                  "limix @ git+https://github.com/limix-ldm-ai/LimiX@<commit>", 0),
     # the message ends at the backtick closing the inline code; the prose path ffcv/pipeline/graph.py names ffcv
-    "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
+    "ffcv-324": ("AttributeError", STR_DEVICE, "ffcv", f"ffcv graph.py: {STR_DEVICE}", ALL, True, "ffcv==X.Y.Z", 0),
     # the pull request is the fix: its repository's code is the bug's; diffusers (the frame) stays a shared pin; the
     # fenced `model.generate(...)` names the API (fixshown)
     "pyramid-flow-55": ("AttributeError", STR_DEVICE, "pyramid-flow", "pyramid-flow generate: ", ALL, True,
@@ -242,7 +242,7 @@ HELD_OUT_5 = {
     # an exception quoted in prose ends at its closing quote; still blamed on the issue's repository, not on
     # deepspeed (no frame): a miss kept visible
     "wpo-4": ("AssertionError", "no_sync context manager is incompatible with gradient partitioning logic of ZeRO "
-              "stage 3", "wpo", "wpo: no_sync context manager is incompatible with gradient partitioning logic of "
+              "stage 3", "wpo", "wpo training: no_sync context manager is incompatible with gradient partitioning logic of "
               "ZeRO stage 3", ALL, False, "wpo @ git+https://github.com/wzhouad/WPO@<commit>", 0),
 }
 # The sixth set (tests/fixtures/graded6, expectations in its EXPECTED.md), first drafted after heldout2's prose-API
@@ -254,7 +254,7 @@ HELD_OUT_6 = {
                        "aes-lac-2018 _update: ", ALL, False,
                        "aes-lac-2018 @ git+https://github.com/igormq/aes-lac-2018@<commit>", 3),
     "efficientformer-21": ("RuntimeError", "Unknown model (efficientformer_l1)", "efficientformer",
-                           "efficientformer: Unknown model", ALL, False,
+                           "efficientformer Demo.py: Unknown model", ALL, False,
                            "efficientformer @ git+https://github.com/snap-research/EfficientFormer@<commit>", 0),
     # the VS Code panel's frames, innermost first, are read in Python's order (the one shown is trainer.fit's); the
     # prose's `1.5.10` of pytorch-lightning is not read: blamed the link's repository (a miss kept visible)
@@ -263,7 +263,7 @@ HELD_OUT_6 = {
                        "advancedliteratemachinery @ git+https://github.com/AlibabaResearch/AdvancedLiterateMachinery",
                        1),
     # the module ignite is PyPI's pytorch-ignite; only the report's own frames: the one that raised is shown
-    "ignite-709": ("TypeError", "'Events' object is not callable", "pytorch-ignite", "ignite: 'Events'", ALL, False,
+    "ignite-709": ("TypeError", "'Events' object is not callable", "pytorch-ignite", "ignite mnist.py: 'Events'", ALL, False,
                    "pytorch-ignite==X.Y.Z", 1),
     # a message's leading dunder kept; blamed fastai, the frames' library (the fix was the script's: a miss kept)
     "imagenet-fast-9": ("TypeError", "__init__() got an unexpected keyword argument 'sampler'", "fastai",
@@ -302,11 +302,11 @@ HELD_OUT_7 = {
                   "mamba_ssm: selective_scan_cuda", ALL, False, "mamba-ssm==2.2.4", 2),
     # the one frame line, cut at its start ('/trl/trainer/grpo_trainer.py", line 269, in __init__'), is shown
     "medicalgpt-444": ("TypeError", "Trainer.__init__() got an unexpected keyword argument 'processing_class'",
-                       "medicalgpt", "medicalgpt: Trainer.__init__()", ALL, False,
+                       "medicalgpt", "medicalgpt grpo_trainer.py: Trainer.__init__()", ALL, False,
                        "medicalgpt @ git+https://github.com/shibing624/MedicalGPT@<commit>", 1),
     # a message with no class anywhere: drafted, the class left to fill in (it was refused)
     "roboflow-notebooks-224": (MARK, "Trainer.__init__() got an unexpected keyword argument 'gpus'",
-                               "notebooks", "roboflow/notebooks: Trainer.__init__()", ALL, False,
+                               "notebooks", "roboflow/notebooks SegFormer.ipynb: Trainer.__init__()", ALL, False,
                                "notebooks @ git+https://github.com/roboflow/notebooks@<commit>", 0),
     "unsloth-2148": ("TypeError", "_unsloth_get_batch_samples() takes 3 positional arguments but 4 were given",
                      "unsloth", "unsloth _fast_inner_training_loop: ", ALL, False, "unsloth==X.Y.Z", 1),
@@ -470,7 +470,7 @@ HELD_OUT_11 = {
                      f"time-llm {GIT}KimMeen/Time-LLM@<commit>", 1),
     # accelerate's launcher frames only: the [rank2] worker's failure is the linked project's
     "x-r1-21": ("RuntimeError", f"{PLACEMENT}, cpu and cuda:2! (when checking argument for argument tensors in method "
-                "wrapper_CUDA_cat)", "x-r1", "x-r1: Expected all", DEVICE, True, f"x-r1 {GIT}dhcode-cpp/X-R1@<commit>", 2),
+                "wrapper_CUDA_cat)", "x-r1", "x-r1 api.py: Expected all", DEVICE, True, f"x-r1 {GIT}dhcode-cpp/X-R1@<commit>", 2),
 }
 # The index's (PyPI's) project URLs for names whose project is another's, as PyPI's JSON metadata gave them on
 # 2026-11-29: the drafts' commit pins depend on them.

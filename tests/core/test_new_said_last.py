@@ -4,6 +4,8 @@ frameless reports (a permalink into the project's repository under its old owner
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -145,3 +147,12 @@ def test_lines_that_only_look_like_pytests_are_left_alone() -> None:
     lines = ["E       something logged", "train.py:3: in main", "RuntimeError: boom"]
     assert unpytest(lines) == lines
     assert len(unpytest(PYTEST_LONG.splitlines())) == len(PYTEST_LONG.splitlines())
+
+
+ACTIVITIES = r"(?: (?:resume|fine-tuning|export|inference|evaluation|training))?"
+
+
+def without_api(title: str, project: str, message_start: str = "") -> bool:
+    """Whether ``title`` names no API of the report's words: the project, at most the activity that failed, then the
+    message (the title an older test expected before the activity was said)."""
+    return re.match(rf"{re.escape(project)}{ACTIVITIES}: {re.escape(message_start)}", title) is not None
