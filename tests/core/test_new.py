@@ -1135,7 +1135,7 @@ def test_hostile_lines_parse_in_bounded_time(pieces, repeat, lead):
         draft_case("hostile", report)
     except UsageError:
         pass
-    assert time.process_time() - started < 2.0, (pieces, repeat, lead)
+    assert time.process_time() - started < 5.0, (pieces, repeat, lead)  # linear; backtracking took 41 s
 
 
 @pytest.mark.parametrize("line", [
