@@ -98,7 +98,7 @@ class Unprovided:
     module: str = ""
     part: str = ""
     why: str = ""
-    other: tuple[str, ...] = ()  # (distribution, its URLs...): another project than the report's, by its metadata
+    other: tuple[str, ...] = ()  # (distribution, why, its URLs...): another project than the report's, by its metadata
 
 
 def repro_imports(script: Path) -> list[str]:
@@ -136,7 +136,7 @@ def unprovided(cases: Iterable[Any], backend: Any, progress: Callable[[str], Non
                 continue
             found += [replace(where, module=module, part=part) for module, part in missing]
             if other := another_project(case, variant.requires, Path(env.python_path).parent.parent):
-                found.append(replace(where, other=(other[0], *other[1])))
+                found.append(replace(where, other=(other[0], other[1], *other[2])))
     return found
 
 
@@ -164,10 +164,9 @@ def module_refusals(found: Iterable[Unprovided]) -> list[CaseFileError]:
 
 
 def _other_project(item: Unprovided, line: int | None) -> CaseFileError:
-    dist, *urls = item.other
+    dist, why, *urls = item.other
     return CaseFileError(
         item.source, f"variant {item.variant!r} pins {dist}, but the index's {dist} is another project than the "
-                     f"report's: its metadata names {', '.join(urls[:3])}, neither the repository the upstream issue "
-                     "is filed at nor any source repository", line=line,
+                     f"report's: its metadata names {', '.join(urls[:3])}, {why}", line=line,
         fix=f"pin the report's project under its name on the index (its install instructions say it; `new` took "
             f"{dist!r} from the report), or a commit of its repository, and name the case after it")

@@ -121,12 +121,13 @@ def test_a_distribution_is_another_project_only_when_its_metadata_names_somewher
     case = SimpleNamespace(title="castle build_optim: Expected all tensors", tags=("castle", "device-placement"),
                            upstream={"issue": "https://github.com/huawei-noah/trustworthyAI/issues/53"})
     installed("castle", "Home-page: https://castle.io")
-    assert another_project(case, ["castle==1.0", "torch==2.13.0"], tmp_path) == ("castle", ("https://castle.io",))
+    other = "neither the repository the upstream issue is filed at nor any source repository"
+    assert another_project(case, ["castle==1.0", "torch==2.13.0"], tmp_path) == ("castle", other, ("https://castle.io",))
     installed("castle", "Home-page: https://github.com/castle/castle-python")  # a source repository of its own:
     assert another_project(case, ["castle==1.0"], tmp_path) is None  # told apart by the modules (_module_probe)
     assert another_project(case, ["gcastle==1.0"], tmp_path) is None  # not the blamed name: not asked
     installed("castle-sdk", "Project-URL: Homepage, https://example.org/sdk")  # a longer name carrying it: asked
-    assert another_project(case, ["castle-sdk==1.0"], tmp_path) == ("castle-sdk", ("https://example.org/sdk",))
+    assert another_project(case, ["castle-sdk==1.0"], tmp_path) == ("castle-sdk", other, ("https://example.org/sdk",))
     from_pr = SimpleNamespace(**{**vars(case), "upstream": {"pr": "https://github.com/huawei-noah/trustworthyAI/pull/9"}})
     assert another_project(from_pr, ["castle-sdk==1.0"], tmp_path) is not None  # a draft from a pull request
     installed("castle", "Project-URL: Source, https://GitHub.com/huawei-noah/trustworthyAI/tree/master/gcastle")
@@ -136,7 +137,33 @@ def test_a_distribution_is_another_project_only_when_its_metadata_names_somewher
     named = SimpleNamespace(title="remora train: x", tags=("remora",),
                             upstream={"issue": "https://github.com/nanoporetech/remora/issues/226"})
     installed("remora", "Home-page: https://example.org/another")
-    assert another_project(named, ["remora==1.0"], tmp_path) is None  # the repository is named as the project
+    assert another_project(named, ["remora==1.0"], tmp_path) is None  # named as the repository: no source named
+
+
+def test_a_distribution_named_as_the_reports_repository_is_another_project_when_its_source_is_another_repository(
+        tmp_path):
+    """graded45 pet-4: `new` took `pet` from the repository cxliu0/PET; the index's pet names its source at
+    drake-jin/pi-email-transmission: another project. A fork or a move of the repository (its name kept), a home page
+    that is no source repository, or no URL at all, is not refused."""
+    from types import SimpleNamespace
+
+    from harness.environments._draft_identity import another_project
+
+    info = tmp_path / "lib" / "python3.11" / "site-packages" / "pet-1.0.dist-info"
+    info.mkdir(parents=True)
+    case = SimpleNamespace(title="pet pet.py: indices should be either on cpu", tags=("pet", "device-placement"),
+                           upstream={"issue": "https://github.com/cxliu0/PET/issues/4"})
+
+    def pet(*fields: str) -> tuple[str, str, tuple[str, ...]] | None:
+        (info / "METADATA").write_text("\n".join(["Metadata-Version: 2.1", "Name: pet", "Version: 1.0", *fields]))
+        return another_project(case, ["pet==1.0", "torch==2.13.0"], tmp_path)
+
+    refused = pet("Home-page: https://github.com/drake-jin/pi-email-transmission")
+    assert refused is not None and refused[1] == "not a repository named PET, as the report's is", refused
+    assert pet("Home-page: https://github.com/cxliu0/PET") is None  # the report's own repository
+    assert pet("Project-URL: Source, https://github.com/someone/pet.git") is None  # a fork or a move: the name kept
+    assert pet("Home-page: https://pet.example.org") is None  # no source repository named: cannot tell
+    assert pet() is None  # no URL: cannot tell
 
 
 @pytest.mark.parametrize(("name", "release"), [("neural-renderer-109", "neural-renderer-pytorch==1.1.3"),
