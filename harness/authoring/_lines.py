@@ -12,6 +12,9 @@ MAX_LINE = 5000  # longer lines are cut for parsing (a minified blob is never a 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _BARE_SGR = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")  # a colour code whose ESC the paste lost ("[1m")
 # Prefixes put before every line: torchrun's "[rank0]: ", Ray's "(Actor pid=1) ", a quote's "> ".
+# A stored thread's turn marker ("[turn 0 by someone, continued]"): where an issue store joined a thread's pieces; the
+# name in it is a person's, never code.
+TURN_MARKER = re.compile(r"^\s*\[turn \d+ by [^\]]{0,100}\]\s*$")
 _LINE_PREFIX = re.compile(r"^(?:\[(?:rank|default)\d+\]:\s?|\([\w.-]+ pid=\d+(?:, ip=[\d.]+)?\)\s|(?:>\s?)+(?!>))")
 
 

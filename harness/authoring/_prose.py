@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from harness.authoring._lines import TURN_MARKER
 from harness.authoring._prose_modules import CHECKOUT_FOLDERS as CHECKOUT_FOLDERS
 from harness.authoring._prose_modules import _modules as _modules
 from harness.authoring._prose_modules import _path_tops as _path_tops
@@ -336,7 +337,8 @@ def _subjects(lines: list[str]) -> tuple[str, ...]:
         if _ON_THE_LINE.search(line) and index + 1 < len(lines) and (code := _QUOTED_CODE.match(lines[index + 1])):
             found.insert(0, code["target"] or code["call"])  # the failing line itself: what it computes
         fenced = fenced != line.lstrip().startswith("```")
-        if fenced or line.lstrip().startswith("```") or line[:1].isspace() or _NOT_SUBJECT.match(line.lstrip("# ")):
+        if fenced or line.lstrip().startswith("```") or line[:1].isspace() or _NOT_SUBJECT.match(line.lstrip("# ")) \
+                or TURN_MARKER.match(line):
             continue
         text = _NOT_PROSE_CODE.sub(" ", re.sub(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b.*", " ", line))
         found += [m["name"] for pattern in (_SUBJECT_FILE, _SUBJECT_CODE) for m in pattern.finditer(text)

@@ -96,10 +96,32 @@ def _signature(message: str) -> tuple[str, str]:
         cut = max(message.rfind(mark, 0, MAX_SIGNATURE_SOURCE) for mark in (". ", "! ", "; ", ", ", " "))
         message = message[: cut if cut > 40 else MAX_SIGNATURE_SOURCE]
         note = f"the signature matches the first {len(message)} characters of the message (re.search needs no more)"
-    if not message:
+    # what the reporter left out ("......", "…"): any text there, nothing required after a last one
+    kept = _ELIDED.split(message)
+    while len(kept) > 1 and not kept[-1].strip():
+        kept.pop()
+    kept[-1] = without_dangling(kept[-1])
+    if not "".join(kept):
         return r"^$", "the report's exception has no message: the signature matches an empty one"
+    return ".*".join(_lines_signature(piece) for piece in kept), note
+
+
+def _lines_signature(message: str) -> str:
     # a line break and the next line's indent ("\n\t" in torch's message, spaces or none in a paste): any whitespace
-    return r"\s+".join(_generalised(line) for line in re.split(r"\s*\n\s*", message)).replace("\x00", r"\S*"), note
+    return r"\s+".join(_generalised(line) for line in re.split(r"\s*\n\s*", message)).replace("\x00", r"\S*")
+
+
+# The reporter's elision in a pasted message ("Missing key(s): "a.b", ......................", "… 3 more"): torch
+# never prints a run of dots there, so the signature matches any text in its place (and nothing after a last one).
+_ELIDED = re.compile(r"[ \t]*(?:\.{4,}|…+)[ \t]*")
+# A message cut after a connective ("... the indexed tensor (cpu) and", an issue title cut short): the words before it.
+_DANGLING = re.compile(r"(?:\s*,|\s+(?:and|or|but|with|to|of|for|the|a|an|in|on|at|from))\s*$")
+
+
+def without_dangling(message: str) -> str:
+    """The message without a connective it was cut after (never the whole message)."""
+    cut = _DANGLING.sub("", message)
+    return cut if cut.strip() else message
 
 
 def _generalised(message: str) -> str:

@@ -16,6 +16,7 @@ import yaml
 from harness._io import for_terminal
 from harness._vocabulary import TORCH_PIN
 from harness.authoring._bugreport import Frame, Traceback
+from harness.authoring._lines import TURN_MARKER
 from harness.authoring._said_prose import said_marked
 from harness.authoring._shown import shown_starts
 from harness.cases._placeholders import IMPORT_DISTRIBUTION, MARK, SKELETON_HEADER, SKELETON_IMPORT
@@ -182,7 +183,7 @@ def repro_py(case_id: str, source: str, imports: list[str], where: list[tuple[st
         comments += ["    # Its notebook cell's line on the failing path:", *_wrapped(failing[-1], "    #   ")]
     for label, frame in where:
         comments += [f"    # {label}:", *_wrapped(_frame_text(frame), "    #   ")]
-        comments += _wrapped(frame.source, "    #     ") if frame.source and not _MARKER.match(frame.source) else []
+        comments += _wrapped(frame.source, "    #     ") if frame.source and not TURN_MARKER.match(frame.source) else []
     if command := _PROSE_TAIL.sub("", command):
         comments += ["    # The report ran (keep its settings: launcher, precision, plugin, flags):",
                      *_wrapped(command, "    #   ")]
@@ -245,8 +246,6 @@ def _wrapped(text: str, prefix: str, width: int = 116) -> list[str]:
 # A sentence in a CJK script after the command, with no flag after it ("python train.py 的时候报错": "when running
 # it, it errors"): the report's words, not the command's.
 _PROSE_TAIL = re.compile(r"\s+[\u2e80-\u9fff\uac00-\ud7af\uff01-\uff60](?:(?!\s-)[^\n])*$")
-# A stored thread's turn marker ("[turn 0 by someone, continued]") where a frame's source line would be: not code.
-_MARKER = re.compile(r"^\s*\[turn \d+ by [^\]]*\]\s*$")
 # A path pasted as a markdown link's text ("[~/venv/.../memory.py:158](http://localhost:8889/...)"): its "[" is not
 # part of the path.
 _LINK_OPEN = re.compile(r"^\[(?=[~/.]|[A-Za-z]:[\\/])")

@@ -12,7 +12,7 @@ from harness.authoring._owners import DISTRIBUTIONS, LAUNCHERS, _checkout_name, 
 from harness.authoring._said import said_api
 from harness.authoring._said_last import activity_said
 from harness.authoring._shown import _INSTANCE_WORDS, common_method_call
-from harness.authoring._signature import _FOLDERS
+from harness.authoring._signature import _FOLDERS, without_dangling
 from harness.authoring._title_words import _STRONG_NAME, _leading_run, title_context, title_device
 
 
@@ -375,7 +375,7 @@ _LONG_TITLE = 120
 def _title_message(exception: str, message: str) -> str:
     """The message's first line, cleaned, its first sentence when long; a bare key or name (KeyError:
     'best_loss') says its exception too."""
-    text = _TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`")
+    text = without_dangling(_TITLE_JUNK.sub("", " ".join(message.split())).strip(" .*`"))
     text = _unmarked(text)
     if not text:
         return exception.rpartition(".")[2]

@@ -59,6 +59,10 @@ _TORCH_MESSAGES = (
                 r"a different number of parameter groups)"), "loaded ", "ValueError"),
     (re.compile(r"Attempting to unscale FP16 gradients\.?"), "Attempting ", "ValueError"),
     (re.compile(r"Error\(s\) in loading state_dict for \w+"), "Error(s) ", "RuntimeError"),
+    # the lines of that message a report pastes without its head
+    (re.compile(r"size mismatch for [\w.]+: copying a param with shape torch\.Size\(\[[\d, ]*\]\) from checkpoint, the "
+                r"shape in current model is torch\.Size\(\[[\d, ]*\]\)\.?"), "size ", "RuntimeError"),
+    (re.compile(r"(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\""), "Missing ", "RuntimeError"),
     (re.compile(r"Weights only load failed\.?"), "Weights ", "_pickle.UnpicklingError"),
     (re.compile(r"Expected a '\w+' device type for generator but found '\w+'"), "Expected ", "RuntimeError"),
     (re.compile(r"Found dtype \w+ but expected \w+"), "Found ", "RuntimeError"),
