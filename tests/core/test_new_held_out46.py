@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 import tests.core.test_new_reports as reports
-from harness.cases._placeholders import MARK
 from tests.core.test_new_held_out22 import CUDA0_CPU, DEVICE, EVERYWHERE, _title
 from tests.core.test_new_held_out26 import Drafter, _checkout
 from tests.core.test_new_held_out39 import _released
