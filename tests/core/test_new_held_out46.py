@@ -63,17 +63,16 @@ def _row(culprit: str, api: str, message: str, lanes: dict[str, str], pin: str, 
     return exception, message, culprit, full, lanes, lanes is DEVICE, pin, shown
 
 
+STABLEAUDIOX = _checkout("comfyui-stableaudiox", "lum3on/ComfyUI-StableAudioX")
 HELD_OUT_46: dict[str, tuple[Any, ...]] = {
     # known misses: T and S (the API is the log table's first key, ANs_select_rate)
     "and-2": _row("and", "ANs_select_rate", RESNET, EVERYWHERE, _checkout("and", "Raymond-sci/AND"), 0),
     "color-diffusion-1": _row("color-diffusion", "train.py", CUDA0_CPU, DEVICE,
                               _checkout("color-diffusion", "ErwannMillon/Color-diffusion"), 2),
-    # graded misses: T and S (the API is the reporter's name CyberLykan, from the store's turn marker; none since),
-    # B, P, F (comfy-mecha, where sd-mecha is named)
+    # graded misses: T, S (the store's turn marker's CyberLykan as the API; none since), B, P, F (sd-mecha named)
     "comfy-mecha-15": _row("comfy-mecha", "", CUDA0_CPU, DEVICE, _checkout("comfy-mecha", "ljleb/comfy-mecha"), 0),
     # known miss: T judgement (no API besides the message's own "Enhanced audio generation")
-    "comfyui-stableaudiox-1": _row("comfyui-stableaudiox", "", ENHANCED, DEVICE,
-                                   _checkout("comfyui-stableaudiox", "lum3on/ComfyUI-StableAudioX"), 0),
+    "comfyui-stableaudiox-1": _row("comfyui-stableaudiox", "", ENHANCED, DEVICE, STABLEAUDIOX, 0),
     "cunerf-8": _row("cunerf", "example_train", GENERATOR, DEVICE, _checkout("cunerf", "NarcissusEx/CuNeRF"), 2),
     # graded misses: T, E, M (the `size mismatch` lines not read as a message), S judgement; E right since torch's
     # state-dict lines are known (M still wrong: the last line's key, blocks.13, where torch's first is blocks.12)
