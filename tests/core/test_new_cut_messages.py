@@ -22,7 +22,7 @@ TORCH_KEYS = ('Error(s) in loading state_dict for Net:\n\tMissing key(s) in stat
     'Error(s) in loading state_dict for Net:\nMissing key(s) in state_dict: "blocks.1.w", … "blocks.3.w".',
 ])
 def test_the_reporters_elision_matches_any_text(pasted: str) -> None:
-    """deeph-e3-26's shape: a run of dots (or an ellipsis) where the reporter left keys out is no part of torch's
+    """A reporter's elision: a run of dots (or an ellipsis) where the reporter left keys out is no part of torch's
     message: the signature matches whatever stood there, and nothing is required after a last one."""
     signature, _ = make_signature(pasted)
     assert re.search(signature, TORCH_KEYS), signature
