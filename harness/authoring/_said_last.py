@@ -25,12 +25,14 @@ _ACTIVITIES = (
     (re.compile(r"\btrain(?:s|ed|ing)?\b", re.I), "training"),
 )
 
+_ANY_ACTIVITY = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _ACTIVITIES), re.IGNORECASE)
+
 
 def said_file(lines: list[str], url: str) -> str:
     """The first source file of the report's own repository its text names: a link into that repository (its file's
     name), else a file its words or commands name outside any installed tree or traceback frame; "" for none."""
     own = re.search(r"github\.com/[\w.-]+/(?P<repo>[\w.-]+)", url)
-    for line in lines:
+    for line in (line for line in lines if "/blob/" in line):  # a cheap test before the patterns
         for link in _BLOB.finditer(line):
             name = link["path"].rstrip("/").rpartition("/")[2]
             # the repository's name, whoever owns it: a fork, or the project before it moved (a/x, then x/x)
@@ -38,7 +40,7 @@ def said_file(lines: list[str], url: str) -> str:
                     and name not in _EVERYWHERE:
                 return name
     for line in lines:
-        if _FOREIGN_LINE.search(line):
+        if not any(suffix in line for suffix in (".py", ".sh", ".ipynb")) or _FOREIGN_LINE.search(line):
             continue
         text = _BLOB.sub(" ", re.sub(r"https?://\S+", " ", line))  # a link's file is another repository's
         for found in _SOURCE_FILE.finditer(text):
@@ -50,7 +52,7 @@ def said_file(lines: list[str], url: str) -> str:
 def said_activity(title: str, lines: list[str]) -> str:
     """The most specific activity the issue's title says failed, else the first line of its text that says one does
     (``resume``, ``training``)."""
-    for text in (title, *(line for line in lines if not _FOREIGN_LINE.search(line))):
+    for text in (title, *(line for line in lines if _ANY_ACTIVITY.search(line) and not _FOREIGN_LINE.search(line))):
         if said := next((word for pattern, word in _ACTIVITIES if pattern.search(text)), ""):
             return said
     return ""
