@@ -149,8 +149,9 @@ def faults(session: nox.Session) -> None:
 
 @nox.session
 def validate(session: nox.Session) -> None:
-    """Check every case file (schema and loader rules) without running anything: ``nox -s validate``."""
-    _install(session, *DEPENDENCIES)
+    """Check every case file (schema and loader rules); a filled-in draft is also resolved, built and run (uv):
+    ``nox -s validate`` (``-- --static``: the files only)."""
+    _install(session, *DEPENDENCIES, "uv")
     _harness(session, "validate", *session.posargs)
 
 

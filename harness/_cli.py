@@ -37,6 +37,7 @@ from harness.cases._load import Case
 from harness.cases._roots import case_roots
 from harness.environments._spec import floating_days
 from harness.run._backend import project_root
+from harness.run._execute import usable_cores
 from harness.run._plan import Selection
 from harness.run._progress import LiveCells
 from harness.run._results import CellRecord
@@ -184,17 +185,19 @@ def _cmd_validate(args: argparse.Namespace, console: Console) -> int:
         python = f"{sys.version_info.major}.{sys.version_info.minor}"
         for line in newest_fix_pins(loaded.cases, index_environment(), python):
             console.print(Text(for_terminal(f"note: {line}", one_line=True)))
-    refused = [] if args.static else _refused_by_uv(loaded.cases, _ui(console))
+    run_roots = None if args.no_run else case_roots(args)
+    refused = [] if args.static else _refused_by_uv(loaded.cases, _ui(console), run_roots)
     bad = {error.path for error in refused}
     valid = sum(case.source not in bad for case in loaded.cases)
     console.print(f"{valid} case file(s) valid, {len(loaded.cases) - valid + len(loaded.errors)} invalid")
     return ExitCode.BAD_INPUT if loaded.errors or refused else ExitCode.OK
 
 
-def _refused_by_uv(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
+def _refused_by_uv(cases: Sequence[Case], ui: UI, run_roots: Sequence[Path] | None) -> list[CaseFileError]:
     """What uv says cannot install: direct references named otherwise than the project their URL builds, or whose URL
     cannot be read; then the variants of filled-in drafts whose requires do not resolve; then those whose environment
-    (built as the run builds it) does not build or lacks a module the repro imports."""
+    (built as the run builds it) does not build or lacks a module the repro imports; then (``run_roots``: the case
+    folders) the drafts left, run on every lane here, that do not confirm."""
     from harness.environments import _direct_pins, _draft_installs
 
     pins = _direct_pins.direct_pins(cases)
@@ -209,6 +212,11 @@ def _refused_by_uv(cases: Sequence[Case], ui: UI) -> list[CaseFileError]:
 
         found = _draft_installs.unprovided(resolved, VenvBackend(), ui.info)
         refused += _draft_installs.module_refusals(found)
+    bad = {error.path for error in refused}
+    if run_roots is not None and (installable := [case for case in drafts if case.source not in bad]):
+        from harness.run._draft_run import unconfirmed
+
+        refused += unconfirmed(installable, run_roots, ui.info, jobs=usable_cores())
     for error in refused:
         ui.error(f"case file error: {error}")
     return refused

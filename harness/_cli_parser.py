@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
                                "(name @ git+URL@COMMIT) builds, refusing a pin named otherwise or one it cannot read, "
                                "and resolves each variant of a filled-in draft (its repro keeps new's header), "
                                "refusing one that cannot install, then builds its environment as the run does and "
-                               "refuses a repro whose module-level imports it does not install; all use the network")
+                               "refuses a repro whose module-level imports it does not install, then runs each "
+                               "draft left as `cases` does and refuses one that does not confirm; all use the network")
+    validate.add_argument("--no-run", action="store_true",
+                          help="check installs as above but do not run the filled-in drafts' cells")
     report = commands.add_parser("report", help="(re)build the static site from stored runs (nox -s report)")
     report.add_argument("--input", action="append", type=Path, default=[], metavar="DIR",
                         help="a run folder, a folder of runs or a published site (repeatable; default: reports/)")
