@@ -60,8 +60,7 @@ if ! "$PYTHON" -c "$NEEDS" 2>/dev/null; then
   LINKS=()
   for dir in "$WHEELS" "$WHEELS"/part-*; do [ -d "$dir" ] && LINKS+=(--find-links "$dir"); done
   "$VENV/bin/python" -m pip install --quiet --no-index "${LINKS[@]}" \
-    $("$PYTHON" -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))') \
-    uv pytest
+    $("$PYTHON" -m harness._requirements)
   HARNESS_PYTHON="$VENV/bin/python"
 fi
 

@@ -28,7 +28,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from harness._exceptions import UsageError
 from harness.containment._process import run_helper
 
-FAMILY = re.compile(r"(torch|torchvision|torchaudio|triton|pytorch-triton(-rocm)?|nvidia-[a-z0-9-]+)")
+# CUDA builds of torch 2.11+ also depend on NVIDIA's CUDA Python packages (cuda-toolkit[...]==13.0.3, cuda-bindings):
+# built for that torch, installed beside it, and never on an offline wheelhouse, so they are the host's too.
+FAMILY = re.compile(r"(torch|torchvision|torchaudio|triton|pytorch-triton(-rocm)?|nvidia-[a-z0-9-]+"
+                    r"|cuda-(?:toolkit|bindings|pathfinder|core|python))")
 LINKS = "host-torch"  # the environment's folder of links to the host's torch family
 PTH_NAME = "zz-repro-matrix-host-torch.pth"  # sorted last: after every .pth the case's packages bring
 _NEVER = 'python_version < "0"'  # an override with this marker removes a package from uv's resolution

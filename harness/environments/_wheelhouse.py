@@ -343,10 +343,8 @@ def make_wheelhouse(cases: Mapping[str, Sequence[Sequence[str]]], output: Path, 
 
 
 def harness_requirements() -> tuple[str, ...]:
-    """What the harness itself needs on a node that has only Python and torch: its dependencies, uv, pytest."""
-    import tomllib
+    """What the harness itself needs on a node that has only Python and torch: its dependencies (less the simulator,
+    which the checkout holds), uv, pytest."""
+    from harness._requirements import node_requirements
 
-    from harness.run._backend import REPO_ROOT
-
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    return (*project["dependencies"], "uv", "pytest", "numpy")
+    return node_requirements()

@@ -198,7 +198,8 @@ def _not_compared(real: Mapping[str, Any] | None, sim: Mapping[str, Any] | None)
 
 def left_out(all_cases: Sequence[str], chosen: Sequence[str], results: Mapping[str, Any] | None) -> dict[str, str]:
     """Each case the check does not compare, and why."""
-    why = {case: BUDGET_NOTE for case in all_cases if case not in chosen}
+    note = BUDGET_NOTE if tuple(chosen) == CHOSEN else "not selected: the check was given its cases with --case"
+    why = {case: note for case in all_cases if case not in chosen}
     for cell in (results or {}).get("cells", []):
         if cell["status"] == "skipped" and cell["case"] in chosen:
             why.setdefault(f"{cell['case']}/{cell['variant']}", str(cell["reason"])[:300])

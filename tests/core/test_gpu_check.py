@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from harness._exceptions import UsageError
+from harness._requirements import checkout_distributions, node_requirements
 from harness.environments._wheelhouse import Target, Wheelhouse, adopt_wheels, link_folders, split_parts
-from harness.gpucheck._check import compare_cells, compare_scenarios, left_out, markdown
+from harness.gpucheck._check import BUDGET_NOTE, CHOSEN, compare_cells, compare_scenarios, left_out, markdown
 
 REPO = Path(__file__).resolve().parents[2]
 TI = {"raises": "RuntimeError", "message": "Expected all tensors to be on the same device"}
@@ -60,7 +61,8 @@ def test_cells_compare_cuda_with_cuda_sim_and_say_what_was_not_compared():
     assert rows[1]["finding"] == "not compared: cuda did not run"
     assert rows[2]["finding"] == "not compared: stopped at the time budget"
     why = left_out(["x", "y", "z", "w"], ["x", "y", "z"], results)
-    assert why["w"].startswith("not chosen") and why["y/buggy"] == "why"
+    assert why["w"].startswith("not selected: the check was given its cases") and why["y/buggy"] == "why"
+    assert left_out(["w", *CHOSEN], CHOSEN, None) == {"w": BUDGET_NOTE}  # the default set says why it is chosen
     text = markdown({"dry_run": False, "node": {"torch": "2.11.0+cu130", "gpus": ["H100"]}, "host_python": "p",
                      "seconds": 1.0, "budget_s": 480.0, "stopped_at_budget": True, "scenario_errors": [], "scenarios": compare_scenarios(None, {"scenarios": []}),
                      "cells": rows, "left_out": why})
@@ -153,6 +155,21 @@ def test_the_gpu_check_dry_run(tmp_path):
     assert {(r["variant"], r["finding"]) for r in report["cells"]} == {
         ("buggy", "not compared: cuda did not run"), ("fixed", "not compared: cuda did not run")}
     assert [v["verdict"] for v in report["verdicts"]] == ["confirmed"]
-    assert report["left_out"]["stale-repro"].startswith("not chosen")  # the other fixture cases, with reasons
+    assert report["left_out"]["stale-repro"].startswith("not selected")  # the other fixture cases, with reasons
     table = (tmp_path / "gpu-check.md").read_text()
     assert table.startswith("# GPU check (dry run: no GPU, cuda-sim only)") and "## Left out" in table
+
+
+def test_a_bare_node_is_asked_for_the_harness_s_dependencies_but_not_the_simulator_the_checkout_holds(tmp_path):
+    """cuda-sim is its own distribution, in the checkout and on no index: `wheelhouse --with-harness` and
+    gpu-check.sh's install asked an index for it and failed (found preparing a GPU window)."""
+    assert "cuda-sim" in checkout_distributions()
+    assert not [r for r in node_requirements() if r.startswith(("cuda-sim", "cuda_sim"))]
+    assert {"uv", "pytest", "numpy"} <= set(node_requirements()) and any(r.startswith("jsonschema") for r in
+                                                                            node_requirements())
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["Local_Part>=1", "rich>=13"]\n')
+    (tmp_path / "local").mkdir()
+    (tmp_path / "local" / "pyproject.toml").write_text('[project]\nname = "local-part"\n')
+    assert node_requirements(tmp_path) == ("rich>=13", "uv", "pytest", "numpy")
+    script = (REPO / "scripts" / "gpu-check.sh").read_text()
+    assert "-m harness._requirements" in script and '["dependencies"]' not in script

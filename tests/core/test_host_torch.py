@@ -73,6 +73,11 @@ def test_the_torch_family_is_left_to_the_host_and_the_rest_installed():
     assert overrides == ('nvidia-cublas-cu13 ; python_version < "0"', 'torch ; python_version < "0"',
                          'triton ; python_version < "0"')
     assert is_family("pytorch-triton==3.0") and is_family("Torch_Audio") is False and is_family("torchaudio")
+    # CUDA builds of torch 2.11+ require NVIDIA's CUDA Python packages: the host's, never on a wheelhouse (a dry run
+    # with torch 2.14.1+cu130 failed every environment on `cuda-toolkit[cublas]==13.0.3` before they were family)
+    assert all(map(is_family, ("cuda-toolkit[cublas,cudart]==13.0.3", "cuda-bindings<14,>=13.0.3",
+                               "cuda_pathfinder==1.9")))
+    assert not is_family("cuda-sim") and not is_family("cudatoolkit-extra")
     assert pinned_torch(["numpy", "torch==2.13.0"]) == "2.13.0" and pinned_torch(["numpy"]) is None
 
 
