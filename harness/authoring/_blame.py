@@ -40,7 +40,8 @@ def _url_project(report: BugReport, notes: list[str]) -> str | None:
         return None
     repo = DISTRIBUTIONS.get(match["repo"], (str(canonicalize_name(match["repo"])),))[0]  # pytorch/ignite: ignite
     own = own_code_names(report.traceback.frames)
-    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own]
+    named = [m for m in report.modules if m not in _NOT_PROJECTS and not m.startswith("_") and m.lower() not in own
+             and m not in report.unused_imports]
     framed = {owner[1] for frame in report.traceback.frames if (owner := frame_owner(frame, report.environment))}
     if not named or repo in {str(canonicalize_name(m)) for m in (*named, *report.paths)} or repo in framed \
             or raised_in_own_code(report.traceback.frames):

@@ -30,6 +30,7 @@ from harness.authoring._exception_line import (
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, clean_lines_tagged, unwrap_console
 from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
 from harness.authoring._prose import (
+    REPLY_HEADER,
     _called_names,
     _cited,
     _class_calls,
@@ -45,6 +46,7 @@ from harness.authoring._prose import (
     _ran_script,
     _subjects,
 )
+from harness.authoring._prose_modules import unused_imports
 from harness.authoring._pytest_report import unpytest
 from harness.authoring._raise_template import raised_template
 from harness.authoring._said_last import said_activity, said_file
@@ -92,6 +94,7 @@ class BugReport:
     shown_calls: tuple[str, ...] = ()  # the calls the report's own code shows, best first (_shown.shown_calls)
     said_file: str = ""  # the first source file of its own repository the text names (_said_last.said_file)
     said_activity: str = ""  # what the title or text says failed: "resume", "training" (_said_last.said_activity)
+    unused_imports: tuple[str, ...] = ()  # modules the report's code imports and never uses (_prose_modules)
 
 
 def parse_report(text: str) -> BugReport:
@@ -117,7 +120,8 @@ def parse_report(text: str) -> BugReport:
                        named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
                        eight_bit=_eight_bit(lines), command=_ran_command(lines),
                        subjects=_subjects(lines), shown_calls=shown_calls(lines),
-                       said_file=said_file(lines, url), said_activity=said_activity(title, lines))
+                       said_file=said_file(lines, url), said_activity=said_activity(title, lines),
+                       unused_imports=unused_imports(lines))
     modules, cited = _modules(lines), _cited(lines, url)
     traceback, notes = _pick(chains)
     missing: tuple[str, ...] = ()
@@ -151,7 +155,8 @@ def parse_report(text: str) -> BugReport:
                      named_calls=_named_calls(lines), ran_on=_ran_on(lines), script=_ran_script(lines),
                      eight_bit=_eight_bit(lines), command=_ran_command(lines),
                      subjects=_subjects(lines), shown_calls=shown_calls(lines),
-                     said_file=said_file(lines, url), said_activity=said_activity(title, lines))
+                     said_file=said_file(lines, url), said_activity=said_activity(title, lines),
+                     unused_imports=unused_imports(lines))
 
 
 def _unpytested(text: str) -> str:
@@ -209,6 +214,7 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
                  or _stated_in_body(lines) or _logged_error(lines) or _named_with_message(lines, bool(chains))
                  or (None if chains else _bare_message(lines)) or _printed_message(lines) or torch_fragment(lines)
                  or raised_template(lines, chains))
+        found = _reporters_over_reply(lines, found)
         if found is None and any(part.frames for chain in chains for part in chain):
             # frames cut before their error, no message anywhere: still the run's path
             found = (chains[-1][-1].start, f"{MARK}: the exception class (the traceback is cut before it)", "",
@@ -240,6 +246,20 @@ def _exception_only(lines: list[str], chains: list[list[_Part]], url: str) -> Bu
         traceback = replace(traceback, chained=chained[0])
         notes.append(_chained_note(chained, traceback.exception_class))
     return BugReport(traceback, parse_environment(lines), tuple(notes), url, (missing,))
+
+
+def _reporters_over_reply(lines: list[str], found: tuple[int, str, str, str] | None
+                          ) -> tuple[int, str, str, str] | None:
+    """A reply's exception with no message (an IPython header cut before it: "new problem: ...") yields to the one the
+    issue's own title or description states with its message (graded50 autogptq-370: the title's RuntimeError, not a
+    later FileNotFoundError)."""
+    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), None)
+    if found is None or found[2] or replies is None or found[0] < replies:
+        return found
+    own = _stated_in_body(lines[:replies])
+    if own is None or not own[2]:
+        return found
+    return own[0], own[1], own[2], f"{own[3]}; the reporter's own, over a reply's {found[1]} whose message is cut"
 
 
 def _chained_note(chained: tuple[str, str], exception_class: str) -> str:

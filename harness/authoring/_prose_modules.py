@@ -109,3 +109,34 @@ def _path_tops(lines: list[str]) -> tuple[str, ...]:
     also the link's repository (a log's cut path "ta/coding/x.py" is none)."""
     return tuple(m["module"] for line in lines if ".py" in line and not line[:1].isspace() and "File " not in line
                  for m in _PATH.finditer(line))
+
+
+# An import statement of the report's code: `import a.b as c, d` or `from a.b import (c, d as e)`.
+_IMPORT_LINE = re.compile(r"^\s*(?:>>>\s*)?(?:import\s+(?P<modules>[\w.]{1,200}(?:\s+as\s+\w{1,60})?"
+                          r"(?:\s*,\s*[\w.]{1,200}(?:\s+as\s+\w{1,60})?){0,20})|from\s+(?P<module>[\w.]{1,200})\s+"
+                          r"import\s+(?P<names>[\w\s,()*]{1,400}?))\s*(?:#.*)?$")
+
+
+def unused_imports(lines: list[str]) -> tuple[str, ...]:
+    """Top-level modules the report's code imports but never uses: no line besides the imports names the module, its
+    alias or a name imported from it (text2brain-6 imports nibabel as nib and never calls it: not the bug's
+    project). ``from m import *`` counts as used."""
+    users: dict[str, set[str]] = {}
+    imports: set[int] = set()
+    for number, line in enumerate(lines):
+        if "import" not in line or (found := _IMPORT_LINE.match(line)) is None:
+            continue
+        imports.add(number)
+        if found["modules"]:
+            for part in found["modules"].split(","):
+                name, _, alias = part.strip().partition(" as ")
+                users.setdefault(name.split(".")[0], set()).add(alias.strip() or name.split(".")[0])
+            continue
+        if found["names"].count("(") > found["names"].count(")"):
+            continue  # its names go on over the next lines: not all of them are read, so never called unused
+        names = [item.strip().partition(" as ") for item in found["names"].strip("() ").split(",")]
+        top = users.setdefault(found["module"].split(".")[0], set())
+        top |= {alias.strip() or name.strip() for name, _, alias in names if name.strip()}
+    rest = "\n".join(line for number, line in enumerate(lines) if number not in imports)
+    return tuple(module for module, names in users.items() if names and "*" not in names
+                 and not any(re.search(rf"(?<![\w.]){re.escape(name)}\b", rest) for name in names | {module}))

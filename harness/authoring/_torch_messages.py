@@ -76,7 +76,11 @@ _TORCH_MESSAGES = (
      "stft ", "RuntimeError"),
     (re.compile(r"No backend type associated with device type \w+"), "No ", "RuntimeError"),
     (re.compile(r"Cannot re-initialize CUDA in forked subprocess\.?"), "Cannot ", "RuntimeError"),
-    (re.compile(r"DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly"), "DataLoader ", "RuntimeError"))
+    (re.compile(r"DataLoader worker \(pid\(s\) [\d, ]+\) exited unexpectedly"), "DataLoader ", "RuntimeError"),
+    # pinning a CUDA tensor (a DataLoader's pin_memory over a dataset already on the GPU), a legacy device check
+    (re.compile(r"cannot pin '[\w.]+'(?: only dense CPU tensors can be pinned)?"), "cannot ", "RuntimeError"),
+    (re.compile(r"Tensor for '\w+' is on \w+, Tensor for argument #\d+ '\w+' is on \w+, but expected them to be on "
+                r"\w+(?: \(while checking arguments for \w+\))?"), "Tensor ", "RuntimeError"))
 # Messages whose class depends on the torch that raised it (a CUDA error is a RuntimeError before torch 2.8, an
 # AcceleratorError after) or that Python raises: only where the message ends, for a title that adds words after it.
 _ENDS_ONLY = (re.compile(r"CUDA error: (?:device-side assert triggered|an illegal memory access was encountered|"

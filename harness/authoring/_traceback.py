@@ -335,6 +335,14 @@ def _closing_backquote(message: str) -> bool:
     return at >= 0 and not (message[at - 1:at].isspace() and message[at + 1:at + 2].strip() and "`" in message[at + 1:])
 
 
+def _same_class_again(text: str, exception: str) -> bool:
+    """A line that starts the same exception again: another rank's or worker's copy, never the message's next line
+    (eight ranks each printing "RuntimeError: ... cuda:N and cpu!" are eight errors of one GPU each, not one naming
+    eight GPUs)."""
+    again = _EXCEPTION.match(_unmark(text.strip())) if exception in text else None
+    return again is not None and again["type"] == exception
+
+
 def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: _Part) -> None:
     match = _EXCEPTION.match(_unmark(_without(prefix, lines[index]).strip()))
     if match is None:  # callers check _strong_exception first; a line it passes that this cannot read is a bug
@@ -347,12 +355,16 @@ def _read_exception(lines: list[str], index: int, stop: int, prefix: str, part: 
         text = _without(prefix, lines[end])
         if not text.strip() or text.strip().startswith(("```", "╭", "│")) or _CHAIN.search(text) \
                 or _HEADER.search(text) or _LOG_RECORD.match(text) or _GRAPH_NODE.match(text) \
-                or _frame_of(text, end) is not None:
+                or _frame_of(text, end) is not None or _same_class_again(text, match["type"]):
             break
         message.append(text)
         end += 1
     opened = lines[index].count("`") % 2 or lines[index][:max(lines[index].find(match["type"]), 0)].count("`") % 2
     if opened and _closing_backquote(message[0]):  # inline code closes after the message: prose follows
         message = [message[0].partition("`")[0]]
+    elif opened and "`" not in message[0]:  # a span over several lines: it closes on the first line with a backquote
+        closes = next((at for at, text in enumerate(message[1:], 1) if _closing_backquote(text)), None)
+        if closes is not None:
+            message = [*message[:closes], message[closes].partition("`")[0]]
     part.message = "\n".join(message).strip()
     part.end = end
