@@ -104,8 +104,9 @@ def wheelhouse(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, end-to-end, cuda-sim conformance, docker and browser tests)."""
     # mypy: tests/sim/test_typing.py holds cuda-sim to its strict settings
-    _install(session, *DEPENDENCIES, "uv", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH, "numpy",
-             "mypy", "types-PyYAML", "types-jsonschema")
+    # pip: the wheelhouse tests download with it (harness wheelhouse refuses to start without it)
+    _install(session, *DEPENDENCIES, "uv", "pip", *DOCKER, *nox.project.dependency_groups(PYPROJECT, "test"), TORCH,
+             "numpy", "mypy", "types-PyYAML", "types-jsonschema")
     args = _system_and_args(session)
     session.run("python", "-m", "harness", "validate")
     session.run("mypy")  # pyproject [tool.mypy]: strict, its exceptions written down there

@@ -9,6 +9,7 @@ arguments), 3 empty selection, 4 results could not be written, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import signal
@@ -77,6 +78,9 @@ def _cmd_wheelhouse(args: argparse.Namespace, console: Console) -> int:
         wanted["(harness)"] = [harness_requirements()]
     target = Target(args.python_version, args.platform)
     target.uv_platform()  # a bad tag is a usage error before anything is fetched
+    if importlib.util.find_spec("pip") is None:  # else every download "fails" and each pin looks sdist-only
+        raise UsageError(f"the wheelhouse downloads wheels with pip, which {sys.executable} lacks: run it as "
+                         "'nox -s wheelhouse -- ...' (its environment has pip), or install pip into this interpreter")
     house = make_wheelhouse(wanted, args.output, target, torch, _plain_printer(console), split_mib=args.split_mib)
     if house.missing:
         raise UsageError(f"{len(house.missing)} requirement(s) have no wheel in {args.output} (listed above and in "

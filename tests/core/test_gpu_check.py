@@ -173,3 +173,19 @@ def test_a_bare_node_is_asked_for_the_harness_s_dependencies_but_not_the_simulat
     assert node_requirements(tmp_path) == ("rich>=13", "uv", "pytest", "numpy")
     script = (REPO / "scripts" / "gpu-check.sh").read_text()
     assert "-m harness._requirements" in script and '["dependencies"]' not in script
+
+
+def test_a_wheelhouse_without_pip_is_refused_before_anything_is_fetched(tmp_path, monkeypatch, capsys):
+    """Without pip every download failed and each pin was reported as sdist-only, the folder empty ("0.0 MiB"):
+    found running the command in the tests' environment, which had no pip."""
+    import importlib.util
+
+    from harness._cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a))
+    code = main(["wheelhouse", "--cases-dir", "tests/fixtures/cases", "--case", "confirmed", "--output",
+                 str(tmp_path / "wheels")])
+    said = capsys.readouterr().out
+    assert code == 2 and "the wheelhouse downloads wheels with pip, which" in said and "nox -s wheelhouse" in said
+    assert not (tmp_path / "wheels").exists()
