@@ -105,7 +105,8 @@ def _unreleased(culprit: str, report: BugReport, buggy: list[tuple[str, str]], n
               f"the package index's {culprit} is another project ({other})" if other else
               f"the package index has no project named {culprit}")
     notes.append(f"{absent}: the report ran its repository's code, so the "
-                 f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs")
+                 f"variants pin commits ({culprit} @ {source}@COMMIT), or copy the code the repro needs into the case "
+                 "folder beside the repro")
     missing = (f"{culprit} ran from a checkout" if other.startswith(_CHECKOUT) else
                f"{culprit}'s project is not on the package index" if other else
                f"{culprit} has no release on the package index")
@@ -152,7 +153,8 @@ def _elsewhere(culprit: str, url: str, other: str, buggy: list[tuple[str, str]],
     repo = url.split("github.com/", 1)[1].split("/issues")[0].split("/pull")[0]
     notes.append(f"the package index has no project named {culprit}, and the report's repository ({repo}) builds "
                  f"{other}: pin a commit of {culprit}'s own repository (of {repo} only if it builds {culprit} too, "
-                 "under the name its packaging gives), or copy the code the repro needs")
+                 "under the name its packaging gives), or copy the code the repro needs into the case folder beside "
+                 "the repro")
     where = (f"{culprit} has no release on the package index and {repo} builds {other}: pin the commit of "
              f"{culprit}'s own repository that the report ran (of {repo} only if it builds {culprit} too)")
     example = f'"{culprit} @ git+https://github.com/<owner>/<repo>@<commit>"'

@@ -9,6 +9,7 @@ variant, the line and the fix.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -89,14 +90,16 @@ def check_variants(path: Path, script: Path, variants: Mapping[str, Any],
                                   "import fails in every lane",
                             fix=f"import {provided[0]} (the import name of {dist})",
                             line=line_of(["variants", variant, "requires"]))
-    unowned = _project_unpinned(list(variants.values()), case or {}) if SKELETON_HEADER in told_apart else None
+    unowned = _project_unpinned(list(variants.values()), case or {}) \
+        if SKELETON_HEADER in told_apart and not copied_code(script) else None
     if unowned:
         variant, project = unowned
         raise CaseFileError(path, f"buggy variant {variant!r} pins neither {project} nor a commit of its repository, "
                                   f"yet the title, a tag and the upstream issue name {project} as the case's library: "
                                   "the buggy variant runs other projects' code only",
                             fix=f"pin the release of {project} the report ran, or `{project} @ git+https://github.com/"
-                                "OWNER/REPO@COMMIT` for a project run from a source checkout",
+                                "OWNER/REPO@COMMIT` for a project run from a source checkout, or copy the code the "
+                                "repro needs into the case folder beside the repro (a module or a package of it)",
                             line=line_of(["variants", variant, "requires"]))
 
 
@@ -252,6 +255,16 @@ def _library_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str
         if named and all({r for r in fix.requires if _name(r) == "torch"} == torch for fix in fixes):
             return buggy.name, named, "the title, a tag and the upstream issue name it"
     return None
+
+
+def copied_code(script: Path) -> bool:
+    """Whether the case folder holds Python code besides the repro: the project's code copied in (what `new` offers
+    for a repository with no release and no packaging), which the repro imports from its own folder."""
+    for root, folders, files in os.walk(script.parent):  # links to folders are not followed
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        if any(name.endswith(".py") and Path(root, name) != script for name in files):
+            return True
+    return False
 
 
 def _project_unpinned(variants: list[Any], case: Mapping[str, Any]) -> tuple[str, str] | None:

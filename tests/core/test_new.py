@@ -1094,6 +1094,19 @@ def test_validate_refuses_a_draft_whose_buggy_variant_pins_other_libraries_but_n
         assert buggy[0] in load_case(folder).variants["buggy"].requires
 
 
+def test_a_draft_whose_project_s_code_is_copied_into_the_case_folder_is_not_refused_for_not_pinning_it(tmp_path):
+    """`new` offers, for a repository with no release, "or copy the code the repro needs": graded53's grader did, and
+    validate refused it (oucml-24, "pins neither oucml nor a commit"). The copy lives beside the repro."""
+    folder = _frameless_case(tmp_path, ["transformers==4.27.0"], {"args": ["--workaround"]})
+    (folder / "widgetnet").mkdir()
+    (folder / "widgetnet" / "__pycache__").mkdir()
+    (folder / "widgetnet" / "__pycache__" / "model.cpython-311.py").write_text("")  # a cache is no copy
+    with pytest.raises(CaseFileError, match=r"or copy the code the repro needs into the case folder"):
+        load_case(folder)
+    (folder / "widgetnet" / "model.py").write_text("class WidgetNet: ...\n")
+    assert "transformers==4.27.0" in load_case(folder).variants["buggy"].requires
+
+
 def test_validate_keeps_a_torch_bug_whose_buggy_variant_pins_torch_alone(tmp_path):
     """A bug in torch itself: the fix variant changes torch; the case names the project the bug showed in."""
     folder = _frameless_case(tmp_path, ["torch==2.0.1"], {"requires": ["torch==2.1.2"]})
