@@ -4,6 +4,7 @@ resolved, built and imported cleanly, and passed)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from harness.cases._placeholders import SKELETON_HEADER
@@ -47,10 +48,12 @@ def test_a_draft_that_runs_clean_or_fails_otherwise_is_refused_naming_lane_verdi
     assert "does not confirm on lane cuda-sim: stale-repro" in out
     logs = out.split("the cells' logs are in ")[1].split()[0]
     assert any(Path(logs).glob("*/results.json")), logs  # kept for the author to read
+    shutil.rmtree(logs)
 
     other = _validate(tmp_path, "other", ELSEWHERE)
     assert other.returncode == 2 and "does not confirm on lane cpu: failed-differently" in other.stdout, other.stdout
     assert "inconsistent" in other.stdout or "size" in other.stdout, other.stdout
+    shutil.rmtree(other.stdout.split("the cells' logs are in ")[1].split()[0])
 
 
 def test_no_run_and_static_check_installs_only(tmp_path):
