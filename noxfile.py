@@ -13,13 +13,14 @@ import nox.command
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 from harness import uv_index_environment  # noqa: E402 - stdlib-only; needs the repo on sys.path
+from harness._requirements import harness_dependencies  # noqa: E402 - stdlib-only, as harness is
 from harness._vocabulary import TORCH_PIN, exit_meaning  # noqa: E402 - the same; docs/architecture.md lists the codes
 
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 # cuda-sim (the simulator, its own distribution) is this checkout's cuda-sim/ folder, which the harness puts on
 # its path (harness/__init__.py) and pytest on the tests' (pyproject's pythonpath); no index has it.
 SIM = "cuda-sim"
-DEPENDENCIES = [d for d in PYPROJECT["project"]["dependencies"] if not d.startswith(SIM)]
+DEPENDENCIES = list(harness_dependencies())
 DOCKER = PYPROJECT["project"]["optional-dependencies"]["docker"]
 TORCH = TORCH_PIN
 # Every session installs with the lock as constraints, so a release upstream cannot change a run of the same

@@ -29,12 +29,16 @@ def checkout_distributions(root: Path = _ROOT) -> frozenset[str]:
     return frozenset(names)
 
 
-def node_requirements(root: Path = _ROOT) -> tuple[str, ...]:
-    """The harness's own dependencies less what the checkout provides, then uv, pytest and numpy."""
+def harness_dependencies(root: Path = _ROOT) -> tuple[str, ...]:
+    """The harness's own dependencies (pyproject.toml) less what the checkout provides: what an index is asked for."""
     dependencies = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     local = checkout_distributions(root)
-    kept = [req for req in dependencies if (m := _NAME.match(req)) is None or _canonical(m.group(1)) not in local]
-    return (*kept, "uv", "pytest", "numpy")
+    return tuple(req for req in dependencies if (m := _NAME.match(req)) is None or _canonical(m.group(1)) not in local)
+
+
+def node_requirements(root: Path = _ROOT) -> tuple[str, ...]:
+    """The harness's own dependencies less what the checkout provides, then uv, pytest and numpy."""
+    return (*harness_dependencies(root), "uv", "pytest", "numpy")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from harness.authoring._exception_line import (
 from harness.authoring._lines import MAX_LINE, _colours, clean_lines, clean_lines_tagged, unwrap_console
 from harness.authoring._own_error import _lone_exception, completed_from_title, own_error
 from harness.authoring._prose import (
-    REPLY_HEADER,
     _called_names,
     _cited,
     _class_calls,
@@ -45,6 +44,7 @@ from harness.authoring._prose import (
     _ran_on,
     _ran_script,
     _subjects,
+    first_reply,
 )
 from harness.authoring._prose_modules import unused_imports
 from harness.authoring._pytest_report import unpytest
@@ -253,7 +253,7 @@ def _reporters_over_reply(lines: list[str], found: tuple[int, str, str, str] | N
     """A reply's exception with no message (an IPython header cut before it: "new problem: ...") yields to the one the
     issue's own title or description states with its message (graded50 autogptq-370: the title's RuntimeError, not a
     later FileNotFoundError)."""
-    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), None)
+    replies = first_reply(lines)
     if found is None or found[2] or replies is None or found[0] < replies:
         return found
     own = _stated_in_body(lines[:replies])

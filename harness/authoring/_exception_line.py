@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._prose import first_reply
 from harness.authoring._torch_messages import library_words, torch_class, torch_fragment
 from harness.authoring._torch_paraphrase import paraphrased
 from harness.authoring._traceback import _Part, _strong_exception, _unmark
@@ -67,7 +67,8 @@ def _description_first(lines: list[str]) -> list[int]:
     """Line indexes, last first, the report's own text (title, description) before its replies': an exception a
     reply or review note quotes in prose ("it resolved this problem RuntimeError: ... not the TypeError problem")
     is the report's only when its own text names none."""
-    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), len(lines))
+    replies = first_reply(lines)
+    replies = len(lines) if replies is None else replies
     return [*range(replies - 1, -1, -1), *range(len(lines) - 1, replies - 1, -1)]
 
 

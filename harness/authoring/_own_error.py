@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from harness.authoring._chain_choice import _pick
 from harness.authoring._exception_line import _INLINE
-from harness.authoring._prose import REPLY_HEADER
+from harness.authoring._prose import first_reply
 from harness.authoring._torch_messages import library_words
 from harness.authoring._traceback import Traceback, _Part, _read_exception, _strong_exception, _unmark
 
@@ -27,7 +27,7 @@ def own_error(traceback: Traceback, chains: list[list[_Part]], lines: list[str],
     ("name · comment · date") often paste a different error they hit; the bug is the one the title and description
     state. Their own complete traceback when they have one, else their last exception line, else the title's; None
     when the reporter states no error, or the same one (a message one copy shortens)."""
-    replies = next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), None)
+    replies = first_reply(lines)
     if replies is None or traceback.exception_line - 1 < replies:
         return None
     complete = [chain for chain in chains if chain[-1].complete and chain[-1].exception_index < replies]

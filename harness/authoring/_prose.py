@@ -326,6 +326,11 @@ _NOT_SUBJECT = re.compile(r"^(?:Source: |\(issue |\(pull request )|Error\b|Excep
 REPLY_HEADER = re.compile(r"^\S.{0,80} · (?:comment|review) · \d{4}-\d{2}-\d{2}\s*$")
 
 
+def first_reply(lines: list[str]) -> int | None:
+    """The index of the thread's first reply header (a comment or review), None when the text has no reply."""
+    return next((i for i, line in enumerate(lines) if REPLY_HEADER.match(line.strip())), None)
+
+
 def _subjects(lines: list[str]) -> tuple[str, ...]:
     """The names the report's own prose gives its failing run, title first, then the description, in order: files and
     code names of each line before its run words."""

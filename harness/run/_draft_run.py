@@ -9,7 +9,6 @@ folder. The environments are the ones the install checks built; the run reuses t
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
@@ -17,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness._exceptions import CaseFileError
-from harness._vocabulary import Verdict
+from harness._vocabulary import OK_VERDICTS, Verdict
+from harness.run._estimate import read_results_file
 from harness.run._plan import Selection
 from harness.run._workflow import UI, RunOptions, run_cases
 
@@ -33,9 +33,10 @@ def unconfirmed(cases: Sequence[Any], roots: Sequence[Path], say: Callable[[str]
     quiet = UI(info=say, error=say)
     run_cases(RunOptions(case_roots=tuple(roots), output=output, jobs=jobs,
                          selection=Selection(cases=tuple(case.id for case in cases))), quiet)
-    results = _results(output)
+    found = sorted(output.glob("*/results.json"))
+    results = (read_results_file(found[-1]) if found else None) or {}
     errors = [_refusal(case, verdict, output) for case in cases for verdict in results.get("verdicts", [])
-              if verdict.get("case") == case.id and not _ok(verdict.get("verdict"))]
+              if verdict.get("case") == case.id and verdict.get("verdict") not in OK_VERDICTS]
     ran = {v.get("case") for v in results.get("verdicts", []) if v.get("verdict") != Verdict.SKIPPED}
     for case in cases:
         if case.id not in ran and not any(error.path == case.source for error in errors):
@@ -45,21 +46,6 @@ def unconfirmed(cases: Sequence[Any], roots: Sequence[Path], say: Callable[[str]
         shutil.rmtree(output, ignore_errors=True)
         say(f"every draft run confirmed or was skipped: {output} removed")
     return errors
-
-
-def _results(output: Path) -> dict[str, Any]:
-    found = sorted(output.glob("*/results.json"))
-    if not found:
-        return {}
-    data = json.loads(found[-1].read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
-
-
-def _ok(value: Any) -> bool:
-    try:
-        return Verdict(value).ok
-    except ValueError:
-        return False
 
 
 def _refusal(case: Any, verdict: dict[str, Any], output: Path) -> CaseFileError:
